@@ -1,0 +1,624 @@
+"""Slow, obviously correct reference (oracle) for the replay engine and the `fide_2018` rules.
+
+Everything here is computed by replaying the mainline with python-chess and asking python-chess's
+own methods. Nothing is taken from the engine. The module also holds the comparison helpers used by
+``tests/test_oracle.py`` and ``benchmarks/compare_python_chess.py``.
+
+Per ply ``p`` (0 = start position, ``k`` = after the k-th half-move; a game of ``n`` half-moves has
+``n + 1`` positions) the oracle records:
+
+* ``key_class[p]``: index of the first ply whose ``Board._transposition_key()`` equals this one
+  (the identity class of the position within the game);
+* ``halfmove_clock[p]``, ``turn[p]`` (True = white to move);
+* ``rep_count[p]``: occurrences of the current position since the last irreversible move,
+  counted exactly as python-chess counts them (see "Shortcuts" below);
+* python-chess's verdicts ``is_repetition(3)`` (``rep3``), ``can_claim_threefold_repetition()``
+  (``claim3``), ``is_fifty_moves()`` (``fifty``), ``can_claim_fifty_moves()`` (``claim50``),
+  ``is_fivefold_repetition()`` (``fivefold``), ``is_seventyfive_moves()`` (``seventyfive``),
+  ``is_checkmate()``, ``is_stalemate()``, ``is_insufficient_material()``;
+* ``clock[p]``: the ``%clk`` of the side to move = the ``%clk`` comment on half-move ``p - 1``
+  (1-based half-moves), for ``p >= 2``; None for ``p < 2`` or when that comment has no ``%clk``.
+
+Expected ``fide_2018`` game columns (exact definitions):
+
+* ``plies`` = number of half-moves in the mainline;
+* ``first_threefold_ply`` = first p with ``is_repetition(3)``;
+  ``first_threefold_claim_ply`` = first p with ``can_claim_threefold_repetition()``;
+  ``first_fifty_ply`` = first p with ``is_fifty_moves()``;
+  ``first_fifty_claim_ply`` = first p with ``can_claim_fifty_moves()``;
+  ``first_fivefold_ply`` = first p with ``is_fivefold_repetition()``;
+  ``first_seventyfive_ply`` = first p with ``is_seventyfive_moves()``; None when never.
+* A claim opportunity at ply p (threefold claim or fifty claim available to the side to move) is
+  **missed** when ``p < plies`` (the side to move played a move instead of the game ending there).
+  ``first_missed_claim_ply`` = first missed p; ``missed_claim_rule`` = "threefold" if a threefold
+  claim was available at that p, else "fifty"; ``missed_claim_side`` = "white"/"black" (side to
+  move at p); ``missed_claim_result`` = the recorded ``Result`` seen from that side:
+  "win"/"draw"/"loss", None when the result is not 1-0/0-1/1/2-1/2;
+  ``plies_after_missed_claim`` = plies - first_missed_claim_ply;
+  ``missed_claim_clock_seconds`` = ``clock[first_missed_claim_ply]``.
+* ``draw_reason`` (only when Result is "1/2-1/2", else None), evaluated on the final position,
+  first match wins: Termination "Time forfeit" -> "timeout_vs_insufficient_material";
+  is_stalemate -> "stalemate"; is_insufficient_material -> "insufficient_material";
+  is_fivefold_repetition -> "fivefold"; is_seventyfive_moves -> "seventyfive";
+  can_claim_threefold_repetition -> "threefold"; can_claim_fifty_moves -> "fifty";
+  else "agreement".
+* ``final_repetition_count``, ``final_halfmove_clock``, ``final_is_checkmate``,
+  ``final_is_stalemate``, ``final_insufficient_material``: the per-ply values at ply ``plies``.
+* Events (one row per (ply, rule)): threefold: kind "claim_now" if is_repetition(3) else
+  "claim_intended" if can_claim_threefold_repetition(); fifty: "claim_now" if is_fifty_moves()
+  else "claim_intended" if can_claim_fifty_moves(); fivefold "automatic" if
+  is_fivefold_repetition(); seventyfive "automatic" if is_seventyfive_moves(); with ``side`` (side
+  to move), ``repetition_count`` (``rep_count[p]``), ``halfmove_clock``, ``clock_seconds``
+  (``clock[p]``), ``missed`` = p < plies.
+
+Shortcuts (all provably identical to calling the method; ``exhaustive=True`` calls every method at
+every ply and asserts that the shortcut agrees — the default test run does that on edge_cases.pgn):
+
+* python-chess's repetition scans (``is_repetition`` and ``can_claim_threefold_repetition``) walk
+  back from the current position, popping moves; when the popped move is irreversible
+  (``Board.is_irreversible``, evaluated on the position before the move) they stop *without*
+  counting the position before it. So the positions they see — the "window" — are the positions
+  reached since the last irreversible move (or since the start), plus the current one. We keep
+  that window as a Counter of ``_transposition_key()`` values, resetting it exactly when python-chess
+  would stop (``board.is_irreversible(move)`` before pushing the move).
+* ``is_repetition(k)`` is true iff the window count of the current key is >= k (its occupancy
+  pre-filter and its ``len(move_stack) < count - 1`` test are necessary conditions only). So we call
+  it (and ``is_fivefold_repetition``) only when our count is >= k; otherwise the answer is False.
+* ``can_claim_threefold_repetition()`` is true iff the window count of the current key is >= 3 or
+  some legal move reaches a key whose window count is >= 2. If no key of the window has count >= 2
+  both are false, so we call the method only when some window key has count >= 2.
+* ``is_fifty_moves()`` / ``is_seventyfive_moves()`` need ``halfmove_clock >= 100`` / ``>= 150``;
+  ``can_claim_fifty_moves()`` is false when ``halfmove_clock < 99``. We call them only then.
+"""
+from __future__ import annotations
+
+import collections
+import hashlib
+import io
+import os
+import pickle
+import re
+import tempfile
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator, Optional
+
+import chess
+import chess.pgn
+import chess.polyglot
+
+EDITION = "fide_2018"
+
+# The fide_2018 game columns compared exactly against the engine.
+GAME_COLUMNS = (
+    "plies",
+    "first_threefold_ply",
+    "first_threefold_claim_ply",
+    "first_fifty_ply",
+    "first_fifty_claim_ply",
+    "first_fivefold_ply",
+    "first_seventyfive_ply",
+    "first_missed_claim_ply",
+    "missed_claim_rule",
+    "missed_claim_side",
+    "missed_claim_result",
+    "plies_after_missed_claim",
+    "draw_reason",
+)
+# Further well-defined columns of GAMES_SCHEMA, compared in a separate test.
+EXTRA_GAME_COLUMNS = (
+    "missed_claim_clock_seconds",
+    "final_repetition_count",
+    "final_halfmove_clock",
+    "final_is_checkmate",
+    "final_is_stalemate",
+    "final_insufficient_material",
+)
+
+PER_PLY_FLAGS = ("rep3", "claim3", "fifty", "claim50", "fivefold", "seventyfive",
+                 "checkmate", "stalemate", "insufficient")
+
+
+def _side(turn: bool) -> str:
+    return "white" if turn == chess.WHITE else "black"
+
+
+def _result_for(result: str, side: str) -> Optional[str]:
+    if result == "1/2-1/2":
+        return "draw"
+    if result == "1-0":
+        return "win" if side == "white" else "loss"
+    if result == "0-1":
+        return "win" if side == "black" else "loss"
+    return None
+
+
+def f32(x: Optional[float]) -> Optional[float]:
+    """Round a clock value the way the engine stores it (float32); None stays None."""
+    if x is None:
+        return None
+    import numpy as np
+    v = float(np.float32(x))
+    return None if v != v else v
+
+
+@dataclass
+class GameOracle:
+    index: int
+    headers: dict
+    chess960: bool
+    start_fen: str
+    ucis: list
+    errors: list
+    plies: int = 0
+    key_class: list = field(default_factory=list)
+    halfmove_clock: list = field(default_factory=list)
+    turn: list = field(default_factory=list)
+    rep_count: list = field(default_factory=list)
+    clock: list = field(default_factory=list)
+    flags: dict = field(default_factory=dict)      # name -> list[bool] per ply
+    columns: dict = field(default_factory=dict)    # GAME_COLUMNS + EXTRA_GAME_COLUMNS
+    events: list = field(default_factory=list)     # sorted tuples, see EVENT_FIELDS
+    calls: collections.Counter = field(default_factory=collections.Counter)
+    ep_captures: int = 0                           # en-passant captures played
+    illegal_ep_plies: list = field(default_factory=list)  # plies with a pseudo-legal, illegal e.p.
+
+    def board_at(self, ply: int) -> chess.Board:
+        board = chess.Board(self.start_fen, chess960=self.chess960)
+        for uci in self.ucis[:ply]:
+            board.push(chess.Move.from_uci(uci))
+        return board
+
+    def fen_at(self, ply: int) -> str:
+        return self.board_at(ply).fen(en_passant="fen")
+
+    def describe(self) -> str:
+        h = self.headers
+        return (f"#{self.index} {h.get('White', '?')} - {h.get('Black', '?')} "
+                f"{h.get('Event', '?')} {h.get('Date', h.get('UTCDate', '?'))} "
+                f"{h.get('Site', '')} {h.get('Result', '?')}")
+
+
+EVENT_FIELDS = ("ply", "rule", "kind", "side", "repetition_count", "halfmove_clock",
+                "clock_seconds", "missed")
+
+
+def analyze_game(game: chess.pgn.Game, index: int = 0, exhaustive: bool = False) -> GameOracle:
+    """Replay the mainline of `game` with python-chess and compute every expected value."""
+    board = game.board()
+    headers = dict(game.headers)
+    nodes = list(game.mainline())
+    moves = [n.move for n in nodes]
+    clk_after = [n.clock() for n in nodes]  # clk_after[k-1] = %clk comment on half-move k
+    o = GameOracle(index=index, headers=headers, chess960=board.chess960,
+                   start_fen=board.fen(en_passant="fen"), ucis=[m.uci() for m in moves],
+                   errors=[str(e) for e in game.errors], plies=len(moves))
+    flags: dict[str, list] = {name: [] for name in PER_PLY_FLAGS}
+    calls = o.calls
+
+    window: collections.Counter = collections.Counter()
+    repeated_in_window = 0          # distinct window keys with count >= 2
+    first_ply_of_key: dict = {}
+
+    for p in range(len(moves) + 1):
+        if p > 0:
+            move = moves[p - 1]
+            irreversible = board.is_irreversible(move)
+            if board.is_en_passant(move):
+                o.ep_captures += 1
+            board.push(move)
+            if irreversible:
+                window.clear()
+                repeated_in_window = 0
+        key = board._transposition_key()
+        window[key] += 1
+        count = window[key]
+        if count == 2:
+            repeated_in_window += 1
+        o.key_class.append(first_ply_of_key.setdefault(key, p))
+        if board.ep_square is not None and board.has_pseudo_legal_en_passant() \
+                and not board.has_legal_en_passant():
+            o.illegal_ep_plies.append(p)
+        o.halfmove_clock.append(board.halfmove_clock)
+        o.turn.append(board.turn)
+        o.rep_count.append(count)
+        o.clock.append(clk_after[p - 2] if p >= 2 else None)
+
+        hmc = board.halfmove_clock
+        # --- python-chess verdicts (with provably exact shortcuts) ---
+        if count >= 3:
+            calls["is_repetition"] += 1
+            rep3 = board.is_repetition(3)
+        else:
+            rep3 = False
+        if count >= 5:
+            calls["is_fivefold_repetition"] += 1
+            five = board.is_fivefold_repetition()
+        else:
+            five = False
+        if repeated_in_window > 0:
+            calls["can_claim_threefold_repetition"] += 1
+            claim3 = board.can_claim_threefold_repetition()
+        else:
+            claim3 = False
+        if hmc >= 100:
+            calls["is_fifty_moves"] += 1
+            fifty = board.is_fifty_moves()
+        else:
+            fifty = False
+        if hmc >= 99:
+            calls["can_claim_fifty_moves"] += 1
+            claim50 = board.can_claim_fifty_moves()
+        else:
+            claim50 = False
+        if hmc >= 150:
+            calls["is_seventyfive_moves"] += 1
+            s75 = board.is_seventyfive_moves()
+        else:
+            s75 = False
+        mate = board.is_checkmate()
+        stale = board.is_stalemate()
+        insuff = board.is_insufficient_material()
+
+        if exhaustive:
+            full = (board.is_repetition(3), board.can_claim_threefold_repetition(),
+                    board.is_fifty_moves(), board.can_claim_fifty_moves(),
+                    board.is_fivefold_repetition(), board.is_seventyfive_moves())
+            mine = (rep3, claim3, fifty, claim50, five, s75)
+            assert full == mine, (index, p, board.fen(), full, mine)
+            # the window count is python-chess's count: is_repetition(k) <=> count >= k
+            assert board.is_repetition(count) and not board.is_repetition(count + 1), (index, p)
+
+        for name, val in (("rep3", rep3), ("claim3", claim3), ("fifty", fifty),
+                          ("claim50", claim50), ("fivefold", five), ("seventyfive", s75),
+                          ("checkmate", mate), ("stalemate", stale), ("insufficient", insuff)):
+            flags[name].append(bool(val))
+
+    o.flags = flags
+    o.columns = _columns(o)
+    o.events = _events(o)
+    return o
+
+
+def _first(seq: Iterable[bool]) -> Optional[int]:
+    for i, v in enumerate(seq):
+        if v:
+            return i
+    return None
+
+
+def _columns(o: GameOracle) -> dict:
+    f = o.flags
+    n = o.plies
+    result = o.headers.get("Result", "*")
+    cols: dict[str, Any] = {
+        "plies": n,
+        "first_threefold_ply": _first(f["rep3"]),
+        "first_threefold_claim_ply": _first(f["claim3"]),
+        "first_fifty_ply": _first(f["fifty"]),
+        "first_fifty_claim_ply": _first(f["claim50"]),
+        "first_fivefold_ply": _first(f["fivefold"]),
+        "first_seventyfive_ply": _first(f["seventyfive"]),
+    }
+    missed = None
+    for p in range(n):  # p < plies
+        if f["claim3"][p] or f["claim50"][p]:
+            missed = p
+            break
+    if missed is None:
+        cols.update(first_missed_claim_ply=None, missed_claim_rule=None, missed_claim_side=None,
+                    missed_claim_result=None, plies_after_missed_claim=None,
+                    missed_claim_clock_seconds=None)
+    else:
+        side = _side(o.turn[missed])
+        cols.update(first_missed_claim_ply=missed,
+                    missed_claim_rule="threefold" if f["claim3"][missed] else "fifty",
+                    missed_claim_side=side,
+                    missed_claim_result=_result_for(result, side),
+                    plies_after_missed_claim=n - missed,
+                    missed_claim_clock_seconds=f32(o.clock[missed]))
+    reason = None
+    if result == "1/2-1/2":
+        if o.headers.get("Termination") == "Time forfeit":
+            reason = "timeout_vs_insufficient_material"
+        elif f["stalemate"][n]:
+            reason = "stalemate"
+        elif f["insufficient"][n]:
+            reason = "insufficient_material"
+        elif f["fivefold"][n]:
+            reason = "fivefold"
+        elif f["seventyfive"][n]:
+            reason = "seventyfive"
+        elif f["claim3"][n]:
+            reason = "threefold"
+        elif f["claim50"][n]:
+            reason = "fifty"
+        else:
+            reason = "agreement"
+    cols["draw_reason"] = reason
+    cols["final_repetition_count"] = o.rep_count[n]
+    cols["final_halfmove_clock"] = o.halfmove_clock[n]
+    cols["final_is_checkmate"] = f["checkmate"][n]
+    cols["final_is_stalemate"] = f["stalemate"][n]
+    cols["final_insufficient_material"] = f["insufficient"][n]
+    return cols
+
+
+def _events(o: GameOracle) -> list:
+    f = o.flags
+    out = []
+    for p in range(o.plies + 1):
+        common = (_side(o.turn[p]), o.rep_count[p], o.halfmove_clock[p], f32(o.clock[p]),
+                  p < o.plies)
+        if f["rep3"][p]:
+            out.append((p, "threefold", "claim_now") + common)
+        elif f["claim3"][p]:
+            out.append((p, "threefold", "claim_intended") + common)
+        if f["fifty"][p]:
+            out.append((p, "fifty", "claim_now") + common)
+        elif f["claim50"][p]:
+            out.append((p, "fifty", "claim_intended") + common)
+        if f["fivefold"][p]:
+            out.append((p, "fivefold", "automatic") + common)
+        if f["seventyfive"][p]:
+            out.append((p, "seventyfive", "automatic") + common)
+    return sorted(out, key=_event_sort_key)
+
+
+def _event_sort_key(e: tuple) -> tuple:
+    return tuple((x is None, x if x is not None else 0) for x in e)
+
+
+# --------------------------------------------------------------------------------------------
+# Reading files
+
+def read_games(text: str) -> Iterator[chess.pgn.Game]:
+    handle = io.StringIO(text)
+    while True:
+        game = chess.pgn.read_game(handle)
+        if game is None:
+            return
+        yield game
+
+
+def read_text(path: str) -> str:
+    """Decoded text of a .pgn or .pgn.zst file (UTF-8, invalid bytes replaced)."""
+    return read_bytes(path).decode("utf-8", errors="replace")
+
+
+def read_bytes(path: str) -> bytes:
+    if path.endswith(".zst"):
+        import zstandard
+        with open(path, "rb") as fh:
+            reader = zstandard.ZstdDecompressor().stream_reader(fh, read_across_frames=True)
+            out = bytearray()
+            while True:
+                chunk = reader.read(1 << 24)
+                if not chunk:
+                    break
+                out += chunk
+            return bytes(out)
+    with open(path, "rb") as fh:
+        return fh.read()
+
+
+def analyze_text(text: str, exhaustive: bool = False, start_index: int = 0) -> list:
+    return [analyze_game(g, start_index + i, exhaustive) for i, g in enumerate(read_games(text))]
+
+
+def _source_digest() -> str:
+    with open(__file__, "rb") as fh:
+        return hashlib.sha1(fh.read() + chess.__version__.encode()).hexdigest()[:16]
+
+
+def analyze_file(path: str, exhaustive: bool = False, cache: bool = True) -> list:
+    """Oracle for every game of `path`, cached in a pickle under /tmp keyed by the file's
+    mtime+size, this module's source and the python-chess version."""
+    st = os.stat(path)
+    tag = f"{os.path.abspath(path)}|{st.st_mtime_ns}|{st.st_size}|{_source_digest()}|{exhaustive}"
+    name = hashlib.sha1(tag.encode()).hexdigest()[:20]
+    cache_path = os.path.join(tempfile.gettempdir(), f"analyzer-oracle-{os.getuid()}-{name}.pkl")
+    if cache and os.path.exists(cache_path):
+        try:
+            with open(cache_path, "rb") as fh:
+                return pickle.load(fh)
+        except Exception:
+            pass
+    games = analyze_text(read_text(path), exhaustive=exhaustive)
+    if cache:
+        tmp = cache_path + f".{os.getpid()}.tmp"
+        with open(tmp, "wb") as fh:
+            pickle.dump(games, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, cache_path)
+    return games
+
+
+# --------------------------------------------------------------------------------------------
+# Splitting a PGN byte string into games the way a tag-section-driven reader does
+
+_TAG_LINE = re.compile(rb"^[ \t]*\[")
+
+
+def split_games(data: bytes) -> list:
+    """(byte_offset, end) of each game: a game starts at a tag line that is not preceded by
+    another tag line (blank lines and comments-only lines in between are ignored). Movetext that
+    follows a tag section after two blank lines stays in the same game (unlike python-chess)."""
+    starts = []
+    prev_tag = False
+    pos = 0
+    n = len(data)
+    in_brace = False
+    while pos < n:
+        nl = data.find(b"\n", pos)
+        end = n if nl < 0 else nl + 1
+        line = data[pos:end]
+        if not in_brace and _TAG_LINE.match(line):
+            if not prev_tag:
+                starts.append(pos)
+            prev_tag = True
+        elif line.strip():
+            prev_tag = False
+            # track multi-line brace comments so a "[" inside one is not a tag
+            opens = line.count(b"{")
+            closes = line.count(b"}")
+            if in_brace:
+                if closes:
+                    in_brace = line.rfind(b"{") > line.rfind(b"}")
+            elif opens:
+                in_brace = line.rfind(b"{") > line.rfind(b"}")
+        pos = end
+    bounds = []
+    for i, s in enumerate(starts):
+        bounds.append((s, starts[i + 1] if i + 1 < len(starts) else n))
+    return bounds
+
+
+# --------------------------------------------------------------------------------------------
+# Comparison with the engine
+
+@dataclass
+class EngineGame:
+    status: str
+    error: Optional[str]
+    columns: dict
+    events: list
+    keys: Optional[list] = None          # per ply, uint64 as int
+    halfmove_clock: Optional[list] = None
+    clock: Optional[list] = None         # per ply, float or None
+    byte_offset: Optional[int] = None
+
+
+def engine_games(res, edition: str = EDITION) -> list:
+    """Turn an analyze_bytes result into a list of EngineGame, indexed by game_index."""
+    import numpy as np
+    games = res.games.to_pylist()
+    games = [g for g in games if g.get("edition") in (edition, None)]
+    games.sort(key=lambda g: g["game_index"])
+    by_index: dict[int, list] = collections.defaultdict(list)
+    ev = res.events
+    if ev is not None and ev.num_rows:
+        for e in ev.to_pylist():
+            if e.get("edition") not in (edition, None):
+                continue
+            by_index[e["game_index"]].append(tuple(
+                f32(e[k]) if k == "clock_seconds" else e[k] for k in EVENT_FIELDS))
+    facts = getattr(res, "facts", None)
+    out = []
+    for i, g in enumerate(games):
+        evs = sorted(by_index.get(g["game_index"], []), key=_event_sort_key)
+        eg = EngineGame(status=g["status"], error=g.get("error"), columns=g, events=evs,
+                        byte_offset=g.get("byte_offset"))
+        out.append(eg)
+    if facts is not None:
+        off = np.asarray(facts["game_offsets"])
+        keys = np.asarray(facts["key"]).astype(np.uint64)
+        hmc = np.asarray(facts["halfmove_clock"])
+        clk = np.asarray(facts["clock_seconds"]) if "clock_seconds" in facts else None
+        if len(off) == len(out) + 1:
+            for i, eg in enumerate(out):
+                a, b = int(off[i]), int(off[i + 1])
+                eg.keys = [int(k) for k in keys[a:b]]
+                eg.halfmove_clock = [int(h) for h in hmc[a:b]]
+                if clk is not None:
+                    eg.clock = [None if c != c else float(np.float32(c)) for c in clk[a:b]]
+        else:
+            for eg in out:
+                eg.keys = None
+    return out
+
+
+def identity_classes(keys: list) -> list:
+    first: dict = {}
+    return [first.setdefault(k, i) for i, k in enumerate(keys)]
+
+
+def _norm(v):
+    if isinstance(v, float):
+        return None if v != v else float(v)
+    return v
+
+
+@dataclass
+class Mismatch:
+    game: int
+    what: str            # column name, "keys", "halfmove_clock", "clock", "events", "status"
+    ply: Optional[int]
+    expected: Any
+    got: Any
+
+
+def compare_game(o: GameOracle, e: EngineGame, extra_columns: bool = True,
+                 check_facts: bool = True) -> list:
+    """All mismatches between the oracle and the engine for one game ([] = equal)."""
+    out: list[Mismatch] = []
+    if e.status != "ok":
+        out.append(Mismatch(o.index, "status", None, "ok", f"{e.status}: {e.error}"))
+        return out
+    cols = GAME_COLUMNS + (EXTRA_GAME_COLUMNS if extra_columns else ())
+    for c in cols:
+        exp = o.columns[c]
+        got = _norm(e.columns.get(c))
+        if c == "missed_claim_clock_seconds":
+            got = f32(got)
+        if c == "plies" and exp != got:
+            out.append(Mismatch(o.index, c, None, exp, got))
+        elif exp != got:
+            ply = exp if isinstance(exp, int) and not isinstance(exp, bool) and c.endswith("_ply") else None
+            if ply is None and isinstance(got, int) and c.endswith("_ply"):
+                ply = got
+            out.append(Mismatch(o.index, c, ply, exp, got))
+    if e.events != o.events:
+        exp_set = collections.Counter(o.events)
+        got_set = collections.Counter(e.events)
+        missing = sorted((exp_set - got_set).elements(), key=_event_sort_key)
+        extra = sorted((got_set - exp_set).elements(), key=_event_sort_key)
+        ply = min([x[0] for x in missing + extra], default=None)
+        out.append(Mismatch(o.index, "events", ply, missing[:4], extra[:4]))
+    if check_facts:
+        n = o.plies + 1
+        if e.keys is None:
+            out.append(Mismatch(o.index, "facts", None, f"{n} positions", "no facts"))
+            return out
+        if len(e.keys) != n:
+            out.append(Mismatch(o.index, "facts_length", None, n, len(e.keys)))
+            return out
+        got_cls = identity_classes(e.keys)
+        for p in range(n):
+            if got_cls[p] != o.key_class[p]:
+                out.append(Mismatch(o.index, "keys", p, f"same as ply {o.key_class[p]}",
+                                    f"same as ply {got_cls[p]}"))
+                break
+        for p in range(n):
+            if e.halfmove_clock[p] != o.halfmove_clock[p]:
+                out.append(Mismatch(o.index, "halfmove_clock", p, o.halfmove_clock[p],
+                                    e.halfmove_clock[p]))
+                break
+        if e.clock is not None:
+            for p in range(n):
+                if e.clock[p] != f32(o.clock[p]):
+                    out.append(Mismatch(o.index, "clock", p, f32(o.clock[p]), e.clock[p]))
+                    break
+        else:
+            out.append(Mismatch(o.index, "clock", None, "clock_seconds", "missing"))
+    return out
+
+
+def format_mismatches(oracles: list, mismatches: list, max_games: int = 8,
+                      max_per_game: int = 6) -> str:
+    """Compact diff: game index, ply, FEN, expected vs got, for the first few games."""
+    by_game: dict[int, list] = collections.defaultdict(list)
+    for m in mismatches:
+        by_game[m.game].append(m)
+    lines = []
+    per_what = collections.Counter(m.what for m in mismatches)
+    lines.append(f"{len(by_game)} games differ; mismatches per item: {dict(per_what)}")
+    for gi in sorted(by_game)[:max_games]:
+        o = oracles[gi]
+        lines.append(f"- game {o.describe()}  plies={o.plies}"
+                     + (" [chess960]" if o.chess960 else "")
+                     + (f" [FEN {o.headers['FEN']}]" if 'FEN' in o.headers else ""))
+        for m in by_game[gi][:max_per_game]:
+            fen = ""
+            if m.ply is not None and 0 <= m.ply <= o.plies:
+                fen = f" fen={o.fen_at(m.ply)!r}"
+            lines.append(f"    {m.what} ply={m.ply}{fen}: expected {m.expected!r} got {m.got!r}")
+    return "\n".join(lines)
