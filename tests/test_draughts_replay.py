@@ -1,0 +1,114 @@
+"""Replay of real Russian-draughts games, checked move by move against pydraughts."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from analyzer.draughts import analyze_draughts_bytes
+from analyzer.draughts._board import legal_moves, square_name
+from analyzer.draughts.analyze import replay_positions
+from analyzer.draughts.pdn import parse_fen
+
+DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "draughts"
+RUSSIAN = DATA / "russian_gametype25.pdn"
+
+draughts = pytest.importorskip("draughts")  # pydraughts, test-only oracle
+
+
+def _py_square(i: int) -> int:
+    """Internal index (0 = b8 ... 31 = g1) -> pydraughts' Russian numbering (1 = a1, 2 = c1 ...)."""
+    y, x = divmod(i, 4)
+    return (7 - y) * 4 + x + 1
+
+
+def _to_py_fen(pos) -> str:
+    wm, wk, bm, bk, stm = pos
+    def sq(bb, king):
+        return [("K" if king else "") + square_name(i) for i in range(32) if bb >> i & 1]
+    return f"{'W' if stm == 0 else 'B'}:W{','.join(sq(wm, False) + sq(wk, True))}:B{','.join(sq(bm, False) + sq(bk, True))}"
+
+
+def _apply(pos, mv):
+    wm, wk, bm, bk, stm = pos
+    frm, to, capt, promo, _ = mv
+    fb, tb = 1 << frm, 1 << to
+    if stm == 0:
+        if wk & fb:
+            wk = wk & ~fb | tb
+        else:
+            wm &= ~fb
+            if promo:
+                wk |= tb
+            else:
+                wm |= tb
+        bm &= ~capt
+        bk &= ~capt
+    else:
+        if bk & fb:
+            bk = bk & ~fb | tb
+        else:
+            bm &= ~fb
+            if promo:
+                bk |= tb
+            else:
+                bm |= tb
+        wm &= ~capt
+        wk &= ~capt
+    return wm, wk, bm, bk, 1 - stm
+
+
+@pytest.fixture(scope="module")
+def russian():
+    data = RUSSIAN.read_bytes()
+    return data, replay_positions(data)
+
+
+def test_all_playable_games_replay(russian):
+    data, games = russian
+    statuses = [s for s, _ in games]
+    assert len(statuses) == 209
+    assert statuses.count("ok") == 208
+    bad = [i for i, s in enumerate(statuses) if s != "ok"]
+    assert len(bad) == 1
+    g, _ = analyze_draughts_bytes(data)
+    row = g.slice(bad[0], 1).to_pylist()[0]
+    assert row["status"] == "null_move"
+    assert row["black"] == "Лебедев Ю." and "placeholder" in row["error"] and row["error_ply"] == 0
+    plies = [len(p) - 1 for s, p in games if s == "ok"]
+    assert sum(plies) > 10000 and min(plies) > 10
+
+
+def test_positions_match_pydraughts(russian):
+    """Every ply of every playable game: the move our replay chose is pushed, jump by jump, into
+    pydraughts (which checks each jump against its own legal-move generator, compulsory capture
+    included); the positions must then be identical, side to move included. Every 8th position
+    also compares the full sets of legal moves (from, to, captured squares)."""
+    _, games = russian
+    checked = 0
+    compared_sets = 0
+    for gi, (status, positions) in enumerate(games):
+        if status != "ok":
+            continue
+        board = draughts.Board(variant="russian", fen=_to_py_fen(positions[0]))
+        for k in range(1, len(positions)):
+            prev, cur = positions[k - 1], positions[k]
+            mine = legal_moves(prev)
+            if k % 8 == 1:
+                py_moves, py_capts = board._legal_moves_board()
+                py_set = {(m[0][0], m[-1][-1], frozenset(c for c in caps if c is not None))
+                          for m, caps in zip(py_moves, py_capts)}
+                my_set = {(_py_square(f), _py_square(t), frozenset(_py_square(i) for i in range(32) if c >> i & 1))
+                          for f, t, c, _, _ in mine}
+                assert my_set == py_set, (gi, k, _to_py_fen(prev))
+                compared_sets += 1
+            played = [m for m in mine if _apply(prev, m) == cur]
+            assert played, (gi, k)
+            frm, to, capt, promo, path = played[0]
+            steps = [frm] + path
+            board_move = [[_py_square(a), _py_square(b)] for a, b in zip(steps, steps[1:])]
+            board.push(draughts.Move(board_move=board_move, variant="russian"))
+            assert parse_fen(board.fen) == cur, (gi, k, board.fen, _to_py_fen(cur))
+            checked += 1
+    assert checked > 10000
+    assert compared_sets > 1000
