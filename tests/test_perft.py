@@ -1,0 +1,165 @@
+"""Perft of the bitboard move generator (`analyzer.chess.perft`) against published node counts.
+
+Default run: for each position the deepest depth whose published count is <= 200,000 nodes.
+`pytest -m slow`: every published depth.
+"""
+from __future__ import annotations
+
+import inspect
+import os
+
+import pytest
+
+DATA = os.environ.get(
+    "ANALYZER_SHARED_DATA",
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data"))
+PERFT_DIR = os.path.join(DATA, "perft")
+DEFAULT_MAX_NODES = 200_000
+RANDOM_EVERY = 20            # default run: every 20th position of random.perft ...
+RANDOM_MAX_NODES = 20_000    # ... at depths up to 20,000 nodes
+
+
+def load_epd_suite(path: str) -> list:
+    """perftsuite.epd: `FEN ;D1 n ;D2 n ...` -> [(id, fen, {depth: nodes})]."""
+    out = []
+    with open(path) as fh:
+        for i, line in enumerate(fh):
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            parts = line.split(";")
+            fen = parts[0].strip()
+            counts = {}
+            for p in parts[1:]:
+                tok = p.split()
+                if tok and tok[0].startswith("D"):
+                    counts[int(tok[0][1:])] = int(tok[1])
+            out.append((f"suite-{i + 1}", fen, counts))
+    return out
+
+
+def load_perft_blocks(path: str) -> list:
+    """tricky.perft / random.perft: blocks of `id NAME`, `epd FEN4`, `perft D N` lines."""
+    out = []
+    cur = None
+    with open(path) as fh:
+        for line in fh:
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            key, _, rest = line.partition(" ")
+            if key == "id":
+                cur = [rest.strip(), None, {}]
+                out.append(cur)
+            elif key == "epd":
+                if cur is None or cur[1] is not None:   # an epd without its own id line
+                    cur = [f"{os.path.basename(path)}-{len(out) + 1}", None, {}]
+                    out.append(cur)
+                fields = rest.split()
+                fen = " ".join(fields[:4])
+                cur[1] = fen + " 0 1" if len(fields) == 4 else " ".join(fields)
+            elif key == "perft":
+                d, n = rest.split()
+                cur[2][int(d)] = int(n)
+    return [tuple(x) for x in out]
+
+
+SUITE = load_epd_suite(os.path.join(PERFT_DIR, "perftsuite.epd"))
+TRICKY = load_perft_blocks(os.path.join(PERFT_DIR, "tricky.perft"))
+RANDOM = load_perft_blocks(os.path.join(PERFT_DIR, "random.perft"))
+
+
+def test_files_parsed():
+    assert len(SUITE) == 127 and all(len(c) >= 4 for _, _, c in SUITE)
+    assert len(TRICKY) == 19 and all(c for _, _, c in TRICKY)
+    assert len(RANDOM) == 6838
+    assert SUITE[0][2][6] == 119060324 and TRICKY[0][2][1] == 48
+
+
+def _perft():
+    from analyzer.chess import perft  # a missing engine must fail, not skip
+    return perft
+
+
+def _is_chess960_xfen(pid: str) -> bool:
+    # tricky.perft's xfen-* positions use Chess960 castling (X-FEN rights with the king off e1)
+    return pid.startswith("xfen-")
+
+
+def _run(pid, fen, depth, expected):
+    perft = _perft()
+    if _is_chess960_xfen(pid):
+        params = inspect.signature(perft).parameters
+        if "chess960" not in params:
+            pytest.skip("Chess960 (X-FEN) castling position; analyzer.chess.perft(fen, depth) is the "
+                        "standard-chess generator (Chess960 games go through python-chess)")
+        got = perft(fen, depth, chess960=True)
+    else:
+        got = perft(fen, depth)
+    assert got == expected, f"{pid} {fen} depth {depth}: expected {expected}, got {got}"
+
+
+def _default_depth(counts: dict, max_nodes: int) -> int:
+    ok = [d for d, n in counts.items() if n <= max_nodes]
+    return max(ok) if ok else min(counts)
+
+
+def _default_cases():
+    for pid, fen, counts in SUITE + TRICKY:
+        d = _default_depth(counts, DEFAULT_MAX_NODES)
+        yield pytest.param(pid, fen, d, counts[d], id=f"{pid}-d{d}")
+    for pid, fen, counts in RANDOM[::RANDOM_EVERY]:
+        d = _default_depth(counts, RANDOM_MAX_NODES)
+        yield pytest.param(pid, fen, d, counts[d], id=f"{pid}-d{d}")
+
+
+def _full_cases():
+    for pid, fen, counts in SUITE + TRICKY:
+        for d, n in sorted(counts.items()):
+            yield pytest.param(pid, fen, d, n, id=f"{pid}-d{d}")
+
+
+def _random_full_cases():
+    for pid, fen, counts in RANDOM:
+        d = max(x for x in counts if x <= 4)
+        yield pytest.param(pid, fen, d, counts[d], id=f"{pid}-d{d}")
+
+
+@pytest.mark.parametrize("pid,fen,depth,expected", list(_default_cases()))
+def test_perft(pid, fen, depth, expected):
+    _run(pid, fen, depth, expected)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pid,fen,depth,expected", list(_full_cases()))
+def test_perft_full_depth(pid, fen, depth, expected):
+    _run(pid, fen, depth, expected)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pid,fen,depth,expected", list(_random_full_cases()))
+def test_perft_random_depth4(pid, fen, depth, expected):
+    _run(pid, fen, depth, expected)
+
+
+def _py_perft(board, depth: int) -> int:
+    if depth == 1:
+        return board.legal_moves.count()
+    n = 0
+    for move in board.legal_moves:
+        board.push(move)
+        n += _py_perft(board, depth - 1)
+        board.pop()
+    return n
+
+
+def test_expected_counts_agree_with_python_chess():
+    """Guards the file parsing: python-chess reproduces the depth-1/2 counts we read."""
+    import chess
+    bad = []
+    for pid, fen, counts in SUITE + TRICKY + RANDOM[::200]:
+        board = chess.Board(fen, chess960=_is_chess960_xfen(pid))
+        for d in (1, 2):
+            if d in counts and _py_perft(board, d) != counts[d]:
+                bad.append((pid, fen, d, counts[d]))
+    assert not bad, bad[:5]
