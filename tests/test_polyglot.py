@@ -1,0 +1,134 @@
+"""Polyglot known-answer hashes and `analyzer.chess.fide_key` against `chess.polyglot.zobrist_hash`.
+
+`fide_key` is Polyglot's Zobrist key except that the en-passant file is hashed only when an
+en-passant capture is *legal* (FIDE 9.2.2). python-chess's `zobrist_hash` hashes it whenever a pawn
+stands beside the e.p. square ("legality of the potential capture is irrelevant"), so the two must
+agree everywhere except where an e.p. capture is pseudo-legal but illegal; there `fide_key` must
+equal the hash of the same position without the e.p. square.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+import chess
+import chess.pgn
+import chess.polyglot
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import reference as ref  # noqa: E402
+
+DATA = os.environ.get(
+    "ANALYZER_SHARED_DATA",
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data"))
+
+# The official test vectors of the Polyglot book format specification (H. G. Muller's
+# "PolyGlot opening book format" page): position after the moves -> key.
+POLYGLOT_VECTORS = [
+    ("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1", 0x463b96181691fc9c),
+    ("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq e3 0 1", 0x823c9b50fd114196),
+    ("rnbqkbnr/ppp1pppp/8/3p4/4P3/8/PPPP1PPP/RNBQKBNR w KQkq d6 0 2", 0x0756b94461c50fb0),
+    ("rnbqkbnr/ppp1pppp/8/3pP3/8/8/PPPP1PPP/RNBQKBNR b KQkq - 0 2", 0x662fafb965db29d4),
+    ("rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3", 0x22a48b5a8e47ff78),
+    ("rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPPKPPP/RNBQ1BNR b kq - 1 3", 0x652a607ca3f242c1),
+    ("rnbq1bnr/ppp1pkpp/8/3pPp2/8/8/PPPPKPPP/RNBQ1BNR w - - 2 4", 0x00fdd303c946bdd9),
+    ("rnbqkbnr/p1pppppp/8/8/PpP4P/8/1P1PPPP1/RNBQKBNR b KQkq c3 0 3", 0x3c8123ea7b067637),
+    ("rnbqkbnr/p1pppppp/8/8/P6P/R1p5/1P1PPPP1/1NBQKBNR b Kkq - 1 4", 0x5c3f9b829b279560),
+]
+# The same vectors as move sequences from the start position (the spec's form).
+POLYGLOT_MOVES = [
+    [], ["e2e4"], ["e2e4", "d7d5"], ["e2e4", "d7d5", "e4e5"], ["e2e4", "d7d5", "e4e5", "f7f5"],
+    ["e2e4", "d7d5", "e4e5", "f7f5", "e1e2"], ["e2e4", "d7d5", "e4e5", "f7f5", "e1e2", "e8f7"],
+    ["a2a4", "b7b5", "h2h4", "b5b4", "c2c4"], ["a2a4", "b7b5", "h2h4", "b5b4", "c2c4", "b4c3", "a1a3"],
+]
+
+# Positions with an e.p. square where the capture is pseudo-legal but illegal.
+ILLEGAL_EP = [
+    "8/8/8/8/k2Pp2Q/8/8/3K4 b - d3 0 1",      # e4xd3 would expose the black king on a4 to Qh4
+    "1b1k4/8/8/1rPpK3/8/8/8/8 w - d6 0 1",    # c5xd6 would expose Ke5 to Rb5 (tricky.perft)
+]
+
+
+def _fide_key():
+    from analyzer.chess import fide_key  # a missing engine must fail, not skip
+    return fide_key
+
+
+def _expected_fide_key(board: chess.Board) -> int:
+    """python-chess Zobrist with the e.p. square dropped unless an e.p. capture is legal."""
+    if board.ep_square is not None and not board.has_legal_en_passant():
+        board = board.copy(stack=False)
+        board.ep_square = None
+    return chess.polyglot.zobrist_hash(board)
+
+
+def test_python_chess_reproduces_the_vectors():
+    for (fen, key), moves in zip(POLYGLOT_VECTORS, POLYGLOT_MOVES):
+        board = chess.Board()
+        for uci in moves:
+            board.push_uci(uci)
+        assert board.board_fen() == chess.Board(fen).board_fen()
+        assert chess.polyglot.zobrist_hash(board) == key
+        assert chess.polyglot.zobrist_hash(chess.Board(fen)) == key
+
+
+@pytest.mark.parametrize("fen,key", POLYGLOT_VECTORS, ids=[f"{k:016x}" for _, k in POLYGLOT_VECTORS])
+def test_polyglot_vectors(fen, key):
+    assert _fide_key()(fen) == key, f"{fen}: expected {key:016x}, got {_fide_key()(fen):016x}"
+
+
+@pytest.mark.parametrize("fen", ILLEGAL_EP)
+def test_pseudo_legal_but_illegal_ep_not_hashed(fen):
+    board = chess.Board(fen)
+    assert board.has_pseudo_legal_en_passant() and not board.has_legal_en_passant()
+    without = chess.Board(fen.replace(fen.split()[3], "-"))
+    assert chess.polyglot.zobrist_hash(board) != chess.polyglot.zobrist_hash(without)
+    got = _fide_key()(fen)
+    assert got == chess.polyglot.zobrist_hash(without), f"{fen}: got {got:016x}"
+    assert got == _fide_key()(without.fen())
+
+
+def test_legal_ep_hashed():
+    fen = "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3"
+    assert chess.Board(fen).has_legal_en_passant()
+    assert _fide_key()(fen) != _fide_key()(fen.replace(" f6 ", " - "))
+
+
+def _positions(path: str):
+    """(game index, ply, FEN with the e.p. square after every double push, board) for every
+    position of every standard-chess game of the file."""
+    for gi, game in enumerate(ref.read_games(ref.read_text(path))):
+        board = game.board()
+        if board.chess960:
+            continue
+        yield gi, 0, board.fen(en_passant="fen"), board
+        for ply, move in enumerate(game.mainline_moves(), 1):
+            board.push(move)
+            yield gi, ply, board.fen(en_passant="fen"), board
+
+
+@pytest.mark.parametrize("name", ["lichess_small.pgn", "edge_cases.pgn"])
+def test_fide_key_on_every_position(name):
+    """fide_key == zobrist_hash wherever no e.p. capture is pseudo-legal but illegal, and ==
+    zobrist_hash without the e.p. square where it is."""
+    fide_key = _fide_key()
+    n = n_illegal = 0
+    bad = []
+    for gi, ply, fen, board in _positions(os.path.join(DATA, name)):
+        illegal = (board.ep_square is not None and board.has_pseudo_legal_en_passant()
+                   and not board.has_legal_en_passant())
+        exp = _expected_fide_key(board)
+        if not illegal:
+            assert exp == chess.polyglot.zobrist_hash(board)
+        n += 1
+        n_illegal += illegal
+        got = fide_key(fen)
+        if got != exp:
+            bad.append(f"game {gi} ply {ply} {fen}: expected {exp:016x} got {got:016x}"
+                       + (" (pseudo-legal, illegal e.p.)" if illegal else ""))
+    print(f"{name}: {n} positions, {n_illegal} with a pseudo-legal but illegal e.p. capture")
+    assert n > 1000
+    if name == "edge_cases.pgn":
+        assert n_illegal >= 24
+    assert not bad, f"{len(bad)} of {n} positions differ:\n" + "\n".join(bad[:10])
