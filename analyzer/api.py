@@ -1,0 +1,35 @@
+"""Python API: analyze PGN text in memory, and read an output directory lazily with polars."""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from analyzer.chess.analyze import BlockResult, analyze_block
+from analyzer.editions import ChessEdition, resolve
+from analyzer.pgn.split import split_games
+
+
+def analyze_bytes(data: bytes, source: str = "memory", editions: Sequence[str | ChessEdition] = ("fide_2018",),
+                  keep_facts: bool = False) -> BlockResult:
+    """Analyze every chess game in `data` (whole PGN text); tables as `analyzer scan` writes them."""
+    eds = [e for e in editions if isinstance(e, ChessEdition)]
+    eds += resolve([e for e in editions if not isinstance(e, ChessEdition)])
+    buf = np.frombuffer(data, dtype=np.uint8)
+    starts, ends = split_games(buf, final=True)[:2]
+    return analyze_block(buf, starts, ends, source=source, first_game_index=0, base_offset=0,
+                         editions=eds, keep_facts=keep_facts)
+
+
+def scan_games(out_dir: str):
+    """The `games` table(s) under an `analyzer scan --out` directory, as a polars LazyFrame."""
+    import polars as pl
+
+    return pl.scan_parquet(f"{out_dir}/games/**/*.parquet", hive_partitioning=True)
+
+
+def scan_events(out_dir: str):
+    """The `events` table(s) under an `analyzer scan --out` directory, as a polars LazyFrame."""
+    import polars as pl
+
+    return pl.scan_parquet(f"{out_dir}/events/**/*.parquet", hive_partitioning=True)

@@ -1,0 +1,434 @@
+"""Bitboard chess kernels: attacks, legal move generation, making moves, Zobrist keys.
+
+A position is three small arrays, so kernels can copy and pass them without Python objects:
+  bb  uint64[8]  pawns, knights, bishops, rooks, queens, kings, white pieces, black pieces
+  mb  int8[64]   piece type on each square (0 = empty)
+  st  int64[4]   side to move, castling bits, en-passant square (-1), halfmove clock
+Moves are int32: from | to << 6 | promotion type << 12 | flag << 15.
+"""
+from __future__ import annotations
+
+import analyzer._numba_env  # noqa: F401
+
+import numpy as np
+from numba import njit
+from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
+
+from analyzer.chess._tables import (
+    CASTLE_BK, CASTLE_BQ, CASTLE_MASK_BY_SQUARE, CASTLE_WK, CASTLE_WQ, DARK_SQUARES,
+    DIR_E, DIR_N, DIR_NE, DIR_NW, DIR_S, DIR_SE, DIR_SW, DIR_W, KING_ATTACKS, KNIGHT_ATTACKS,
+    LIGHT_SQUARES, MF_CASTLE, RANK_MASKS, MF_DOUBLE, MF_EP, MF_NORMAL, PAWN_ATTACKS, RAYS, ZOBRIST_CASTLE,
+    ZOBRIST_CASTLE_NOW, ZOBRIST_EP_FILE, ZOBRIST_PIECE, ZOBRIST_WHITE_TO_MOVE,
+)
+
+U0 = np.uint64(0)
+U1 = np.uint64(1)
+JIT = dict(cache=True, nogil=True)
+
+
+@njit(inline="always", **JIT)
+def bit(sq):
+    return U1 << np.uint64(sq)
+
+
+@njit(inline="always", **JIT)
+def lsb(b):
+    return np.int64(trailing_zeros(b))
+
+
+@njit(inline="always", **JIT)
+def msb(b):
+    return np.int64(63) - np.int64(leading_zeros(b))
+
+
+@njit(inline="always", **JIT)
+def popcount(b):
+    n = 0
+    while b:
+        b &= b - U1
+        n += 1
+    return n
+
+
+@njit(inline="always", **JIT)
+def _ray_pos(d, sq, occ):
+    a = RAYS[d, sq]
+    blk = a & occ
+    if blk:
+        a ^= RAYS[d, lsb(blk)]
+    return a
+
+
+@njit(inline="always", **JIT)
+def _ray_neg(d, sq, occ):
+    a = RAYS[d, sq]
+    blk = a & occ
+    if blk:
+        a ^= RAYS[d, msb(blk)]
+    return a
+
+
+@njit(**JIT)
+def bishop_attacks(sq, occ):
+    return _ray_pos(DIR_NE, sq, occ) | _ray_pos(DIR_NW, sq, occ) | _ray_neg(DIR_SE, sq, occ) | _ray_neg(DIR_SW, sq, occ)
+
+
+@njit(**JIT)
+def rook_attacks(sq, occ):
+    return _ray_pos(DIR_N, sq, occ) | _ray_pos(DIR_E, sq, occ) | _ray_neg(DIR_S, sq, occ) | _ray_neg(DIR_W, sq, occ)
+
+
+@njit(**JIT)
+def attackers(bb, sq, by_mask, occ, target_color):
+    """Pieces in `by_mask` attacking `sq` with occupancy `occ`; `target_color` owns `sq` (for pawns)."""
+    a = KNIGHT_ATTACKS[sq] & bb[1]
+    a |= PAWN_ATTACKS[target_color, sq] & bb[0]
+    a |= KING_ATTACKS[sq] & bb[5]
+    a |= bishop_attacks(sq, occ) & (bb[2] | bb[4])
+    a |= rook_attacks(sq, occ) & (bb[3] | bb[4])
+    return a & by_mask
+
+
+@njit(**JIT)
+def king_square(bb, color):
+    k = bb[5] & bb[6 + color]
+    if k == U0:
+        return -1
+    return lsb(k)
+
+
+@njit(**JIT)
+def in_check(bb, st):
+    stm = st[0]
+    k = king_square(bb, stm)
+    if k < 0:
+        return False
+    occ = bb[6] | bb[7]
+    return attackers(bb, k, bb[7 - stm], occ, stm) != U0
+
+
+@njit(**JIT)
+def is_safe_after(bb, stm, frm, to, ep_cap_sq, moving_king):
+    """Is the own king safe after moving frm->to (captured piece on `to`, or on ep_cap_sq)?"""
+    occ = bb[6] | bb[7]
+    fb = bit(frm)
+    tb = bit(to)
+    occ2 = (occ & ~fb) | tb
+    enemy = bb[7 - stm] & ~tb
+    if ep_cap_sq >= 0:
+        cb = bit(ep_cap_sq)
+        occ2 &= ~cb
+        enemy &= ~cb
+    if moving_king:
+        k = to
+    else:
+        k = king_square(bb, stm)
+        if k < 0:
+            return True
+    return attackers(bb, k, enemy, occ2, stm) == U0
+
+
+@njit(**JIT)
+def encode(frm, to, promo, flag):
+    return np.int32(frm | (to << 6) | (promo << 12) | (flag << 15))
+
+
+@njit(inline="always", **JIT)
+def m_from(m):
+    return m & 63
+
+
+@njit(inline="always", **JIT)
+def m_to(m):
+    return (m >> 6) & 63
+
+
+@njit(inline="always", **JIT)
+def m_promo(m):
+    return (m >> 12) & 7
+
+
+@njit(inline="always", **JIT)
+def m_flag(m):
+    return (m >> 15) & 3
+
+
+@njit(**JIT)
+def castle_legal(bb, st, kingside):
+    """Castling of the side to move is legal now (rights, empty path, no check on the way)."""
+    stm = st[0]
+    rights = st[1]
+    if stm == 0:
+        need = CASTLE_WK if kingside else CASTLE_WQ
+        base = 0
+    else:
+        need = CASTLE_BK if kingside else CASTLE_BQ
+        base = 56
+    if not (rights & need):
+        return False
+    occ = bb[6] | bb[7]
+    if kingside:
+        between = bit(base + 5) | bit(base + 6)
+        path0, path1, path2 = base + 4, base + 5, base + 6
+    else:
+        between = bit(base + 1) | bit(base + 2) | bit(base + 3)
+        path0, path1, path2 = base + 4, base + 3, base + 2
+    if occ & between:
+        return False
+    enemy = bb[7 - stm]
+    if attackers(bb, path0, enemy, occ, stm):
+        return False
+    if attackers(bb, path1, enemy, occ, stm):
+        return False
+    if attackers(bb, path2, enemy, occ, stm):
+        return False
+    return True
+
+
+@njit(**JIT)
+def _push_if_legal(bb, stm, frm, to, promo, flag, ep_cap, moving_king, out, n, limit):
+    if n >= limit:
+        return n
+    if is_safe_after(bb, stm, frm, to, ep_cap, moving_king):
+        out[n] = encode(frm, to, promo, flag)
+        n += 1
+    return n
+
+
+@njit(**JIT)
+def gen_legal(bb, mb, st, out, limit):
+    """Write up to `limit` legal moves into `out`; return how many. limit=1 answers 'any legal move?'."""
+    stm = st[0]
+    own = bb[6 + stm]
+    enemy = bb[7 - stm]
+    occ = own | enemy
+    n = 0
+    # King first: it is the cheapest way to find a legal move quickly.
+    ksq = king_square(bb, stm)
+    if ksq >= 0:
+        t = KING_ATTACKS[ksq] & ~own
+        while t:
+            to = lsb(t)
+            t &= t - U1
+            n = _push_if_legal(bb, stm, ksq, to, 0, MF_NORMAL, -1, True, out, n, limit)
+            if n >= limit:
+                return n
+    # Knights, bishops, rooks, queens.
+    pieces = own & (bb[1] | bb[2] | bb[3] | bb[4])
+    while pieces:
+        frm = lsb(pieces)
+        pieces &= pieces - U1
+        pt = mb[frm]
+        if pt == 2:
+            t = KNIGHT_ATTACKS[frm]
+        elif pt == 3:
+            t = bishop_attacks(frm, occ)
+        elif pt == 4:
+            t = rook_attacks(frm, occ)
+        else:
+            t = bishop_attacks(frm, occ) | rook_attacks(frm, occ)
+        t &= ~own
+        while t:
+            to = lsb(t)
+            t &= t - U1
+            n = _push_if_legal(bb, stm, frm, to, 0, MF_NORMAL, -1, False, out, n, limit)
+            if n >= limit:
+                return n
+    # Pawns.
+    pawns = own & bb[0]
+    fwd = 8 if stm == 0 else -8
+    last_rank = 7 if stm == 0 else 0
+    start_rank = 1 if stm == 0 else 6
+    ep = st[2]
+    while pawns:
+        frm = lsb(pawns)
+        pawns &= pawns - U1
+        to = frm + fwd
+        targets = PAWN_ATTACKS[stm, frm] & enemy
+        if 0 <= to < 64 and not (occ & bit(to)):
+            if to // 8 == last_rank:
+                for pr in (5, 4, 3, 2):
+                    n = _push_if_legal(bb, stm, frm, to, pr, MF_NORMAL, -1, False, out, n, limit)
+            else:
+                n = _push_if_legal(bb, stm, frm, to, 0, MF_NORMAL, -1, False, out, n, limit)
+                if frm // 8 == start_rank:
+                    to2 = to + fwd
+                    if not (occ & bit(to2)):
+                        n = _push_if_legal(bb, stm, frm, to2, 0, MF_DOUBLE, -1, False, out, n, limit)
+            if n >= limit:
+                return n
+        while targets:
+            to = lsb(targets)
+            targets &= targets - U1
+            if to // 8 == last_rank:
+                for pr in (5, 4, 3, 2):
+                    n = _push_if_legal(bb, stm, frm, to, pr, MF_NORMAL, -1, False, out, n, limit)
+            else:
+                n = _push_if_legal(bb, stm, frm, to, 0, MF_NORMAL, -1, False, out, n, limit)
+            if n >= limit:
+                return n
+        if ep >= 0 and (PAWN_ATTACKS[stm, frm] & bit(ep)) and not (occ & bit(ep)) and frm // 8 == (4 if stm == 0 else 3):
+            n = _push_if_legal(bb, stm, frm, ep, 0, MF_EP, ep - fwd, False, out, n, limit)
+            if n >= limit:
+                return n
+    # Castling.
+    base = 0 if stm == 0 else 56
+    if castle_legal(bb, st, True):
+        if n < limit:
+            out[n] = encode(base + 4, base + 6, 0, MF_CASTLE)
+            n += 1
+    if castle_legal(bb, st, False):
+        if n < limit:
+            out[n] = encode(base + 4, base + 2, 0, MF_CASTLE)
+            n += 1
+    return n
+
+
+@njit(**JIT)
+def has_legal_ep(bb, st):
+    """A legal en-passant capture exists (FIDE 9.2.2 identity; python-chess has_legal_en_passant)."""
+    ep = st[2]
+    if ep < 0:
+        return False
+    stm = st[0]
+    own = bb[6 + stm]
+    occ = bb[6] | bb[7]
+    if occ & bit(ep):
+        return False
+    # As python-chess: capturers on the fifth rank (white) / fourth rank (black).
+    cands = PAWN_ATTACKS[1 - stm, ep] & bb[0] & own & RANK_MASKS[4 if stm == 0 else 3]
+    cap = ep - 8 if stm == 0 else ep + 8
+    while cands:
+        frm = lsb(cands)
+        cands &= cands - U1
+        if is_safe_after(bb, stm, frm, ep, cap, False):
+            return True
+    return False
+
+
+@njit(**JIT)
+def make_move(bb, mb, st, m):
+    """Play legal move `m` in place; return the captured piece type (0 = none)."""
+    stm = st[0]
+    frm = m_from(m)
+    to = m_to(m)
+    promo = m_promo(m)
+    flag = m_flag(m)
+    pt = mb[frm]
+    fb = bit(frm)
+    tb = bit(to)
+    own_i = 6 + stm
+    opp_i = 7 - stm
+    captured = mb[to]
+    if captured:
+        bb[captured - 1] &= ~tb
+        bb[opp_i] &= ~tb
+    if flag == MF_EP:
+        cap = to - 8 if stm == 0 else to + 8
+        cb = bit(cap)
+        bb[0] &= ~cb
+        bb[opp_i] &= ~cb
+        mb[cap] = 0
+        captured = 1
+    bb[pt - 1] &= ~fb
+    bb[own_i] = (bb[own_i] & ~fb) | tb
+    mb[frm] = 0
+    newpt = promo if promo else pt
+    bb[newpt - 1] |= tb
+    mb[to] = newpt
+    if flag == MF_CASTLE:
+        if to > frm:
+            rf, rt = frm + 3, frm + 1
+        else:
+            rf, rt = frm - 4, frm - 1
+        rfb = bit(rf)
+        rtb = bit(rt)
+        bb[3] = (bb[3] & ~rfb) | rtb
+        bb[own_i] = (bb[own_i] & ~rfb) | rtb
+        mb[rf] = 0
+        mb[rt] = 4
+    # Castling rights, en passant, clock, side to move.
+    st[1] &= ~(CASTLE_MASK_BY_SQUARE[frm] | CASTLE_MASK_BY_SQUARE[to])
+    if flag == MF_DOUBLE:
+        st[2] = (frm + to) // 2
+    else:
+        st[2] = -1
+    if pt == 1 or captured:
+        st[3] = 0
+    else:
+        st[3] += 1
+    st[0] = 1 - stm
+    return captured
+
+
+@njit(**JIT)
+def piece_key(bb, mb, stm):
+    """Zobrist key of pieces and side to move (no castling, no en passant)."""
+    k = U0
+    for c in range(2):
+        occ = bb[6 + c]
+        while occ:
+            sq = lsb(occ)
+            occ &= occ - U1
+            k ^= ZOBRIST_PIECE[c, mb[sq], sq]
+    if stm == 0:
+        k ^= ZOBRIST_WHITE_TO_MOVE
+    return k
+
+
+@njit(**JIT)
+def fide_key_from_piece_key(bb, st, pkey, legal_ep):
+    k = pkey ^ ZOBRIST_CASTLE[st[1]]
+    if legal_ep:
+        k ^= ZOBRIST_EP_FILE[st[2] % 8]
+    return k
+
+
+@njit(**JIT)
+def castle_now_key(bb, st):
+    """Extra key bits of the 1997-2005 identity: castling legal right now for the side to move."""
+    k = U0
+    if st[1] & (CASTLE_WK | CASTLE_WQ if st[0] == 0 else CASTLE_BK | CASTLE_BQ):
+        if castle_legal(bb, st, True):
+            k ^= ZOBRIST_CASTLE_NOW[0]
+        if castle_legal(bb, st, False):
+            k ^= ZOBRIST_CASTLE_NOW[1]
+    return k
+
+
+@njit(**JIT)
+def _side_insufficient(bb, color):
+    own = bb[6 + color]
+    other = bb[7 - color]
+    if own & (bb[0] | bb[3] | bb[4]):
+        return False
+    if own & bb[1]:
+        return popcount(own) <= 2 and not (other & ~bb[5] & ~bb[4])
+    if own & bb[2]:
+        same_colour = (not (bb[2] & DARK_SQUARES)) or (not (bb[2] & LIGHT_SQUARES))
+        return same_colour and not bb[0] and not bb[1]
+    return True
+
+
+@njit(**JIT)
+def insufficient_material(bb):
+    """python-chess Board.is_insufficient_material (neither side can mate)."""
+    return _side_insufficient(bb, 0) and _side_insufficient(bb, 1)
+
+
+@njit(**JIT)
+def perft(bb, mb, st, depth):
+    if depth == 0:
+        return 1
+    moves = np.empty(256, dtype=np.int32)
+    n = gen_legal(bb, mb, st, moves, 256)
+    if depth == 1:
+        return n
+    total = 0
+    for i in range(n):
+        bb2 = bb.copy()
+        mb2 = mb.copy()
+        st2 = st.copy()
+        make_move(bb2, mb2, st2, moves[i])
+        total += perft(bb2, mb2, st2, depth - 1)
+    return total

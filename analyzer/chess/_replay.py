@@ -1,0 +1,702 @@
+"""Replay kernel: PGN movetext bytes of a batch of games -> per-position facts in flat arrays.
+
+The facts do not depend on any rule edition (design.md "facts and rules are separate"). For
+every position p of every game (p = 0 is the start position, p = k after the k-th half-move):
+
+  key        uint64  FIDE 2009+ identity (9.2.2): Polyglot Zobrist of pieces, side to move,
+                     castling rights, and the e.p. file only when an e.p. capture is legal
+  key97      uint64  1997-2005 identity: `key` plus "castling legal right now" of the side to move
+  hmc        int32   halfmove clock (python-chess `halfmove_clock`)
+  flags      uint16  FLAG_* bits below
+  rep_next   int8    the most earlier occurrences (>= 2, else 0) of a position that one legal move
+                     reaches (for the intended-move claim 9.2.1.1); `rep_next97` for key97
+  clock      float32 seconds on the clock of the side to move (from %clk), NaN if unknown
+
+Kernels never raise: each game gets a status code and keeps its positions up to the last legal one.
+"""
+from __future__ import annotations
+
+import analyzer._numba_env  # noqa: F401
+
+import numpy as np
+from numba import njit
+
+from analyzer.chess._board import (
+    JIT, U0, U1, bit, castle_legal, castle_now_key, gen_legal, has_legal_ep, in_check,
+    insufficient_material, is_safe_after, king_square, lsb, m_flag, m_from, m_promo, m_to,
+    make_move, bishop_attacks, rook_attacks, encode,
+)
+from analyzer.chess._tables import (
+    CASTLE_MASK_BY_SQUARE, FILE_MASKS, KING_ATTACKS, KNIGHT_ATTACKS, MF_CASTLE, MF_DOUBLE, MF_EP,
+    MF_NORMAL, PAWN_ATTACKS, RANK_MASKS, ZOBRIST_CASTLE, ZOBRIST_EP_FILE, ZOBRIST_PIECE,
+    ZOBRIST_WHITE_TO_MOVE,
+)
+
+# Per-position flag bits.
+FLAG_CHECK = 1
+FLAG_CHECKMATE = 2
+FLAG_STALEMATE = 4
+FLAG_INSUFFICIENT = 8
+FLAG_WINDOW_START = 16     # an irreversible move led here (or ply 0): repetitions never reach back past it
+FLAG_HAS_MOVE = 32         # the side to move has a legal move
+FLAG_FIFTY_INTENDED = 64   # a legal non-zeroing move exists after which the opponent has a legal move
+FLAG_LEGAL_EP = 128
+FLAG_OFFER = 256           # a draw offer was recorded with the move that led here ("=", "{ ... offers draw }")
+FLAG_FIFTY_LOOKED = 512    # FLAG_FIFTY_INTENDED was evaluated at this position
+
+# Status codes: indices into analyzer.tables.STATUS_CODES.
+S_OK = 0
+S_ILLEGAL = 1
+S_AMBIGUOUS = 2
+S_BAD_TOKEN = 3
+S_NULL_MOVE = 4
+S_NO_MOVES = 7
+S_INTERNAL = 11
+S_UNTERMINATED = 12
+
+_NAN32 = np.float32(np.nan)
+
+
+@njit(inline="always", **JIT)
+def _is_space(c):
+    return c == 32 or c == 9 or c == 10 or c == 13 or c == 11 or c == 12
+
+
+@njit(inline="always", **JIT)
+def _is_delim(c):
+    # '{' '}' '(' ')' ';' '$'
+    return c == 123 or c == 125 or c == 40 or c == 41 or c == 59 or c == 36
+
+
+@njit(inline="always", **JIT)
+def _is_digit(c):
+    return 48 <= c <= 57
+
+
+@njit(**JIT)
+def _match(buf, a, b, lit):
+    n = len(lit)
+    if b - a != n:
+        return False
+    for k in range(n):
+        if buf[a + k] != lit[k]:
+            return False
+    return True
+
+
+@njit(**JIT)
+def _find(buf, a, b, lit):
+    n = len(lit)
+    for i in range(a, b - n + 1):
+        ok = True
+        for k in range(n):
+            if buf[i + k] != lit[k]:
+                ok = False
+                break
+        if ok:
+            return i
+    return -1
+
+
+LIT_CLK = np.frombuffer(b"%clk", dtype=np.uint8).copy()
+LIT_OFFERS_DRAW = np.frombuffer(b"offers draw", dtype=np.uint8).copy()
+LIT_R10 = np.frombuffer(b"1-0", dtype=np.uint8).copy()
+LIT_R01 = np.frombuffer(b"0-1", dtype=np.uint8).copy()
+LIT_RDRAW = np.frombuffer(b"1/2-1/2", dtype=np.uint8).copy()
+LIT_STAR = np.frombuffer(b"*", dtype=np.uint8).copy()
+LIT_NULL1 = np.frombuffer(b"--", dtype=np.uint8).copy()
+LIT_NULL2 = np.frombuffer(b"Z0", dtype=np.uint8).copy()
+LIT_NULL3 = np.frombuffer(b"0000", dtype=np.uint8).copy()
+LIT_NULL4 = np.frombuffer(b"@@@@", dtype=np.uint8).copy()
+LIT_EP = np.frombuffer(b"e.p.", dtype=np.uint8).copy()
+
+
+@njit(**JIT)
+def parse_clock(buf, a, b):
+    """Seconds in 'H:MM:SS(.f)' at buf[a:b] (stops at the first other byte); NaN if none."""
+    i = a
+    while i < b and buf[i] == 32:
+        i += 1
+    total = 0.0
+    part = 0.0
+    frac = 0.0
+    scale = 0.1
+    in_frac = False
+    seen = False
+    while i < b:
+        c = buf[i]
+        if _is_digit(c):
+            seen = True
+            if in_frac:
+                frac += (c - 48) * scale
+                scale *= 0.1
+            else:
+                part = part * 10 + (c - 48)
+        elif c == 58:  # ':'
+            total = (total + part) * 60.0
+            part = 0.0
+        elif c == 46 and not in_frac:  # '.'
+            in_frac = True
+        else:
+            break
+        i += 1
+    if not seen:
+        return np.nan
+    return total + part + frac
+
+
+@njit(**JIT)
+def parse_tc_base(buf, a, b):
+    """Initial seconds of a TimeControl value like '300+2' (NaN when absent or '-')."""
+    if a < 0 or b <= a:
+        return np.nan
+    v = 0.0
+    seen = False
+    for i in range(a, b):
+        c = buf[i]
+        if _is_digit(c):
+            v = v * 10 + (c - 48)
+            seen = True
+        else:
+            break
+    return v if seen else np.nan
+
+
+@njit(**JIT)
+def tc_bases(buf, vs, ve, out):
+    for g in range(len(vs)):
+        out[g] = parse_tc_base(buf, vs[g], ve[g])
+
+
+@njit(inline="always", **JIT)
+def _piece_letter(c):
+    if c == 78:   # N
+        return 2
+    if c == 66:   # B
+        return 3
+    if c == 82:   # R
+        return 4
+    if c == 81:   # Q
+        return 5
+    if c == 75:   # K
+        return 6
+    return 0
+
+
+@njit(inline="always", **JIT)
+def _promo_letter(c):
+    if c == 78 or c == 110:
+        return 2
+    if c == 66 or c == 98:
+        return 3
+    if c == 82 or c == 114:
+        return 4
+    if c == 81 or c == 113:
+        return 5
+    if c == 75 or c == 107:
+        return 6
+    return 0
+
+
+@njit(**JIT)
+def resolve_san(bb, mb, st, buf, a, b):
+    """Match SAN buf[a:b] to the legal moves: returns (move, n_matches); n = -1 if not SAN syntax.
+
+    Follows python-chess parse_san: over-disambiguation is accepted, a pawn capture needs its
+    file, `e2e4`-style fully specified moves name any piece, promotion must match.
+    """
+    # Strip check/mate/annotation suffixes.
+    while b > a and (buf[b - 1] == 43 or buf[b - 1] == 35 or buf[b - 1] == 33 or buf[b - 1] == 63):
+        b -= 1
+    if b - a >= 4 and _match(buf, b - 4, b, LIT_EP):
+        b -= 4
+    if b <= a:
+        return np.int32(0), -1
+    stm = st[0]
+    own = bb[6 + stm]
+    enemy = bb[7 - stm]
+    occ = own | enemy
+    # Castling: O-O, O-O-O, 0-0, 0-0-0.
+    c0 = buf[a]
+    if c0 == 79 or c0 == 48:
+        n = b - a
+        if (n == 3 or n == 5) and buf[a + 1] == 45 and buf[a + 2] == c0 and (n == 3 or (buf[a + 3] == 45 and buf[a + 4] == c0)):
+            kingside = n == 3
+            if castle_legal(bb, st, kingside):
+                base = 0 if stm == 0 else 56
+                return encode(base + 4, base + (6 if kingside else 2), 0, MF_CASTLE), 1
+            return np.int32(0), 0
+        if c0 == 79:
+            return np.int32(0), -1
+    piece = _piece_letter(c0)
+    p = a + 1 if piece else a
+    # Promotion suffix.
+    promo = 0
+    if b - p >= 3 and _promo_letter(buf[b - 1]) and not (49 <= buf[b - 1] <= 56):
+        # Only a promotion if what precedes is a rank digit (optionally with '=').
+        q = b - 1
+        if buf[q - 1] == 61:
+            q -= 1
+        if 49 <= buf[q - 1] <= 56:
+            promo = _promo_letter(buf[b - 1])
+            b = q
+    if b - p < 2:
+        return np.int32(0), -1
+    tf = buf[b - 2] - 97
+    tr = buf[b - 1] - 49
+    if not (0 <= tf < 8 and 0 <= tr < 8):
+        return np.int32(0), -1
+    to = tr * 8 + tf
+    ff = -1
+    fr = -1
+    i = p
+    end = b - 2
+    if i < end and 97 <= buf[i] <= 104:
+        ff = buf[i] - 97
+        i += 1
+    if i < end and 49 <= buf[i] <= 56:
+        fr = buf[i] - 49
+        i += 1
+    if i < end and (buf[i] == 120 or buf[i] == 45 or buf[i] == 58):  # x - :
+        i += 1
+    if i != end:
+        return np.int32(0), -1
+    tb = bit(to)
+    if own & tb:
+        return np.int32(0), 0
+    from_mask = ~U0
+    if ff >= 0:
+        from_mask &= FILE_MASKS[ff]
+    if fr >= 0:
+        from_mask &= RANK_MASKS[fr]
+    if piece == 0 and ff >= 0 and fr >= 0:
+        # Fully specified (e2e4, g1f3): any piece on that square.
+        piece = mb[fr * 8 + ff]
+        if piece == 0 or not (own & bit(fr * 8 + ff)):
+            return np.int32(0), 0
+    elif piece == 0:
+        piece = 1
+        if ff < 0:
+            from_mask &= FILE_MASKS[tf]
+    ep = st[2]
+    last_rank = 7 if stm == 0 else 0
+    if piece == 1:
+        if promo == 0 and tr == last_rank:
+            return np.int32(0), 0
+        if promo != 0 and tr != last_rank:
+            return np.int32(0), 0
+    elif promo != 0:
+        return np.int32(0), 0
+    cands = U0
+    ep_cap = -1
+    flag = MF_NORMAL
+    if piece == 1:
+        fwd = 8 if stm == 0 else -8
+        if (enemy & tb) or (to == ep and not (occ & tb)):
+            cands = PAWN_ATTACKS[1 - stm, to] & bb[0] & own
+            if to == ep and not (enemy & tb):
+                if tr != (5 if stm == 0 else 2):
+                    cands = U0
+                ep_cap = to - fwd
+                flag = MF_EP
+        elif not (occ & tb):
+            f1 = to - fwd
+            if 0 <= f1 < 64:
+                if bb[0] & own & bit(f1):
+                    cands = bit(f1)
+                elif not (occ & bit(f1)) and tr == (3 if stm == 0 else 4):
+                    f2 = f1 - fwd
+                    if bb[0] & own & bit(f2):
+                        cands = bit(f2)
+                        flag = MF_DOUBLE
+    elif piece == 2:
+        cands = KNIGHT_ATTACKS[to] & bb[1] & own
+    elif piece == 3:
+        cands = bishop_attacks(to, occ) & bb[2] & own
+    elif piece == 4:
+        cands = rook_attacks(to, occ) & bb[3] & own
+    elif piece == 5:
+        cands = (bishop_attacks(to, occ) | rook_attacks(to, occ)) & bb[4] & own
+    else:
+        cands = KING_ATTACKS[to] & bb[5] & own
+        # Castling written as a king move (Kg1, e1g1), as python-chess accepts.
+        ksq = king_square(bb, stm)
+        base = 0 if stm == 0 else 56
+        if ksq == base + 4 and (to == base + 6 or to == base + 2) and (from_mask & bit(ksq)):
+            if castle_legal(bb, st, to == base + 6):
+                return encode(ksq, to, 0, MF_CASTLE), 1
+    cands &= from_mask
+    found = np.int32(0)
+    count = 0
+    while cands:
+        frm = lsb(cands)
+        cands &= cands - U1
+        if is_safe_after(bb, stm, frm, to, ep_cap, piece == 6):
+            count += 1
+            found = encode(frm, to, promo, flag)
+    return found, count
+
+
+@njit(**JIT)
+def _key_delta(mb, st, m):
+    """Zobrist change of pieces + side to move made by move m (before it is played)."""
+    stm = st[0]
+    frm = m_from(m)
+    to = m_to(m)
+    pt = mb[frm]
+    promo = m_promo(m)
+    flag = m_flag(m)
+    d = ZOBRIST_PIECE[stm, pt, frm] ^ ZOBRIST_PIECE[stm, promo if promo else pt, to] ^ ZOBRIST_WHITE_TO_MOVE
+    cap = mb[to]
+    if cap:
+        d ^= ZOBRIST_PIECE[1 - stm, cap, to]
+    if flag == MF_EP:
+        csq = to - 8 if stm == 0 else to + 8
+        d ^= ZOBRIST_PIECE[1 - stm, 1, csq]
+    elif flag == MF_CASTLE:
+        if to > frm:
+            d ^= ZOBRIST_PIECE[stm, 4, frm + 3] ^ ZOBRIST_PIECE[stm, 4, frm + 1]
+        else:
+            d ^= ZOBRIST_PIECE[stm, 4, frm - 4] ^ ZOBRIST_PIECE[stm, 4, frm - 1]
+    return d
+
+
+@njit(**JIT)
+def _count_back(keys, p, ws, k):
+    """Occurrences of k among positions ws..p with p's parity (stepping back by 2)."""
+    n = 0
+    q = p
+    while q >= ws:
+        if keys[q] == k:
+            n += 1
+        q -= 2
+    return n
+
+
+@njit(**JIT)
+def _lookahead_repeat(bb, mb, st, pkey, key, key97, p, ws, moves, nmoves):
+    """Max earlier occurrences (>= 2) of the position reached by a reversible legal move."""
+    best = 0
+    best97 = 0
+    stm = st[0]
+    rights = st[1]
+    for i in range(nmoves):
+        m = moves[i]
+        frm = m_from(m)
+        to = m_to(m)
+        if m_flag(m) != MF_NORMAL or mb[frm] == 1 or mb[to] != 0:
+            continue
+        if (CASTLE_MASK_BY_SQUARE[frm] | CASTLE_MASK_BY_SQUARE[to]) & rights:
+            continue
+        pt = mb[frm]
+        nk = pkey ^ ZOBRIST_PIECE[stm, pt, frm] ^ ZOBRIST_PIECE[stm, pt, to] ^ ZOBRIST_WHITE_TO_MOVE ^ ZOBRIST_CASTLE[rights]
+        if p - 1 < ws:
+            continue
+        c = _count_back(key, p - 1, ws, nk)
+        if c >= 2:
+            if c > best:
+                best = c
+            # 1997 identity of the reached position: add castling-legal-now of the opponent.
+            bb2 = bb.copy()
+            mb2 = mb.copy()
+            st2 = st.copy()
+            make_move(bb2, mb2, st2, m)
+            nk97 = nk ^ castle_now_key(bb2, st2)
+            c97 = _count_back(key97, p - 1, ws, nk97)
+            if c97 >= 2 and c97 > best97:
+                best97 = c97
+    return best, best97
+
+
+@njit(**JIT)
+def _fifty_intended(bb, mb, st, moves, nmoves, scratch):
+    """A legal non-zeroing move exists after which the opponent still has a legal move."""
+    for i in range(nmoves):
+        m = moves[i]
+        frm = m_from(m)
+        to = m_to(m)
+        if mb[frm] == 1 or mb[to] != 0 or m_flag(m) == MF_EP:
+            continue
+        bb2 = bb.copy()
+        mb2 = mb.copy()
+        st2 = st.copy()
+        make_move(bb2, mb2, st2, m)
+        if gen_legal(bb2, mb2, st2, scratch, 1) > 0:
+            return True
+    return False
+
+
+@njit(**JIT)
+def _record(bb, mb, st, pkey, p, ws, window_start, key, key97, hmc, flags, rep_next, rep_next97,
+            clock, clk_now, fifty_min_clock, moves, scratch, n_twice):
+    """Compute and store the facts of the position now on the board at index p."""
+    stm = st[0]
+    legal_ep = has_legal_ep(bb, st) if st[2] >= 0 else False
+    k = pkey ^ ZOBRIST_CASTLE[st[1]]
+    if legal_ep:
+        k ^= ZOBRIST_EP_FILE[st[2] % 8]
+    key[p] = k
+    key97[p] = k ^ castle_now_key(bb, st)
+    hmc[p] = st[3]
+    f = 0
+    if window_start:
+        f |= FLAG_WINDOW_START
+        n_twice[0] = 0
+        n_twice[1] = 0
+    if legal_ep:
+        f |= FLAG_LEGAL_EP
+    chk = in_check(bb, st)
+    if chk:
+        f |= FLAG_CHECK
+    has_move = gen_legal(bb, mb, st, scratch, 1) > 0
+    if has_move:
+        f |= FLAG_HAS_MOVE
+    elif chk:
+        f |= FLAG_CHECKMATE
+    else:
+        f |= FLAG_STALEMATE
+    if not (bb[0] | bb[3] | bb[4]):
+        if insufficient_material(bb):
+            f |= FLAG_INSUFFICIENT
+    # Repetition bookkeeping for the intended-move lookahead.
+    c = _count_back(key, p, ws, k)
+    if c == 2:
+        n_twice[stm] += 1
+    rn = 0
+    rn97 = 0
+    need_rep = has_move and n_twice[1 - stm] > 0
+    need_fifty = has_move and st[3] >= fifty_min_clock
+    if need_rep or need_fifty:
+        nm = gen_legal(bb, mb, st, moves, 256)
+        if need_rep:
+            rn, rn97 = _lookahead_repeat(bb, mb, st, pkey, key, key97, p, ws, moves, nm)
+        if need_fifty:
+            f |= FLAG_FIFTY_LOOKED
+            if _fifty_intended(bb, mb, st, moves, nm, scratch):
+                f |= FLAG_FIFTY_INTENDED
+    rep_next[p] = rn
+    rep_next97[p] = rn97
+    flags[p] = f
+    clock[p] = clk_now
+
+
+@njit(**JIT)
+def replay_batch(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st, tc_base,
+                 fifty_min_clock, pos_off, status, err_ply, err_s, err_e,
+                 key, key97, hmc, flags, rep_next, rep_next97, clock):
+    """Replay every game i whose init_idx[i] >= 0 (init_idx < 0 = skip: no positions)."""
+    n_games = len(mt_start)
+    cap = len(key)
+    moves = np.empty(256, dtype=np.int32)
+    scratch = np.empty(4, dtype=np.int32)
+    n_twice = np.zeros(2, dtype=np.int64)
+    last_clk = np.empty(2, dtype=np.float64)
+    p = 0
+    for g in range(n_games):
+        pos_off[g] = p
+        status[g] = S_OK
+        err_ply[g] = -1
+        err_s[g] = -1
+        err_e[g] = -1
+        ii = init_idx[g]
+        if ii < 0:
+            continue
+        bb = init_bb[ii].copy()
+        mb = init_mb[ii].copy()
+        st = init_st[ii].copy()
+        s = mt_start[g]
+        e = mt_end[g]
+        if p + 1 > cap:
+            status[g] = S_INTERNAL
+            continue
+        g0 = p
+        pkey = U0
+        # Piece key from scratch for the start position.
+        for c in range(2):
+            occ = bb[6 + c]
+            while occ:
+                sq = lsb(occ)
+                occ &= occ - U1
+                pkey ^= ZOBRIST_PIECE[c, mb[sq], sq]
+        if st[0] == 0:
+            pkey ^= ZOBRIST_WHITE_TO_MOVE
+        last_clk[0] = tc_base[g]
+        last_clk[1] = tc_base[g]
+        seen_clk = False
+        ws = p
+        n_twice[0] = 0
+        n_twice[1] = 0
+        _record(bb, mb, st, pkey, p, ws, True, key, key97, hmc, flags, rep_next, rep_next97,
+                clock, last_clk[st[0]], fifty_min_clock, moves, scratch, n_twice)
+        plies = 0
+        i = s
+        line_start = True
+        while i < e:
+            c = buf[i]
+            if c == 10 or c == 13:
+                line_start = True
+                i += 1
+                continue
+            if _is_space(c):
+                i += 1
+                continue
+            at_line_start = line_start
+            line_start = False
+            if c == 123:  # '{' comment
+                j = i + 1
+                while j < e and buf[j] != 125:
+                    j += 1
+                if j >= e:
+                    status[g] = S_UNTERMINATED
+                    err_ply[g] = plies
+                    err_s[g] = i
+                    err_e[g] = min(i + 20, e)
+                    break
+                if plies > 0:
+                    t = _find(buf, i + 1, j, LIT_CLK)
+                    if t >= 0:
+                        v = parse_clock(buf, t + 4, j)
+                        if not np.isnan(v):
+                            last_clk[1 - st[0]] = v
+                            seen_clk = True
+                    if _find(buf, i + 1, j, LIT_OFFERS_DRAW) >= 0:
+                        flags[p] |= FLAG_OFFER
+                i = j + 1
+                continue
+            if c == 59 or (c == 37 and at_line_start):  # ';' comment or '%' escape line
+                while i < e and buf[i] != 10 and buf[i] != 13:
+                    i += 1
+                continue
+            if c == 40:  # '(' variation, or the '(=)' offer mark
+                if i + 2 < e and buf[i + 1] == 61 and buf[i + 2] == 41:
+                    if plies > 0:
+                        flags[p] |= FLAG_OFFER
+                    i += 3
+                    continue
+                depth = 1
+                j = i + 1
+                while j < e and depth > 0:
+                    cj = buf[j]
+                    if cj == 123:
+                        while j < e and buf[j] != 125:
+                            j += 1
+                    elif cj == 59:
+                        while j < e and buf[j] != 10 and buf[j] != 13:
+                            j += 1
+                        continue
+                    elif cj == 40:
+                        depth += 1
+                    elif cj == 41:
+                        depth -= 1
+                    j += 1
+                if depth > 0:
+                    status[g] = S_UNTERMINATED
+                    err_ply[g] = plies
+                    err_s[g] = i
+                    err_e[g] = min(i + 20, e)
+                    break
+                i = j
+                continue
+            if c == 41 or c == 125:  # stray ')' or '}'
+                i += 1
+                continue
+            if c == 36:  # '$' NAG
+                i += 1
+                while i < e and _is_digit(buf[i]):
+                    i += 1
+                continue
+            # A token.
+            j = i
+            while j < e and not _is_space(buf[j]) and not _is_delim(buf[j]):
+                j += 1
+            a = i
+            b = j
+            i = j
+            if _match(buf, a, b, LIT_R10) or _match(buf, a, b, LIT_R01) or _match(buf, a, b, LIT_RDRAW) or _match(buf, a, b, LIT_STAR):
+                break
+            if _match(buf, a, b, LIT_NULL1) or _match(buf, a, b, LIT_NULL2) or _match(buf, a, b, LIT_NULL3) or _match(buf, a, b, LIT_NULL4):
+                # A null move ("--"): the side to move passes, as python-chess replays it.
+                # Noted on the game (first one), not an error.
+                if err_s[g] < 0:
+                    err_ply[g] = plies
+                    err_s[g] = a
+                    err_e[g] = b
+                if p + 2 > cap:
+                    status[g] = S_INTERNAL
+                    break
+                prev_ep_legal = (flags[p] & FLAG_LEGAL_EP) != 0
+                pkey ^= ZOBRIST_WHITE_TO_MOVE
+                st[0] = 1 - st[0]
+                st[2] = -1
+                st[3] += 1
+                p += 1
+                plies += 1
+                if prev_ep_legal:
+                    ws = p
+                _record(bb, mb, st, pkey, p, ws, prev_ep_legal, key, key97, hmc, flags, rep_next,
+                        rep_next97, clock, last_clk[st[0]], fifty_min_clock, moves, scratch, n_twice)
+                continue
+            # Move number prefix: "12.", "12...", "1.e4".
+            if _is_digit(buf[a]):
+                k = a
+                while k < b and _is_digit(buf[k]):
+                    k += 1
+                if k < b and buf[k] == 46:
+                    while k < b and buf[k] == 46:
+                        k += 1
+                    a = k
+                elif k == b:
+                    continue  # a bare number: ignored, as python-chess does
+            if a >= b:
+                continue
+            # Annotation-only tokens: glyphs, evaluation symbols, '=' offer mark.
+            only_glyph = True
+            for k in range(a, b):
+                ck = buf[k]
+                if not (ck == 33 or ck == 63 or ck == 43 or ck == 45 or ck == 61 or ck == 35 or ck >= 128):
+                    only_glyph = False
+                    break
+            if only_glyph:
+                if b - a == 1 and buf[a] == 61 and plies > 0:
+                    flags[p] |= FLAG_OFFER
+                continue
+            if _match(buf, a, b, LIT_EP):
+                continue
+            m, nmatch = resolve_san(bb, mb, st, buf, a, b)
+            if nmatch != 1:
+                if nmatch < 0:
+                    status[g] = S_BAD_TOKEN
+                elif nmatch == 0:
+                    status[g] = S_ILLEGAL
+                else:
+                    status[g] = S_AMBIGUOUS
+                err_ply[g] = plies
+                err_s[g] = a
+                err_e[g] = b
+                break
+            if p + 2 > cap:
+                status[g] = S_INTERNAL
+                err_ply[g] = plies
+                break
+            # Play it.
+            frm = m_from(m)
+            to = m_to(m)
+            rights_before = st[1]
+            prev_ep_legal = (flags[p] & FLAG_LEGAL_EP) != 0
+            pkey ^= _key_delta(mb, st, m)
+            captured = make_move(bb, mb, st, m)
+            irreversible = st[3] == 0 or st[1] != rights_before or prev_ep_legal
+            p += 1
+            plies += 1
+            if irreversible:
+                ws = p
+            _record(bb, mb, st, pkey, p, ws, irreversible, key, key97, hmc, flags, rep_next,
+                    rep_next97, clock, last_clk[st[0]], fifty_min_clock, moves, scratch, n_twice)
+        if not seen_clk:
+            for q in range(g0, p + 1):
+                clock[q] = _NAN32
+        if status[g] == S_OK and plies == 0:
+            status[g] = S_NO_MOVES
+        p += 1
+    pos_off[n_games] = p
+    return p

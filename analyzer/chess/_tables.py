@@ -1,0 +1,127 @@
+"""Constant tables for the bitboard kernels: attack masks, rays and Polyglot Zobrist keys.
+
+Squares are numbered as in python-chess (0 = a1, 7 = h1, 63 = h8); piece types too
+(1 pawn .. 6 king). Colours are small ints (WHITE = 0, BLACK = 1). Everything is np.uint64 so that
+numba never mixes signed and unsigned bitboards.
+"""
+from __future__ import annotations
+
+import chess.polyglot
+import numpy as np
+
+WHITE = 0
+BLACK = 1
+
+PAWN, KNIGHT, BISHOP, ROOK, QUEEN, KING = 1, 2, 3, 4, 5, 6
+
+# Castling bits in the state array.
+CASTLE_WK = 1
+CASTLE_WQ = 2
+CASTLE_BK = 4
+CASTLE_BQ = 8
+
+# Move flags (bits 15..16 of an encoded move).
+MF_NORMAL = 0
+MF_EP = 1
+MF_CASTLE = 2
+MF_DOUBLE = 3
+
+# Indices in the uint64 bitboard array `bb`.
+BB_WHITE = 6
+BB_BLACK = 7
+
+# Indices in the int64 state array `st`.
+ST_STM = 0
+ST_CASTLE = 1
+ST_EP = 2        # en-passant target square after a double push (pseudo, as in python-chess), -1 if none
+ST_HMC = 3
+
+
+def _bit(sq: int) -> int:
+    return 1 << sq
+
+
+def _on_board(f: int, r: int) -> bool:
+    return 0 <= f < 8 and 0 <= r < 8
+
+
+def _leaper(deltas) -> np.ndarray:
+    out = np.zeros(64, dtype=np.uint64)
+    for sq in range(64):
+        f, r = sq % 8, sq // 8
+        m = 0
+        for df, dr in deltas:
+            if _on_board(f + df, r + dr):
+                m |= _bit((r + dr) * 8 + f + df)
+        out[sq] = np.uint64(m)
+    return out
+
+
+KNIGHT_ATTACKS = _leaper([(1, 2), (2, 1), (2, -1), (1, -2), (-1, -2), (-2, -1), (-2, 1), (-1, 2)])
+KING_ATTACKS = _leaper([(1, 0), (1, 1), (0, 1), (-1, 1), (-1, 0), (-1, -1), (0, -1), (1, -1)])
+# PAWN_ATTACKS[c, sq]: squares a pawn of colour c standing on sq attacks.
+PAWN_ATTACKS = np.stack([_leaper([(-1, 1), (1, 1)]), _leaper([(-1, -1), (1, -1)])])
+
+# Ray directions: the first four increase the square index (nearest blocker = lowest bit),
+# the last four decrease it (nearest blocker = highest bit).
+_DIRS = [(0, 1), (1, 1), (1, 0), (-1, 1), (0, -1), (-1, -1), (-1, 0), (1, -1)]
+DIR_N, DIR_NE, DIR_E, DIR_NW, DIR_S, DIR_SW, DIR_W, DIR_SE = range(8)
+RAYS = np.zeros((8, 64), dtype=np.uint64)
+for _d, (_df, _dr) in enumerate(_DIRS):
+    for _sq in range(64):
+        _f, _r = _sq % 8 + _df, _sq // 8 + _dr
+        _m = 0
+        while _on_board(_f, _r):
+            _m |= _bit(_r * 8 + _f)
+            _f += _df
+            _r += _dr
+        RAYS[_d, _sq] = np.uint64(_m)
+
+FILE_MASKS = np.array([sum(_bit(r * 8 + f) for r in range(8)) for f in range(8)], dtype=np.uint64)
+RANK_MASKS = np.array([sum(_bit(r * 8 + f) for f in range(8)) for r in range(8)], dtype=np.uint64)
+DARK_SQUARES = np.uint64(0xAA55AA55AA55AA55)
+LIGHT_SQUARES = np.uint64(~0xAA55AA55AA55AA55 & 0xFFFFFFFFFFFFFFFF)
+
+# Castling rights lost when a move touches a square (from or to): a1, e1, h1, a8, e8, h8.
+CASTLE_MASK_BY_SQUARE = np.zeros(64, dtype=np.int64)
+CASTLE_MASK_BY_SQUARE[0] = CASTLE_WQ
+CASTLE_MASK_BY_SQUARE[4] = CASTLE_WK | CASTLE_WQ
+CASTLE_MASK_BY_SQUARE[7] = CASTLE_WK
+CASTLE_MASK_BY_SQUARE[56] = CASTLE_BQ
+CASTLE_MASK_BY_SQUARE[60] = CASTLE_BK | CASTLE_BQ
+CASTLE_MASK_BY_SQUARE[63] = CASTLE_BK
+
+# Polyglot keys: 0..767 pieces (64 * kind + square, kind = 2 * (type - 1) + is_white),
+# 768..771 castling (WK, WQ, BK, BQ), 772..779 en-passant file, 780 white to move.
+POLYGLOT = np.array(chess.polyglot.POLYGLOT_RANDOM_ARRAY, dtype=np.uint64)
+ZOBRIST_PIECE = np.zeros((2, 7, 64), dtype=np.uint64)  # [colour, type, square]
+for _c in (WHITE, BLACK):
+    for _t in range(1, 7):
+        for _sq in range(64):
+            ZOBRIST_PIECE[_c, _t, _sq] = POLYGLOT[64 * (2 * (_t - 1) + (1 - _c)) + _sq]
+# Key of every castling-rights value (bits WK=1, WQ=2, BK=4, BQ=8).
+ZOBRIST_CASTLE = np.zeros(16, dtype=np.uint64)
+for _rights in range(16):
+    _k = np.uint64(0)
+    for _i in range(4):
+        if _rights & (1 << _i):
+            _k ^= POLYGLOT[768 + _i]
+    ZOBRIST_CASTLE[_rights] = _k
+ZOBRIST_EP_FILE = POLYGLOT[772:780].copy()
+ZOBRIST_WHITE_TO_MOVE = POLYGLOT[780]
+
+# Extra keys for the 1997-2005 identity: "castling legal right now" for the side to move,
+# kingside / queenside (not Polyglot; fixed SplitMix64 outputs so keys are reproducible).
+def _splitmix(seed: int, n: int) -> np.ndarray:
+    out = []
+    x = seed
+    for _ in range(n):
+        x = (x + 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
+        z = x
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
+        out.append(z ^ (z >> 31))
+    return np.array(out, dtype=np.uint64)
+
+
+ZOBRIST_CASTLE_NOW = _splitmix(1997, 2)  # [kingside legal now, queenside legal now]

@@ -1,0 +1,401 @@
+"""One block of PGN text -> the `games` and `events` tables for each requested edition.
+
+Python here works per block (megabytes), never per ply: tags, replay and rules are numba
+kernels over the whole block; Arrow columns are built from flat buffers. Only rare games go
+through Python one by one: those with a [FEN] or [Variant] tag, and errors (for messages).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import chess
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from analyzer import tables
+from analyzer.chess import _replay as R
+from analyzer.chess import _slow
+from analyzer.chess._board import piece_key  # noqa: F401  (compiled with the others)
+from analyzer.editions import ChessEdition
+from analyzer.pgn import _scan
+from analyzer.rules import _kernels as K
+
+TAG_NAMES = ("Event", "Site", "White", "Black", "Result", "WhiteElo", "BlackElo", "TimeControl",
+             "Termination", "ECO", "UTCDate", "UTCTime", "Date", "Variant", "FEN", "SetUp")
+_T = {name: i for i, name in enumerate(TAG_NAMES)}
+_NAMES_BUF = np.frombuffer("".join(TAG_NAMES).encode(), dtype=np.uint8).copy()
+_NAMES_OFF = np.cumsum([0] + [len(n) for n in TAG_NAMES]).astype(np.int64)
+
+_STANDARD_VARIANTS = {"", "standard", "chess", "from position", "fromposition", "normal"}
+_CHESS960_VARIANTS = {"chess960", "chess 960", "fischerandom", "fischer random", "960"}
+STATUS_INDEX = {s: i for i, s in enumerate(tables.STATUS_CODES)}
+
+
+@dataclass
+class BlockResult:
+    games: pa.Table
+    events: pa.Table
+    facts: dict | None
+    n_games: int
+
+
+def _start_arrays(board: chess.Board):
+    bb = np.zeros(8, np.uint64)
+    mb = np.zeros(64, np.int8)
+    for sq, piece in board.piece_map().items():
+        bb[piece.piece_type - 1] |= np.uint64(1 << sq)
+        bb[6 + (0 if piece.color else 1)] |= np.uint64(1 << sq)
+        mb[sq] = piece.piece_type
+    rights = board.clean_castling_rights()
+    c = 0
+    if rights & chess.BB_H1:
+        c |= 1
+    if rights & chess.BB_A1:
+        c |= 2
+    if rights & chess.BB_H8:
+        c |= 4
+    if rights & chess.BB_A8:
+        c |= 8
+    ep = -1 if board.ep_square is None else board.ep_square
+    st = np.array([0 if board.turn else 1, c, ep, board.halfmove_clock], np.int64)
+    return bb, mb, st
+
+
+_STD_BB, _STD_MB, _STD_ST = _start_arrays(chess.Board())
+
+
+def _strings(buf, vs, ve, esc) -> pa.Array:
+    """Arrow string array from value byte ranges (null where absent), UTF-8 checked."""
+    n = len(vs)
+    lengths = np.where(vs >= 0, ve - vs, 0)
+    offsets = np.empty(n + 1, np.int32)
+    data = np.empty(max(int(lengths.sum()), 1), np.uint8)
+    _scan.gather_strings(buf, vs, ve, esc, offsets, data)
+    valid = vs >= 0
+    bitmap = pa.py_buffer(np.packbits(valid, bitorder="little"))
+    arr = pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data), bitmap)
+    try:
+        arr.validate(full=True)
+    except pa.ArrowInvalid:
+        # Non-UTF-8 bytes (Latin-1 exports, damage): decode each value with replacement.
+        raw = data.tobytes()
+        vals = [raw[offsets[i]:offsets[i + 1]].decode("utf-8", "replace") if valid[i] else None
+                for i in range(n)]
+        arr = pa.array(vals, pa.string())
+    return arr
+
+
+def _ints(buf, vs, ve) -> pa.Array:
+    out = np.zeros(len(vs), np.int64)
+    valid = np.zeros(len(vs), np.bool_)
+    _scan.parse_int_values(buf, vs, ve, out, valid)
+    return pa.array(out.astype(np.int32), mask=~valid)
+
+
+def _text(buf, a, b) -> str:
+    return bytes(buf[a:b]).decode("utf-8", "replace")
+
+
+def analyze_block(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, *, source: str,
+                  first_game_index: int, base_offset: int, editions: list[ChessEdition],
+                  keep_facts: bool = False, extra_status: dict | None = None) -> BlockResult:
+    """Analyze the games buf[starts[i]:ends[i]]. `extra_status` maps game i -> (status, message)
+    decided by the reader (e.g. game_too_large, truncated): such games are not replayed."""
+    n = len(starts)
+    nt = len(TAG_NAMES)
+    val_s = np.empty((n, nt), np.int64)
+    val_e = np.empty((n, nt), np.int64)
+    esc = np.empty((n, nt), np.bool_)
+    mt_start = np.empty(n, np.int64)
+    _scan.parse_tags(buf, starts, ends, _NAMES_BUF, _NAMES_OFF, val_s, val_e, esc, mt_start)
+
+    def col(name):
+        t = _T[name]
+        return _strings(buf, val_s[:, t], val_e[:, t], esc[:, t])
+
+    # Start positions: standard unless the game has [FEN] or [Variant]; those few in Python.
+    init_idx = np.zeros(n, np.int64)
+    pre_status = np.full(n, -1, np.int64)
+    messages: dict[int, str] = {}
+    inits = [(_STD_BB, _STD_MB, _STD_ST)]
+    slow_games: list[int] = []
+    special = np.nonzero((val_s[:, _T["FEN"]] >= 0) | (val_s[:, _T["Variant"]] >= 0))[0]
+    for g in special:
+        variant = ""
+        if val_s[g, _T["Variant"]] >= 0:
+            variant = _text(buf, val_s[g, _T["Variant"]], val_e[g, _T["Variant"]]).strip().lower()
+        if variant in _CHESS960_VARIANTS:
+            slow_games.append(int(g))
+            init_idx[g] = -1
+            continue
+        if variant not in _STANDARD_VARIANTS:
+            init_idx[g] = -1
+            pre_status[g] = STATUS_INDEX["unsupported_variant"]
+            messages[int(g)] = f"variant {variant!r} is not analyzed (standard chess rules only)"
+            continue
+        if val_s[g, _T["FEN"]] >= 0:
+            fen = _text(buf, val_s[g, _T["FEN"]], val_e[g, _T["FEN"]]).strip()
+            try:
+                board = chess.Board(fen)
+                ok = board.is_valid()
+            except ValueError as exc:
+                ok = False
+                reason = str(exc)
+            else:
+                reason = ", ".join(s.name for s in chess.Status if s and board.status() & s) if not ok else ""
+            if not ok:
+                init_idx[g] = -1
+                pre_status[g] = STATUS_INDEX["bad_fen"]
+                messages[int(g)] = f"invalid [FEN \"{fen}\"]: {reason}"
+                continue
+            init_idx[g] = len(inits)
+            inits.append(_start_arrays(board))
+    if extra_status:
+        for g, (code, msg) in extra_status.items():
+            init_idx[g] = -1
+            pre_status[g] = STATUS_INDEX[code]
+            messages[g] = msg
+            if g in slow_games:
+                slow_games.remove(g)
+    init_bb = np.stack([x[0] for x in inits])
+    init_mb = np.stack([x[1] for x in inits])
+    init_st = np.stack([x[2] for x in inits])
+    tc_base = np.empty(n, np.float64)
+    t = _T["TimeControl"]
+    for_tc = val_s[:, t]
+    R.tc_bases(buf, for_tc, val_e[:, t], tc_base)
+
+    fifty_min = min(ed.min_claim_clock for ed in editions)
+    mt_len = np.where(init_idx >= 0, ends - mt_start, 0)
+    cap = int((mt_len // 3 + 2).sum()) + 2 * n + 16
+    pos_off = np.empty(n + 1, np.int64)
+    status = np.empty(n, np.int8)
+    err_ply = np.empty(n, np.int32)
+    err_s = np.empty(n, np.int64)
+    err_e = np.empty(n, np.int64)
+    f_key = np.empty(cap, np.uint64)
+    f_key97 = np.empty(cap, np.uint64)
+    f_hmc = np.empty(cap, np.int32)
+    f_flags = np.empty(cap, np.uint16)
+    f_next = np.empty(cap, np.int8)
+    f_next97 = np.empty(cap, np.int8)
+    f_clock = np.empty(cap, np.float32)
+    total = R.replay_batch(buf, mt_start, ends, init_idx, init_bb, init_mb, init_st, tc_base,
+                           fifty_min, pos_off, status, err_ply, err_s, err_e, f_key, f_key97,
+                           f_hmc, f_flags, f_next, f_next97, f_clock)
+    facts = {"key": f_key[:total], "key97": f_key97[:total], "hmc": f_hmc[:total],
+             "flags": f_flags[:total], "rep_next": f_next[:total],
+             "rep_next97": f_next97[:total], "clock": f_clock[:total]}
+    stm0 = np.where(init_idx >= 0, init_st[np.maximum(init_idx, 0), 0], 0).astype(np.int64)
+    status = status.astype(np.int64)
+    pre = pre_status >= 0
+    status[pre] = pre_status[pre]
+
+    if slow_games:
+        facts, pos_off, stm0 = _splice_slow(buf, starts, ends, slow_games, facts, pos_off, stm0,
+                                            status, err_ply, messages, fifty_min)
+    plies = np.maximum(pos_off[1:] - pos_off[:-1] - 1, 0).astype(np.int32)
+
+    # Error messages (rare: Python per erroneous game).
+    for g in np.nonzero((status != R.S_OK) & (status != R.S_NO_MOVES) & ~pre)[0]:
+        g = int(g)
+        if g in messages:
+            continue
+        code = tables.STATUS_CODES[status[g]]
+        ply = int(err_ply[g])
+        token = _text(buf, err_s[g], err_e[g]) if err_s[g] >= 0 else ""
+        move_no = ply // 2 + 1
+        side = "white" if (ply + int(stm0[g])) % 2 == 0 else "black"
+        what = {
+            "illegal_move": "illegal move", "ambiguous_move": "ambiguous move",
+            "bad_token": "unreadable token", "null_move": "null move",
+            "unterminated": "comment or variation not closed before the end of the game",
+        }.get(code, code)
+        messages[g] = f"{what} {token!r} at ply {ply} (move {move_no}, {side} to move); facts kept up to ply {ply}"
+    for g in np.nonzero((status == R.S_OK) & (err_s >= 0))[0]:
+        g = int(g)
+        messages.setdefault(g, f"note: null move {_text(buf, err_s[g], err_e[g])!r} at ply {int(err_ply[g])} "
+                               "replayed as a pass (as python-chess does)")
+    for g in np.nonzero(status == R.S_NO_MOVES)[0]:
+        messages.setdefault(int(g), "the game has no moves")
+
+    headers = {
+        "event": col("Event"), "site": col("Site"), "white": col("White"), "black": col("Black"),
+        "result": col("Result"), "time_control": col("TimeControl"),
+        "termination": col("Termination"), "eco": col("ECO"), "utc_date": col("UTCDate"),
+        "utc_time": col("UTCTime"), "date": col("Date"), "variant": col("Variant"),
+        "start_fen": col("FEN"),
+        "white_elo": _ints(buf, val_s[:, _T["WhiteElo"]], val_e[:, _T["WhiteElo"]]),
+        "black_elo": _ints(buf, val_s[:, _T["BlackElo"]], val_e[:, _T["BlackElo"]]),
+    }
+    result = headers["result"]
+    result_code = np.full(n, K.RESULT_UNKNOWN, np.int64)
+    for code, text in ((K.RESULT_WHITE, "1-0"), (K.RESULT_BLACK, "0-1"), (K.RESULT_DRAW, "1/2-1/2")):
+        result_code[pc.fill_null(pc.equal(result, text), False).to_numpy(zero_copy_only=False)] = code
+    time_forfeit = pc.fill_null(pc.equal(headers["termination"], "Time forfeit"), False).to_numpy(zero_copy_only=False)
+    date_for_rules = pc.coalesce(headers["utc_date"], headers["date"])
+
+    status_arr = pa.array(np.array(tables.STATUS_CODES, dtype=object)[status])
+    err_list = [messages.get(g) for g in range(n)] if messages else None
+    error_arr = pa.array(err_list, pa.string()) if err_list else pa.nulls(n, pa.string())
+    err_ply_arr = pa.array(np.where(status != R.S_OK, err_ply, 0).astype(np.int32),
+                           mask=(status == R.S_OK) | (status == R.S_NO_MOVES) | (err_ply < 0))
+    final_idx = np.maximum(pos_off[1:] - 1, 0)
+    has_pos = pos_off[1:] > pos_off[:-1]
+    fl = facts["flags"][final_idx] if len(facts["flags"]) else np.zeros(n, np.uint16)
+    hm = facts["hmc"][final_idx] if len(facts["hmc"]) else np.zeros(n, np.int32)
+    base = {
+        "source": pa.repeat(pa.scalar(source), n),
+        "game_type": pa.repeat(pa.scalar("chess"), n),
+        "game_index": pa.array(np.arange(first_game_index, first_game_index + n, dtype=np.int64)),
+        "byte_offset": pa.array(starts.astype(np.int64) + base_offset),
+        **headers,
+        "status": status_arr, "error": error_arr, "error_ply": err_ply_arr,
+        "plies": pa.array(plies),
+        "final_halfmove_clock": pa.array(hm.astype(np.int32), mask=~has_pos),
+        "final_is_checkmate": pa.array((fl & R.FLAG_CHECKMATE) != 0, mask=~has_pos),
+        "final_is_stalemate": pa.array((fl & R.FLAG_STALEMATE) != 0, mask=~has_pos),
+        "final_insufficient_material": pa.array((fl & R.FLAG_INSUFFICIENT) != 0, mask=~has_pos),
+    }
+    game_tables = []
+    event_tables = []
+    for ed in editions:
+        if ed.automatic_repetitions_from:
+            auto_on = pc.fill_null(pc.greater_equal(date_for_rules, ed.automatic_repetitions_from), True)
+            auto_on = auto_on.to_numpy(zero_copy_only=False).astype(np.bool_)
+        else:
+            auto_on = np.ones(n, np.bool_)
+        g_cols, ev = _apply(pos_off, stm0, result_code, time_forfeit, auto_on, ed, facts)
+        game_tables.append(_games_table(base, g_cols, ed, n, result_code))
+        event_tables.append(_events_table(ev, ed, source, first_game_index))
+    games = pa.concat_tables(game_tables) if len(game_tables) > 1 else game_tables[0]
+    events = pa.concat_tables(event_tables) if len(event_tables) > 1 else event_tables[0]
+    if keep_facts:
+        facts = dict(facts)
+        facts["game_offsets"] = pos_off
+        facts["halfmove_clock"] = facts["hmc"]
+        facts["clock_seconds"] = facts["clock"]
+        facts["stm0"] = stm0
+    return BlockResult(games, events, facts if keep_facts else None, n)
+
+
+def _splice_slow(buf, starts, ends, slow_games, facts, pos_off, stm0, status, err_ply, messages,
+                 fifty_min):
+    """Insert the python-chess facts of the slow-path games into the flat arrays."""
+    n = len(starts)
+    per_game = {}
+    for g in slow_games:
+        text = _text(buf, starts[g], ends[g])
+        res, (st, eply, msg) = _slow.replay_text(text, fifty_min)
+        status[g] = st
+        err_ply[g] = eply
+        if msg:
+            messages[g] = msg
+        if res is not None:
+            per_game[g] = res
+    pieces = {k: [] for k in facts}
+    new_off = np.empty(n + 1, np.int64)
+    p = 0
+    for g in range(n):
+        new_off[g] = p
+        if g in per_game:
+            gf, s0 = per_game[g]
+            stm0[g] = s0
+            for k in facts:
+                pieces[k].append(gf[k])
+            p += len(gf["key"])
+        else:
+            a, b = pos_off[g], pos_off[g + 1]
+            for k in facts:
+                pieces[k].append(facts[k][a:b])
+            p += b - a
+    new_off[n] = p
+    facts = {k: np.concatenate(v) if v else facts[k][:0] for k, v in pieces.items()}
+    return facts, new_off, stm0
+
+
+def _apply(pos_off, stm0, result_code, time_forfeit, auto_on, ed, facts):
+    n = len(stm0)
+    out = np.empty((n, K.N_GAME_COLS), np.int32)
+    missed_clock = np.empty(n, np.float32)
+    cap = max(64, len(facts["key"]) // 8)
+    while True:
+        ev = {
+            "game": np.empty(cap, np.int64), "ply": np.empty(cap, np.int32),
+            "rule": np.empty(cap, np.int8), "kind": np.empty(cap, np.int8),
+            "side": np.empty(cap, np.int8), "reps": np.empty(cap, np.int16),
+            "hmc": np.empty(cap, np.int32), "clock": np.empty(cap, np.float32),
+            "missed": np.empty(cap, np.bool_),
+        }
+        ne = K.apply_rules(pos_off, stm0, result_code, time_forfeit, auto_on, ed.params(),
+                           facts["key"], facts["key97"], facts["hmc"], facts["flags"],
+                           facts["rep_next"], facts["rep_next97"], facts["clock"], out,
+                           missed_clock, ev["game"], ev["ply"], ev["rule"], ev["kind"],
+                           ev["side"], ev["reps"], ev["hmc"], ev["clock"], ev["missed"])
+        if ne <= cap:
+            break
+        cap = ne
+    ev = {k: v[:ne] for k, v in ev.items()}
+    return (out, missed_clock), ev
+
+
+_SIDES = np.array(["white", "black"], dtype=object)
+
+
+def _opt_int(col):
+    return pa.array(col, pa.int32(), mask=col < 0)
+
+
+def _coded(col, names):
+    names = np.array(list(names) + [None], dtype=object)
+    return pa.array(names[np.where(col < 0, len(names) - 1, col)], pa.string())
+
+
+def _games_table(base, g_cols, ed, n, result_code):
+    out, missed_clock = g_cols
+    cols = dict(base)
+    cols["edition"] = pa.repeat(pa.scalar(ed.id), n)
+    cols["first_threefold_ply"] = _opt_int(out[:, K.G_THREEFOLD])
+    cols["first_threefold_claim_ply"] = _opt_int(out[:, K.G_THREEFOLD_CLAIM])
+    cols["first_fifty_ply"] = _opt_int(out[:, K.G_FIFTY])
+    cols["first_fifty_claim_ply"] = _opt_int(out[:, K.G_FIFTY_CLAIM])
+    cols["first_fivefold_ply"] = _opt_int(out[:, K.G_FIVEFOLD])
+    cols["first_seventyfive_ply"] = _opt_int(out[:, K.G_SEVENTYFIVE])
+    missed = out[:, K.G_MISSED]
+    cols["first_missed_claim_ply"] = _opt_int(missed)
+    cols["missed_claim_rule"] = _coded(out[:, K.G_MISSED_RULE], K.RULES)
+    cols["missed_claim_side"] = _coded(out[:, K.G_MISSED_SIDE], ("white", "black"))
+    cols["missed_claim_result"] = _coded(out[:, K.G_MISSED_RESULT], K.SIDE_RESULT)
+    plies = base["plies"].to_numpy()
+    cols["plies_after_missed_claim"] = pa.array((plies - missed).astype(np.int32), mask=missed < 0)
+    cols["missed_claim_clock_seconds"] = pa.array(missed_clock, mask=np.isnan(missed_clock))
+    cols["final_repetition_count"] = pa.array(out[:, K.G_FINAL_REPS].astype(np.int16),
+                                              mask=out[:, K.G_FINAL_REPS] < 0)
+    cols["draw_reason"] = _coded(out[:, K.G_DRAW_REASON], K.DRAW_REASONS)
+    end = out[:, K.G_END_PLY]
+    cols["end_ply"] = _opt_int(end)
+    cols["end_rule"] = _coded(out[:, K.G_END_RULE], K.RULES)
+    cols["end_result"] = pa.array(np.where(end >= 0, "1/2-1/2", None), pa.string())
+    changed = (end >= 0) & (result_code != K.RESULT_DRAW)
+    cols["result_changed"] = pa.array(changed)
+    return tables.conform(pa.table(cols), tables.GAMES_SCHEMA)
+
+
+def _events_table(ev, ed, source, first_game_index):
+    m = len(ev["game"])
+    cols = {
+        "source": pa.repeat(pa.scalar(source), m),
+        "game_type": pa.repeat(pa.scalar("chess"), m),
+        "edition": pa.repeat(pa.scalar(ed.id), m),
+        "game_index": pa.array(ev["game"] + first_game_index),
+        "ply": pa.array(ev["ply"]),
+        "rule": _coded(ev["rule"].astype(np.int64), K.RULES),
+        "kind": _coded(ev["kind"].astype(np.int64), K.KINDS),
+        "side": _coded(ev["side"].astype(np.int64), ("white", "black")),
+        "repetition_count": pa.array(ev["reps"]),
+        "halfmove_clock": pa.array(ev["hmc"]),
+        "clock_seconds": pa.array(ev["clock"], mask=np.isnan(ev["clock"])),
+        "missed": pa.array(ev["missed"]),
+    }
+    return tables.conform(pa.table(cols), tables.EVENTS_SCHEMA)

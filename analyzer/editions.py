@@ -1,0 +1,121 @@
+"""Rule editions as data: the thresholds and switches the chess rule kernel is parameterised by.
+
+An edition never needs new code: the built-ins below and custom ones (TOML file or CLI options)
+are all `ChessEdition` values. Draughts editions live in `analyzer.draughts`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from dataclasses import dataclass
+
+import numpy as np
+
+IDENTITY_FIDE_2009 = 0   # castling *rights* (FIDE 2009+, python-chess, FEN)
+IDENTITY_FIDE_1997 = 1   # castling rights and whether castling is legal right now (1997-2005 texts)
+
+REPETITION_ANY = 0          # N occurrences anywhere since the last irreversible move (2018 text)
+REPETITION_CONSECUTIVE = 1  # 2014 text: same position at p, p-4, ..., p-4(N-1) (python-chess <= 0.23.8)
+
+
+@dataclass(frozen=True)
+class ChessEdition:
+    id: str
+    description: str = ""
+    claim_repetitions: int = 3          # threefold claim (9.2); 0 = no repetition claim
+    claim_intended_move: bool = True    # claims may be made on an intended move (9.2.1.1, 9.3.1)
+    claim_moves: int = 50               # 50-move claim (9.3), in moves by each player; 0 = none
+    automatic_repetitions: int = 5      # fivefold (9.6.1); 0 = none
+    repetition_mode: int = REPETITION_ANY
+    automatic_moves: int = 75           # 75-move rule (9.6.2); 0 = none
+    checkmate_precedence: bool = True   # a mate on the move that completes the count wins (9.6.2)
+    fifty_is_automatic: bool = False    # Lichess: the game ends at halfmove clock 2 * claim_moves
+    insufficient_is_automatic: bool = False  # Lichess: insufficient material ends the game
+    automatic_repetitions_from: str | None = None  # UTCDate ("YYYY.MM.DD") from which the automatic repetition rule applies
+    identity: int = IDENTITY_FIDE_2009
+
+    def params(self) -> np.ndarray:
+        """The numeric parameter vector the rule kernel reads (see rules._kernels.P_*)."""
+        return np.array([
+            self.claim_repetitions,
+            int(self.claim_intended_move),
+            2 * self.claim_moves,
+            self.automatic_repetitions,
+            self.repetition_mode,
+            2 * self.automatic_moves,
+            int(self.checkmate_precedence),
+            int(self.fifty_is_automatic),
+            int(self.insufficient_is_automatic),
+            self.identity,
+        ], dtype=np.int64)
+
+    @property
+    def min_claim_clock(self) -> int:
+        """Smallest halfmove clock at which this edition needs the 50-move intended-move fact."""
+        if self.claim_moves <= 0:
+            return 1 << 30
+        return 2 * self.claim_moves - (1 if self.claim_intended_move else 0)
+
+
+BUILTIN: dict[str, ChessEdition] = {
+    "fide_2018": ChessEdition(
+        "fide_2018", "FIDE Laws 1 Jan 2018 and 2023: threefold/50-move claims incl. intended move; "
+        "fivefold (any 5 occurrences) and 75-move automatic, checkmate precedence"),
+    "fide_2014": ChessEdition(
+        "fide_2014", "FIDE Laws 1 Jul 2014: as 2018 but fivefold = the same position at plies "
+        "p, p-4, p-8, p-12, p-16 ('five consecutive alternate moves by each player')",
+        repetition_mode=REPETITION_CONSECUTIVE),
+    "fide_2009": ChessEdition(
+        "fide_2009", "FIDE Laws 1 Jul 2009: claims only (threefold, 50-move, intended moves), "
+        "no automatic draws", automatic_repetitions=0, automatic_moves=0),
+    "fide_1997": ChessEdition(
+        "fide_1997", "FIDE Laws 1997-2005: as 2009, but positions also differ when castling was "
+        "temporarily impossible", automatic_repetitions=0, automatic_moves=0,
+        identity=IDENTITY_FIDE_1997),
+    "lichess": ChessEdition(
+        "lichess", "Lichess (scalachess): 50-move draw automatic at halfmove clock 100, fivefold "
+        "automatic from 2020-01-14, threefold a claim of the current position, insufficient "
+        "material automatic", claim_intended_move=False, automatic_moves=0,
+        fifty_is_automatic=True, insufficient_is_automatic=True,
+        automatic_repetitions_from="2020.01.14"),
+}
+
+_FIELDS = {f.name for f in dataclasses.fields(ChessEdition)}
+
+
+def custom_edition(**options) -> ChessEdition:
+    """A custom edition from keyword options (e.g. id="forty", claim_moves=40); based on fide_2018."""
+    base = options.pop("base", "fide_2018")
+    if base not in BUILTIN:
+        raise ValueError(f"unknown base edition {base!r}; known: {', '.join(BUILTIN)}")
+    unknown = set(options) - _FIELDS
+    if unknown:
+        raise ValueError(f"unknown edition option(s) {sorted(unknown)}; known: {sorted(_FIELDS)}")
+    if not options.get("id"):
+        raise ValueError("a custom edition needs an id")
+    return dataclasses.replace(BUILTIN[base], **options)
+
+
+def load_toml(path: str) -> list[ChessEdition]:
+    """Editions from a TOML file: one table per edition, e.g. [forty] base="fide_2018" claim_moves=40."""
+    with open(path, "rb") as fh:
+        doc = tomllib.load(fh)
+    out = []
+    for name, table in doc.items():
+        if not isinstance(table, dict):
+            raise ValueError(f"{path}: {name} must be a table of edition options")
+        out.append(custom_edition(id=name, **table))
+    return out
+
+
+def resolve(names, custom: list[ChessEdition] | None = None) -> list[ChessEdition]:
+    """Editions by id, from the built-ins and the given custom editions; a clear error otherwise."""
+    known = dict(BUILTIN)
+    for ed in custom or ():
+        known[ed.id] = ed
+    out = []
+    for n in names:
+        if n not in known:
+            raise ValueError(f"unknown edition {n!r}; known: {', '.join(sorted(known))}")
+        out.append(known[n])
+    return out

@@ -1,0 +1,1 @@
+"""Draw-rule kernels over replay facts, parameterised by an edition."""
