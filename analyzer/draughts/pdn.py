@@ -31,8 +31,9 @@ class FenError(ValueError):
 def split_games(data: bytes) -> np.ndarray:
     """[start, end) byte spans of the games in `data` (simple line-based splitter).
 
-    A new game starts at a tag line (`[`) that follows movetext, or at the first non-blank line
-    after a game-termination token (1-0 0-1 1/2-1/2 2-0 1-1 0-2 *) ended a movetext.
+    A new game starts at a tag line (`[`) that follows movetext or a blank line after tags (a
+    game without movetext), or at the first non-blank line after a game-termination token
+    (1-0 0-1 1/2-1/2 2-0 1-1 0-2 *) ended a movetext.
     """
     spans: list[tuple[int, int]] = []
     start = -1          # start of the current game, -1 = none
@@ -42,6 +43,7 @@ def split_games(data: bytes) -> np.ndarray:
     pos = 0
     n = len(data)
     depth = 0           # inside a {comment} spanning lines
+    gap = False         # a blank line followed the current game's tags
     while pos < n:
         nl = data.find(b"\n", pos)
         line_end = n if nl < 0 else nl + 1
@@ -49,13 +51,14 @@ def split_games(data: bytes) -> np.ndarray:
         stripped = line.strip()
         if stripped:
             is_tag = stripped.startswith(b"[") and depth == 0
-            if start >= 0 and ((is_tag and seen_moves) or (ended and depth == 0)):
+            if start >= 0 and ((is_tag and (seen_moves or gap)) or (ended and depth == 0)):
                 spans.append((start, last_content_end))
                 start = -1
             if start < 0:
                 start = pos
                 seen_moves = False
                 ended = False
+                gap = False
             if not is_tag:
                 seen_moves = True
                 depth += stripped.count(b"{") - stripped.count(b"}")
@@ -63,6 +66,8 @@ def split_games(data: bytes) -> np.ndarray:
                 if depth == 0 and _RESULT_RE.search(stripped):
                     ended = True
             last_content_end = pos + len(line.rstrip())
+        elif start >= 0 and depth == 0:
+            gap = True
         pos = line_end
     if start >= 0:
         spans.append((start, last_content_end))

@@ -1,0 +1,153 @@
+"""PDN input handling: other GameTypes, notations, comments, bad input -> status, never an exception."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from analyzer import tables
+from analyzer.draughts import analyze_draughts_block, analyze_draughts_bytes
+from analyzer.draughts.pdn import parse_fen, split_games
+
+DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "draughts"
+
+
+def _rows(data: bytes, editions=("fshr_russian",)):
+    games, events = analyze_draughts_bytes(data, editions=editions)
+    assert games.schema.equals(tables.GAMES_SCHEMA)
+    assert events.schema.equals(tables.EVENTS_SCHEMA)
+    return games.to_pylist()
+
+
+@pytest.mark.parametrize("name,count", [("international_gametype20.pdn", 207), ("english_gametype21.pdn", 111),
+                                        ("italian_gametype22.pdn", 53), ("czech_gametype29.pdn", 298)])
+def test_other_gametypes_unsupported(name, count):
+    rows = _rows((DATA / name).read_bytes())
+    assert len(rows) == count
+    assert {r["status"] for r in rows} == {"unsupported_variant"}
+    assert all("GameType" in r["error"] for r in rows)
+    assert all(r["game_type"] == "russian_draughts" for r in rows)
+
+
+def test_one_row_per_game_and_edition():
+    data = (DATA / "russian_gametype25.pdn").read_bytes()
+    games, events = analyze_draughts_bytes(data, source="ussr", editions=("fshr_russian", "fmjd_64"))
+    assert games.num_rows == 2 * 209
+    g = games.to_pylist()
+    assert [r["game_index"] for r in g[:209]] == list(range(209))
+    assert {r["edition"] for r in g} == {"fshr_russian", "fmjd_64"}
+    assert {r["source"] for r in g} == {"ussr"}
+    assert {r["result"] for r in g} <= {"1-0", "0-1", "1/2-1/2"}
+    spans = split_games(data)
+    assert [r["byte_offset"] for r in g[:209]] == [int(s) for s in spans[:, 0]]
+    assert data[g[0]["byte_offset"]:].startswith(b"[White")
+
+
+def test_block_offsets_and_indices():
+    data = (DATA / "russian_gametype25.pdn").read_bytes()
+    spans = split_games(data)[10:13]
+    games, _ = analyze_draughts_block(data, spans, source="s", first_game_index=1000,
+                                      base_offset=5_000_000, editions=["fshr_russian"])
+    g = games.to_pylist()
+    assert [r["game_index"] for r in g] == [1000, 1001, 1002]
+    assert [r["byte_offset"] for r in g] == [5_000_000 + int(s) for s in spans[:, 0]]
+
+
+def test_unknown_edition():
+    with pytest.raises(ValueError, match="unknown draughts edition 'fide_2018'.*fmjd_64.*fshr_russian"):
+        analyze_draughts_bytes(b'[GameType "25"]\n1. c3-d4 *\n', editions=("fide_2018",))
+
+
+GAME = '[Event "x"]\n[GameType "{gt}"]\n[Result "{res}"]\n{fen}\n{moves}\n\n'
+
+
+def _one(moves: str, res: str = "*", gt: str = "25", fen: str = "") -> dict:
+    data = GAME.format(gt=gt, res=res, fen=f'[FEN "{fen}"]' if fen else "", moves=moves).encode()
+    (row,) = _rows(data)
+    return row
+
+
+def test_notations_and_pdn_syntax():
+    alg = _one("1. c3-d4 b6-a5 {a comment 2. a1-b2} 2. d4-c5 (2. b2-c3 a5-b4) d6:b4 $1 3. a3:c5 ;x\n 1-0", "1-0")
+    num = _one("1. 22-18 9-13 2. 18-14 10x17 3. 21x14 1-0", "1-0")
+    glued = _one("1.22-18 9-13 2.18-14 2...10x17 3.21x14! 2-0", "2-0")
+    for r in (alg, num, glued):
+        assert r["status"] == "ok" and r["plies"] == 5 and r["result"] == "1-0", r
+    assert _one("1. 22-18 11-16 0-2", "0-2")["result"] == "0-1"
+    # long-form GameType strings are Russian too
+    for gt in ("25,W,8,8,A0,0", "25,W,8,8,A1,0"):
+        assert _one("1. c3-d4 *", gt=gt)["status"] == "ok"
+    assert _one("1. c3-d4 *", gt="26,W,8,8,A0,0")["status"] == "unsupported_variant"
+
+
+def test_fen_variants():
+    assert parse_fen("W:W21-32:B1-12") == parse_fen("W:W21,22,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,10,11,12")
+    assert parse_fen("W:Wa1,Kc3:Bb8.") == (1 << 28, 1 << 21, 1, 0, 0)
+    assert parse_fen("B:W18:B14:H0:F1")[4] == 1
+    for bad in ("X:W1:B2", "W:W1,1:B3", "W:W33:B1", "W:Wb1x:B2", "W:W2:B30"):  # last: man on its crowning row
+        assert _one("*", fen=bad)["status"] == "bad_fen"
+    row = _one("1. c3-d4 *", fen="W:W99:B1")
+    assert row["status"] == "bad_fen" and "W:W99:B1" in row["error"]
+
+
+def test_bad_input_gives_status():
+    r = _one("1. c3-d4 f6-g5 2. e3-e5 1-0", "1-0")              # e3-e5 is not a diagonal step
+    assert r["status"] == "illegal_move" and r["error_ply"] == 2 and "'e3-e5'" in r["error"]
+    assert "ply 2" in r["error"] and r["plies"] == 2
+    r = _one("1. c3-d4 f6-g5 2. g3-f4 1-0", "1-0")               # nothing attacked: legal
+    assert r["status"] == "ok"
+    r = _one("1. c3-d4 d6-c5 2. a1-b2 1-0", "1-0")               # d4:b6 is compulsory
+    assert r["status"] == "illegal_move" and r["error_ply"] == 2
+    r = _one("1. c3-d4 hello 1-0", "1-0")
+    assert r["status"] == "bad_token" and "'hello'" in r["error"] and r["error_ply"] == 1
+    r = _one("1. c3-d4 d6-e5 2. b2-c3", "1-0")                   # input ends without a result
+    assert r["status"] == "truncated" and r["plies"] == 3
+    r = _one("1. c3-d4 d6-e5 2. b2-c", "1-0")                    # cut inside a token
+    assert r["status"] == "truncated" and r["plies"] == 2 and "'b2-c'" in r["error"]
+    r = _one("1. c3-d4 {unterminated comment", "1-0")
+    assert r["status"] == "truncated" and r["plies"] == 1
+    r = _one("1. - - 2. - - 1/2-1/2", "1/2-1/2")
+    assert r["status"] == "null_move" and r["error_ply"] == 0
+    r = _one("1-0", "1-0")
+    assert r["status"] == "no_moves" and r["plies"] == 0
+
+
+def test_ambiguous_capture_resolved_by_path():
+    # White man d4 (18); black men c5 (14), c7 (6), d2 (26), e5 (15), g5 (16), g7 (8).
+    # d4:h4 can be d4xe5-f6xg5-h4 (takes e5, g5) or d4xc5-b6xc7-d8 (crowned) then the new king
+    # d8xg5-h4 (takes c5, c7, g5): two different moves with the same start and end square.
+    fen = "W:W18:B14,6,26,15,16,8"
+    assert _one("1. d4:h4 *", fen=fen)["status"] == "ambiguous_move"
+    assert _one("1. 18x20 *", fen=fen)["status"] == "ambiguous_move"
+    short = _one("1. d4:f6:h4 *", fen=fen)
+    long_ = _one("1. d4:b6:d8:h4 *", fen=fen)
+    assert short["status"] == long_["status"] == "ok"
+    assert _one("1. d4:f6:h4 g7:e5 *", fen=fen)["status"] == "illegal_move"   # f6 is empty after the capture
+    draughts = pytest.importorskip("draughts")
+    b = draughts.Board(variant="russian", fen="W:Wd4:Bc5,c7,d2,e5,g5,g7")
+    # the independent generator agrees: two moves d4 -> h4 (pydraughts numbering 14 -> 16)
+    # with different captured sets
+    caps = {frozenset(m.captures) for m in b.legal_moves() if m.steps_move[0] == 14 and m.steps_move[-1] == 16}
+    assert len(caps) == 2 and {len(c) for c in caps} == {2, 3}
+
+
+def test_promotion_during_capture_continues_as_king():
+    # the long path above: the man crowned on d8 goes on capturing as a king
+    row = _one("1. d4:b6:d8:h4 *", fen="W:W18:B14,6,26,15,16,8")
+    assert row["status"] == "ok"
+    from analyzer.draughts.analyze import replay_positions
+    data = GAME.format(gt="25", res="*", fen='[FEN "W:W18:B14,6,26,15,16,8"]', moves="1. d4:b6:d8:h4 *").encode()
+    (status, positions), = replay_positions(data)
+    wm, wk, bm, bk, stm = positions[-1]
+    assert wm == 0 and wk == 1 << 19                    # a king on h4 (20)
+    assert bm == (1 << 25) | (1 << 14) | (1 << 7)       # d2, e5, g7 left
+
+
+def test_kernel_does_not_raise_on_garbage():
+    for junk in (b"", b"\x00\xff" * 50, b"[GameType \"25\"]\n(((((", b"1. c3-d4 " * 3 + b"}{)(", b"[FEN \"W\"]\n1-0"):
+        games, events = analyze_draughts_bytes(junk)
+        assert games.num_rows == len(split_games(junk))
+    empty = analyze_draughts_block(b"", np.zeros((0, 2), np.int64), source="s", first_game_index=0,
+                                   base_offset=0, editions=["fshr_russian"])
+    assert empty[0].num_rows == 0 and empty[1].num_rows == 0
