@@ -10,8 +10,9 @@ same position count once. The separator is not checked (sources write captures w
 Per ply p (0 = the start position) it records the position (4 bitboards + side to move), the
 Zobrist key, how many times this position has occurred so far (same side to move), the largest
 occurrence count some legal move would produce ("intended move"), the number of legal moves,
-the plies since the last man move or capture, and the plies since the material last changed
-(capture or promotion). Kernels never raise: a status per game, facts up to the last legal ply.
+the plies since the last man move or capture, the plies since the material last changed
+(capture or promotion) and the material signature (counts of white men / kings, black men /
+kings packed 4 bits each). Kernels never raise: a status per game, facts up to the last legal ply.
 """
 from __future__ import annotations
 
@@ -160,7 +161,7 @@ def _path_matches(path, plen, to, sqs, nsq):
 @numba.njit(cache=True, nogil=True)
 def replay_batch(buf, mt_start, mt_end, init_pos, init_stm, active, ply_off,
                  p_wm, p_wk, p_bm, p_bk, p_stm, p_key, p_rep, p_intended, p_nlegal,
-                 p_irrev, p_matclock,
+                 p_irrev, p_matclock, p_material,
                  g_status, g_plies, g_err_s, g_err_e, g_result, g_moves_seen):
     """Replay games i with active[i]; facts of game i go to slots ply_off[i]..ply_off[i+1]-1."""
     mv_from = np.empty(MAX_MOVES, np.int64)
@@ -203,6 +204,9 @@ def replay_batch(buf, mt_start, mt_end, init_pos, init_stm, active, ply_off,
             p_key[slot] = key
             p_irrev[slot] = irrev
             p_matclock[slot] = matclock
+            # material signature: white men | white kings << 4 | black men << 8 | black kings << 12
+            p_material[slot] = (popcount(wm) | (popcount(wk) << 4) | (popcount(bm) << 8)
+                                | (popcount(bk) << 12))
             cnt = 0
             for q in range(base + last_irrev, slot + 1):
                 if p_key[q] == key:
@@ -375,6 +379,3 @@ def replay_batch(buf, mt_start, mt_end, init_pos, init_stm, active, ply_off,
             if g_moves_seen[g] == 0:
                 g_status[g] = ST_NO_MOVES
 
-
-def material_counts(wm, wk, bm, bk):
-    return popcount(wm), popcount(wk), popcount(bm), popcount(bk)

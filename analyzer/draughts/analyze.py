@@ -37,6 +37,7 @@ class Facts:
         self.nlegal = np.zeros(total, np.int16)
         self.irrev = np.zeros(total, np.int32)
         self.matclock = np.zeros(total, np.int32)
+        self.material = np.zeros(total, np.int32)
         self.status = np.zeros(n, np.int8)
         self.plies = np.zeros(n, np.int32)
         self.err_s = np.zeros(n, np.int64)
@@ -51,7 +52,7 @@ def replay_games(buf: np.ndarray, mt_start: np.ndarray, mt_end: np.ndarray, init
     caps = np.where(active, (mt_end - mt_start) // 2 + 2, 0).astype(np.int64)
     f = Facts(n, caps)
     replay_batch(buf, mt_start, mt_end, init_pos, init_stm, active, f.off,
-                 f.wm, f.wk, f.bm, f.bk, f.stm, f.key, f.rep, f.intended, f.nlegal, f.irrev, f.matclock,
+                 f.wm, f.wk, f.bm, f.bk, f.stm, f.key, f.rep, f.intended, f.nlegal, f.irrev, f.matclock, f.material,
                  f.status, f.plies, f.err_s, f.err_e, f.result_tok, f.moves_seen)
     return f
 
@@ -74,20 +75,9 @@ def _position_fen(f: Facts, slot: int) -> str:
     return f"{'W' if f.stm[slot] == 0 else 'B'}:W{','.join(w)}:B{','.join(b)}"
 
 
-def analyze_draughts_block(block: bytes, spans: np.ndarray, *, source: str, first_game_index: int,
-                           base_offset: int, editions: Sequence[str]) -> tuple[pa.Table, pa.Table]:
-    """Analyze the Russian-draughts games at `spans` ([start, end) offsets into `block`).
-
-    One games row per (game, edition); every game gets a row (a status and a readable error when
-    it is not `ok`). Events: one row per claim opportunity (every ply at which the side to move
-    could claim) and one per automatic draw (its first ply).
-    """
-    eds = [get_edition(e) for e in editions]
-    if not eds:
-        raise ValueError("at least one draughts edition is required")
-    spans = np.asarray(spans, dtype=np.int64).reshape(-1, 2)
+def _prepare(block: bytes, spans: np.ndarray):
+    """Per game (Python, once per game): tags, movetext start, start position, GameType check."""
     n = len(spans)
-    buf = np.frombuffer(block, dtype=np.uint8)
     mt_start = np.zeros(n, np.int64)
     mt_end = np.zeros(n, np.int64)
     init_pos = np.zeros((n, 4), np.uint64)
@@ -121,7 +111,26 @@ def analyze_draughts_block(block: bytes, spans: np.ndarray, *, source: str, firs
         init_pos[i] = (wm, wk, bm, bk)
         init_stm[i] = stm
         active[i] = True
+    return tags_list, mt_start, mt_end, init_pos, init_stm, active, pre_status, pre_error
 
+
+def analyze_draughts_block(block: bytes, spans: np.ndarray, *, source: str, first_game_index: int,
+                           base_offset: int, editions: Sequence[str]) -> tuple[pa.Table, pa.Table]:
+    """Analyze the Russian-draughts games at `spans` ([start, end) offsets into `block`).
+
+    One games row per (game, edition); every game gets a row (a status and a readable error when
+    it is not `ok`). Events: one row per claim opportunity (every ply at which the side to move
+    could claim) and one per automatic draw (its first ply).
+    """
+    if isinstance(editions, str):
+        editions = [editions]
+    eds = [get_edition(e) for e in editions]
+    if not eds:
+        raise ValueError("at least one draughts edition is required")
+    spans = np.asarray(spans, dtype=np.int64).reshape(-1, 2)
+    n = len(spans)
+    buf = np.frombuffer(block, dtype=np.uint8)
+    tags_list, mt_start, mt_end, init_pos, init_stm, active, pre_status, pre_error = _prepare(block, spans)
     facts = replay_games(buf, mt_start, mt_end, init_pos, init_stm, active)
 
     # results
@@ -317,34 +326,23 @@ def analyze_draughts_bytes(data: bytes, *, source: str = "test",
                                   editions=editions)
 
 
+def replay_facts(data: bytes) -> tuple[np.ndarray, np.ndarray, Facts]:
+    """Test/debug helper: (spans, replayed mask, per-ply facts) of the games in `data`."""
+    spans = pdn.split_games(data)
+    _, mt_start, mt_end, init_pos, init_stm, active, _, _ = _prepare(data, spans)
+    f = replay_games(np.frombuffer(data, dtype=np.uint8), mt_start, mt_end, init_pos, init_stm, active)
+    return spans, active, f
+
+
 def replay_positions(data: bytes) -> list[tuple[str, list[tuple[int, int, int, int, int]]]]:
     """Test/debug helper: per game, (status name, positions at plies 0..plies) as
-    (white men, white kings, black men, black kings, side to move). Non-Russian games: ([],)."""
+    (white men, white kings, black men, black kings, side to move); no positions for games
+    that were not replayed (other GameTypes, bad FEN)."""
     games, _ = analyze_draughts_bytes(data)
-    spans = pdn.split_games(data)
-    n = len(spans)
-    buf = np.frombuffer(data, dtype=np.uint8)
-    mt_start = np.zeros(n, np.int64)
-    init_pos = np.zeros((n, 4), np.uint64)
-    init_stm = np.zeros(n, np.int8)
-    active = np.zeros(n, np.bool_)
-    for i, (s, e) in enumerate(spans):
-        tags, mt = pdn.parse_tags(data[s:e])
-        mt_start[i] = s + mt
-        gt = pdn.gametype_number(tags.get("GameType"))
-        if gt is not None and gt != pdn.RUSSIAN_GAMETYPE:
-            continue
-        try:
-            pos = pdn.parse_fen(tags["FEN"]) if tags.get("FEN") else tuple(int(x) for x in initial_position())
-        except pdn.FenError:
-            continue
-        init_pos[i] = pos[:4]
-        init_stm[i] = pos[4]
-        active[i] = True
-    f = replay_games(buf, mt_start, spans[:, 1].copy(), init_pos, init_stm, active)
     status = games.column("status").to_pylist()
+    spans, active, f = replay_facts(data)
     out = []
-    for i in range(n):
+    for i in range(len(spans)):
         if not active[i]:
             out.append((status[i], []))
             continue
