@@ -151,3 +151,20 @@ def test_kernel_does_not_raise_on_garbage():
     empty = analyze_draughts_block(b"", np.zeros((0, 2), np.int64), source="s", first_game_index=0,
                                    base_offset=0, editions=["fshr_russian"])
     assert empty[0].num_rows == 0 and empty[1].num_rows == 0
+
+
+def test_mutated_file_never_raises():
+    """Random damage (changed bytes, cut anywhere): every game still gets one row per edition."""
+    import random
+    data = (DATA / "russian_gametype25.pdn").read_bytes()
+    rnd = random.Random(5)
+    statuses = set()
+    for _ in range(8):
+        b = bytearray(data)
+        for _ in range(rnd.randint(1, 100)):
+            b[rnd.randrange(len(b))] = rnd.choice(b"abcdefgh12345678-:x{}()[] \n\"*/.K,W:B")
+        cut = bytes(b[:rnd.randrange(len(b))])
+        games, _ = analyze_draughts_bytes(cut, editions=("fshr_russian", "fmjd_64"))
+        assert games.num_rows == 2 * len(split_games(cut))
+        statuses.update(games.column("status").to_pylist())
+    assert "ok" in statuses and statuses <= set(tables.STATUS_CODES)
