@@ -1,0 +1,169 @@
+"""Inputs: detect the compression, stream decompressed bytes, and find pzstd frames.
+
+Supported: plain text, zstd (single frame, several frames, pzstd's skippable-frame layout),
+gzip, bzip2, and `-` for standard input. Everything is streamed in bounded blocks.
+"""
+from __future__ import annotations
+
+import bz2
+import gzip
+import io
+import os
+import struct
+import sys
+from dataclasses import dataclass
+
+import zstandard
+
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+SKIPPABLE_LO = 0x184D2A50
+SKIPPABLE_HI = 0x184D2A5F
+GZIP_MAGIC = b"\x1f\x8b"
+BZ2_MAGIC = b"BZh"
+READ_SIZE = 4 << 20
+
+
+class InputError(Exception):
+    """An input that cannot be read (missing, unreadable, damaged): a message for the user."""
+
+
+@dataclass(frozen=True)
+class InputInfo:
+    path: str            # as given ("-" = stdin)
+    name: str            # source name: file name without compression/PGN extensions
+    compression: str     # none | zstd | gzip | bz2
+    size: int            # bytes on disk (-1 for stdin)
+    mtime: float
+    game_type: str       # chess | russian_draughts (routing by extension or GameType tag)
+
+
+def source_name(path: str) -> str:
+    if path == "-":
+        return "stdin"
+    base = os.path.basename(path)
+    for ext in (".zst", ".zstd", ".gz", ".bz2"):
+        if base.endswith(ext):
+            base = base[: -len(ext)]
+            break
+    for ext in (".pgn", ".pdn"):
+        if base.endswith(ext):
+            base = base[: -len(ext)]
+            break
+    return base or "input"
+
+
+def _sniff(head: bytes) -> str:
+    if head.startswith(ZSTD_MAGIC):
+        return "zstd"
+    if len(head) >= 4:
+        (magic,) = struct.unpack("<I", head[:4])
+        if SKIPPABLE_LO <= magic <= SKIPPABLE_HI:
+            return "zstd"
+    if head.startswith(GZIP_MAGIC):
+        return "gzip"
+    if head.startswith(BZ2_MAGIC) and len(head) >= 4 and head[3:4].isdigit():
+        return "bz2"
+    return "none"
+
+
+def inspect(path: str) -> InputInfo:
+    """Stat and sniff an input; InputError with a clear message when it cannot be read."""
+    if path == "-":
+        return InputInfo("-", "stdin", "stream", -1, 0.0, "chess")
+    try:
+        st = os.stat(path)
+        if os.path.isdir(path):
+            raise InputError(f"{path}: is a directory, not a game file")
+        with open(path, "rb") as fh:
+            head = fh.read(4)
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except PermissionError:
+        raise InputError(f"{path}: permission denied") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    comp = _sniff(head)
+    game_type = "chess"
+    lower = path.lower()
+    if ".pdn" in os.path.basename(lower):
+        game_type = "russian_draughts"
+    else:
+        try:
+            with open_stream(path, comp) as fh:
+                sample = fh.read(1 << 16)
+        except Exception:  # damaged: routing falls back to chess; the reader reports the damage
+            sample = b""
+        if b'[GameType "' in sample and b'[GameType "0' not in sample:
+            game_type = "russian_draughts"
+    return InputInfo(path, source_name(path), comp, st.st_size, st.st_mtime, game_type)
+
+
+def open_stream(path: str, compression: str):
+    """A binary file object of decompressed bytes (reads across zstd frames)."""
+    if path == "-":
+        raw = sys.stdin.buffer
+        head = raw.peek(4)[:4] if hasattr(raw, "peek") else b""
+        compression = _sniff(head) if head else "none"
+    else:
+        raw = open(path, "rb")
+    if compression == "zstd":
+        dctx = zstandard.ZstdDecompressor(max_window_size=1 << 31)
+        return dctx.stream_reader(raw, read_size=READ_SIZE, read_across_frames=True, closefd=True)
+    if compression == "gzip":
+        return gzip.GzipFile(fileobj=raw, mode="rb")
+    if compression == "bz2":
+        return bz2.BZ2File(raw, mode="rb")
+    return raw if path != "-" else io.BufferedReader(raw)
+
+
+@dataclass(frozen=True)
+class Frame:
+    offset: int          # byte offset of the zstd frame (after its skippable header) in the file
+    size: int            # compressed size
+
+
+def pzstd_frames(path: str) -> list[Frame] | None:
+    """Frames of a pzstd file, found by walking the 12-byte skippable headers without decoding.
+
+    Returns None when the file does not start with pzstd's skippable frame (then it must be read
+    sequentially) or when the walk does not end exactly at the end of the file.
+    """
+    frames = []
+    size = os.path.getsize(path)
+    with open(path, "rb") as fh:
+        pos = 0
+        while pos < size:
+            fh.seek(pos)
+            head = fh.read(12)
+            if len(head) < 12:
+                return None
+            magic, length, csize = struct.unpack("<III", head)
+            if not (SKIPPABLE_LO <= magic <= SKIPPABLE_HI) or length != 4:
+                return None if not frames else None
+            frames.append(Frame(pos + 12, csize))
+            pos += 12 + csize
+        if pos != size:
+            return None
+    return frames if len(frames) > 1 else None
+
+
+def iter_frames(path: str, frames: list[Frame], first: int):
+    """Decode frames first, first+1, ... one at a time: yields (index, text or ZstdError).
+
+    Decoding frame by frame tells the decompressed size of each frame (for byte offsets) and lets
+    a damaged frame be reported while the frames after it are still read.
+    """
+    dctx = zstandard.ZstdDecompressor(max_window_size=1 << 31)
+    with open(path, "rb") as fh:
+        for i in range(first, len(frames)):
+            fr = frames[i]
+            fh.seek(fr.offset)
+            data = fh.read(fr.size)
+            try:
+                if len(data) != fr.size:
+                    raise zstandard.ZstdError(f"frame {i} truncated: {len(data)} of {fr.size} bytes")
+                text = dctx.decompressobj().decompress(data)
+            except zstandard.ZstdError as exc:
+                yield i, exc
+                continue
+            yield i, text

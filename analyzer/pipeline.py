@@ -1,0 +1,343 @@
+"""The batch job: plan work units per input, run them (in-process, process pool or Dask),
+write one Parquet part per unit, and finalize per source.
+
+Layout under OUT:
+  games/source=<name>/part-<unit>.parquet     final tables (global game_index, byte_offset)
+  events/source=<name>/part-<unit>.parquet
+  _staging/<name>/unit-<unit>.{games,events}.parquet   unit output with unit-local numbering
+  _manifest/<name>/unit-<unit>.json                    one record per finished unit
+  _manifest/run.json                                   the last run: inputs, units, counts, versions
+
+Every file is written under a temporary name and renamed when complete, so an interrupted run
+(SIGINT, SIGTERM, kill -9) leaves no partial table under a final name, and rerunning the same
+command skips the finished units and produces the same tables.
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import time
+from dataclasses import asdict, dataclass, field
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from analyzer import tables
+from analyzer.io import sources
+from analyzer.stream import RegionAnalyzer, find_strong_start
+
+UNIT_TEXT_BYTES = 64 << 20       # sequential inputs: one unit per ~64 MiB of text
+FRAMES_PER_UNIT = 4              # pzstd inputs: 4 frames (~128 MiB of text) per unit
+READ_CHUNK = 4 << 20
+
+
+@dataclass
+class Config:
+    out: str
+    editions: list                     # ChessEdition objects (chess) ; draughts edition ids
+    draughts_editions: list = field(default_factory=lambda: ["fshr_russian"])
+    block_size: int = 8 << 20
+    max_game_bytes: int = 16 << 20
+    unit_text_bytes: int = UNIT_TEXT_BYTES
+    frames_per_unit: int = FRAMES_PER_UNIT
+
+    def fingerprint(self) -> dict:
+        """What a finished unit must match to be reused by a rerun."""
+        return {
+            "editions": [e.id if hasattr(e, "id") else e for e in self.editions],
+            "edition_params": [asdict(e) for e in self.editions if hasattr(e, "id")],
+            "draughts_editions": list(self.draughts_editions),
+            "max_game_bytes": self.max_game_bytes,
+            "unit_text_bytes": self.unit_text_bytes,
+            "frames_per_unit": self.frames_per_unit,
+            "version": _version(),
+        }
+
+
+def _version() -> str:
+    from analyzer import __version__
+
+    return __version__
+
+
+@dataclass
+class UnitSpec:
+    """One independent piece of work. `payload` (bytes) for sequentially read inputs, or a
+    frame range of a pzstd file that the worker decodes itself."""
+    source: str
+    game_type: str
+    index: int
+    path: str
+    text_start: int | None = None          # global offset of the region (sequential inputs)
+    payload: bytes | None = None
+    leading_fragment: bool = False         # region starts inside an oversized game: skip to a game start
+    frames: list | None = None             # [(offset, size), ...] of the whole file (frame units)
+    first_frame: int = 0
+    end_frame: int = 0
+    damage: str | None = None              # the input was damaged at the end of this region
+
+
+# ---------------------------------------------------------------------------------------------
+# Writing parts atomically
+
+
+def _atomic_write_table(table: pa.Table, path: str) -> None:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = f"{path}.tmp-{os.getpid()}"
+    pq.write_table(table, tmp, compression="zstd")
+    os.replace(tmp, path)
+
+
+def _atomic_write_json(obj, path: str) -> None:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with open(tmp, "w") as fh:
+        json.dump(obj, fh, indent=1, sort_keys=True)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+class _PartWriter:
+    """Collects a unit's blocks into one Parquet file per table, written under a temp name."""
+
+    def __init__(self, path: str, schema: pa.Schema):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        self.path = path
+        self.tmp = f"{path}.tmp-{os.getpid()}"
+        self.writer = pq.ParquetWriter(self.tmp, schema, compression="zstd")
+        self.rows = 0
+
+    def write(self, table: pa.Table) -> None:
+        if table.num_rows:
+            self.writer.write_table(table)
+            self.rows += table.num_rows
+
+    def close(self) -> None:
+        self.writer.close()
+        os.replace(self.tmp, self.path)
+
+    def abort(self) -> None:
+        try:
+            self.writer.close()
+        finally:
+            if os.path.exists(self.tmp):
+                os.remove(self.tmp)
+
+
+def staging_paths(out: str, source: str, index: int):
+    base = os.path.join(out, "_staging", source, f"unit-{index:06d}")
+    return f"{base}.games.parquet", f"{base}.events.parquet"
+
+
+def unit_manifest_path(out: str, source: str, index: int) -> str:
+    return os.path.join(out, "_manifest", source, f"unit-{index:06d}.json")
+
+
+def final_paths(out: str, source: str, index: int):
+    return (os.path.join(out, "games", f"source={source}", f"part-{index:06d}.parquet"),
+            os.path.join(out, "events", f"source={source}", f"part-{index:06d}.parquet"))
+
+
+# ---------------------------------------------------------------------------------------------
+# Running one unit (in a worker process, a Dask worker, or in-process)
+
+
+def _feed_frames(spec: UnitSpec, ra: RegionAnalyzer, info: dict) -> str | None:
+    """Feed a frame unit's text: from its first strong game start (unless it holds frame 0) to
+    the first strong game start at or after the end of its last frame. Returns a damage
+    message when the text after the unit's frames could not be read to its end."""
+    frames = [sources.Frame(o, s) for o, s in spec.frames]
+    if spec.first_frame > 0:
+        ra.start_inside()
+    local = 0                      # text bytes decoded from the unit's own frames
+    for i, text in sources.iter_frames(spec.path, frames, spec.first_frame):
+        if i == spec.end_frame:
+            ra.set_end(local)
+        if isinstance(text, Exception):
+            msg = f"zstd frame {i} at file offset {frames[i].offset} is damaged ({text}); its games are lost"
+            info.setdefault("damaged_frames", []).append(msg)
+            if i >= spec.end_frame:
+                return msg
+            ra.gap(msg)
+            continue
+        if i < spec.end_frame:
+            local += len(text)
+        ra.feed(text)
+        if ra.done:
+            break
+    info["frame_text_bytes"] = local
+    return None
+
+
+def run_unit(spec: UnitSpec, cfg: Config) -> dict:
+    """Analyze one unit and write its staging parts and manifest record; return the record."""
+    t0 = time.time()
+    gpath, epath = staging_paths(cfg.out, spec.source, spec.index)
+    gw = _PartWriter(gpath, tables.GAMES_SCHEMA)
+    ew = _PartWriter(epath, tables.EVENTS_SCHEMA)
+    editions = cfg.editions if spec.game_type == "chess" else cfg.draughts_editions
+    counts: dict = {"status": {}, "events": {}, "rules": {}}
+
+    def sink(games: pa.Table, events: pa.Table) -> None:
+        _count(counts, games, events)
+        gw.write(games)
+        ew.write(events)
+
+    info: dict = {}
+    try:
+        ra = RegionAnalyzer(game_type=spec.game_type, source=spec.source, editions=editions,
+                            sink=sink, block_size=cfg.block_size, max_game_bytes=cfg.max_game_bytes)
+        reason = None
+        if spec.frames is not None:
+            reason = _feed_frames(spec, ra, info)
+        else:
+            payload = spec.payload or b""
+            if spec.leading_fragment:
+                ra.start_inside()
+            for k in range(0, len(payload), READ_CHUNK):
+                ra.feed(payload[k:k + READ_CHUNK])
+            reason = spec.damage
+        stats = ra.finish(truncated_reason=reason)
+        gw.close()
+        ew.close()
+    except BaseException:
+        gw.abort()
+        ew.abort()
+        raise
+    record = {
+        "source": spec.source, "unit": spec.index, "game_type": spec.game_type,
+        "games": stats.games, "text_bytes": stats.text_bytes, "text_start": spec.text_start,
+        "frame_text_bytes": info.get("frame_text_bytes"),
+        "first_frame": spec.first_frame if spec.frames is not None else None,
+        "end_frame": spec.end_frame if spec.frames is not None else None,
+        "damage": sorted(set(stats.damage + info.get("damaged_frames", []))),
+        "counts": counts, "seconds": round(time.time() - t0, 3), "fingerprint": cfg.fingerprint(),
+    }
+    _atomic_write_json(record, unit_manifest_path(cfg.out, spec.source, spec.index))
+    return record
+
+
+def _count(counts: dict, games: pa.Table, events: pa.Table) -> None:
+    import pyarrow.compute as pc
+
+    for item in pc.value_counts(games.column("status").cast(pa.string())).to_pylist():
+        counts["status"][item["values"]] = counts["status"].get(item["values"], 0) + item["counts"]
+    if events.num_rows:
+        key = pc.binary_join_element_wise(events.column("edition").cast(pa.string()),
+                                          events.column("rule").cast(pa.string()),
+                                          events.column("kind").cast(pa.string()), ":")
+        for item in pc.value_counts(key).to_pylist():
+            counts["events"][item["values"]] = counts["events"].get(item["values"], 0) + item["counts"]
+    for colname in ("first_threefold_claim_ply", "first_fifty_claim_ply", "first_fivefold_ply",
+                    "first_seventyfive_ply", "first_missed_claim_ply"):
+        col = games.column(colname)
+        valid = pc.is_valid(col)
+        eds = games.column("edition").cast(pa.string()).filter(valid)
+        for item in pc.value_counts(eds).to_pylist():
+            k = f"{item['values']}:{colname}"
+            counts["rules"][k] = counts["rules"].get(k, 0) + item["counts"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Planning: frame units are known up front; sequential inputs are cut while reading.
+
+
+def plan_frame_units(info: sources.InputInfo, frames: list, cfg: Config) -> list[UnitSpec]:
+    pairs = [(f.offset, f.size) for f in frames]
+    units = []
+    for k, first in enumerate(range(0, len(frames), cfg.frames_per_unit)):
+        units.append(UnitSpec(info.name, info.game_type, k, info.path, frames=pairs,
+                              first_frame=first, end_frame=min(first + cfg.frames_per_unit, len(frames))))
+    return units
+
+
+def iter_sequential_units(info: sources.InputInfo, cfg: Config):
+    """Read an input once and cut it into units at strong game starts near every
+    `unit_text_bytes` of text. Yields UnitSpec with the text as payload."""
+    k = 0
+    base = 0
+    buf = bytearray()
+    damage = None
+    leading_fragment = False
+    stream = sources.open_stream(info.path, info.compression)
+    try:
+        while True:
+            try:
+                chunk = stream.read(READ_CHUNK)
+            except (OSError, EOFError, ValueError) as exc:  # zstd/gzip/bz2 damage, truncation
+                damage = f"the compressed input is damaged or truncated after {base + len(buf)} bytes of text ({exc})"
+                chunk = b""
+            if not chunk:
+                break
+            buf += chunk
+            while len(buf) >= cfg.unit_text_bytes + READ_CHUNK:
+                s = find_strong_start(buf, cfg.unit_text_bytes)
+                forced = False
+                if s < 0:
+                    if len(buf) < cfg.unit_text_bytes + cfg.max_game_bytes + READ_CHUNK:
+                        break
+                    s = cfg.unit_text_bytes      # a game larger than the limit spans the cut
+                    forced = True
+                yield UnitSpec(info.name, info.game_type, k, info.path, text_start=base,
+                               payload=bytes(buf[:s]), leading_fragment=leading_fragment)
+                leading_fragment = forced
+                del buf[:s]
+                base += s
+                k += 1
+    finally:
+        try:
+            stream.close()
+        except Exception:
+            pass
+    if damage is None and info.compression in ("gzip", "bz2", "zstd") and info.path != "-":
+        pass
+    yield UnitSpec(info.name, info.game_type, k, info.path, text_start=base, payload=bytes(buf),
+                   leading_fragment=leading_fragment, damage=damage)
+
+
+# ---------------------------------------------------------------------------------------------
+# Finalize: global game_index and byte_offset, final parts
+
+
+def finalize_source(out: str, source: str, n_units: int) -> dict:
+    """Turn staging parts into final parts with global numbering (idempotent, resumable)."""
+    records = []
+    for k in range(n_units):
+        with open(unit_manifest_path(out, source, k)) as fh:
+            records.append(json.load(fh))
+    game_base = 0
+    text_base = 0
+    for rec in records:
+        k = rec["unit"]
+        start = rec["text_start"] if rec["text_start"] is not None else text_base
+        gpath, epath = staging_paths(out, source, k)
+        fg, fe = final_paths(out, source, k)
+        if not (os.path.exists(fg) and os.path.exists(fe) and rec.get("finalized") == [game_base, start]):
+            games = pq.read_table(gpath)
+            events = pq.read_table(epath)
+            games = _shift(games, game_base, start)
+            events = _shift(events, game_base, None)
+            _atomic_write_table(games, fg)
+            _atomic_write_table(events, fe)
+            rec["finalized"] = [game_base, start]
+            _atomic_write_json(rec, unit_manifest_path(out, source, k))
+        game_base += rec["games"]
+        text_base = start + (rec["frame_text_bytes"] if rec["frame_text_bytes"] is not None else rec["text_bytes"])
+    for k in range(n_units):
+        for p in staging_paths(out, source, k):
+            if os.path.exists(p):
+                os.remove(p)
+    return {"games": game_base, "units": n_units}
+
+
+def _shift(table: pa.Table, game_base: int, text_start: int | None) -> pa.Table:
+    import pyarrow.compute as pc
+
+    i = table.schema.get_field_index("game_index")
+    table = table.set_column(i, "game_index", pc.add(table.column(i), game_base))
+    if text_start is not None:
+        j = table.schema.get_field_index("byte_offset")
+        table = table.set_column(j, "byte_offset", pc.add(table.column(j), text_start))
+    return table
