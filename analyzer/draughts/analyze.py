@@ -8,10 +8,10 @@ import pyarrow as pa
 
 from .. import tables
 from . import pdn
-from ._board import initial_position, square_name
+from ._board import initial_position
 from ._replay import (RES_BLACK, RES_DRAW, RES_NONE, RES_UNKNOWN, RES_WHITE, ST_BAD_TOKEN,
                       ST_ILLEGAL, ST_NULL_MOVE, ST_OK, ST_TRUNCATED, STATUS_NAMES, replay_batch)
-from .rules import (K_AUTO, KIND_NAMES, R_BALANCE, R_DIAG, R_KVK, R_SMALL, R_THREEFOLD,
+from .rules import (KIND_NAMES, R_BALANCE, R_DIAG, R_KVK, R_SMALL, R_THREEFOLD,
                     RULE_NAMES, apply_rules, get_edition)
 
 GAME_TYPE = "russian_draughts"
