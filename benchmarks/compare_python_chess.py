@@ -74,9 +74,11 @@ class EngineView:
     def game(self, row: int) -> ref.EngineGame:
         import numpy as np
         g = self.games[row]
-        evs = sorted(self.events.get(g["game_index"], []), key=ref._event_sort_key)
+        all_evs = self.events.get(g["game_index"], [])
+        evs = sorted((x for x in all_evs if x[1] in ref.EVENT_RULES), key=ref._event_sort_key)
         eg = ref.EngineGame(status=g["status"], error=g.get("error"), columns=g, events=evs,
                             byte_offset=g.get("byte_offset"))
+        eg.other_events = len(all_evs) - len(evs)
         if self.facts_ok:
             a, b = int(self.off[row]), int(self.off[row + 1])
             eg.keys = [int(k) for k in self.keys[a:b]]
@@ -177,11 +179,15 @@ def _work(task):
                 unmatched.append((source, gi, start))
                 continue
         eg = view.game(row)
+        if eg.status == "no_moves" and o.plies == 0:
+            stats["no_moves games (0 plies in python-chess too)"] += 1
         if eg.status != "ok" and o.chess960:
             stats["chess960 not analyzed by engine (allowed)"] += 1
             continue
         ms = ref.compare_game(o, eg)
         stats["compared"] += 1
+        if eg.other_events:
+            stats["engine events of other rules (offer...), not compared"] += eg.other_events
         if ms:
             stats["games with mismatches"] += 1
             for m in ms:
