@@ -265,18 +265,18 @@ def iter_sequential_units(info: sources.InputInfo, cfg: Config):
     try:
         while True:
             try:
-                chunk = stream.read(READ_CHUNK)
-            except (OSError, EOFError, ValueError) as exc:  # zstd/gzip/bz2 damage, truncation
+                chunk = stream.read(min(READ_CHUNK, cfg.unit_text_bytes))
+            except Exception as exc:  # noqa: BLE001 - zstd/gzip/bz2 damage or truncation
                 damage = f"the compressed input is damaged or truncated after {base + len(buf)} bytes of text ({exc})"
                 chunk = b""
             if not chunk:
                 break
             buf += chunk
-            while len(buf) >= cfg.unit_text_bytes + READ_CHUNK:
+            while len(buf) > cfg.unit_text_bytes:
                 s = find_strong_start(buf, cfg.unit_text_bytes)
                 forced = False
                 if s < 0:
-                    if len(buf) < cfg.unit_text_bytes + cfg.max_game_bytes + READ_CHUNK:
+                    if len(buf) < cfg.unit_text_bytes + cfg.max_game_bytes:
                         break
                     s = cfg.unit_text_bytes      # a game larger than the limit spans the cut
                     forced = True
@@ -291,8 +291,6 @@ def iter_sequential_units(info: sources.InputInfo, cfg: Config):
             stream.close()
         except Exception:
             pass
-    if damage is None and info.compression in ("gzip", "bz2", "zstd") and info.path != "-":
-        pass
     yield UnitSpec(info.name, info.game_type, k, info.path, text_start=base, payload=bytes(buf),
                    leading_fragment=leading_fragment, damage=damage)
 

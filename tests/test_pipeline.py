@@ -1,0 +1,191 @@
+"""The batch job end to end: formats, work units, resume after kill -9, CLI errors, accounting."""
+from __future__ import annotations
+
+import bz2
+import gzip
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import polars as pl
+import pytest
+
+import analyzer
+from analyzer import pipeline, run
+from analyzer.editions import resolve
+
+SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")
+SMALL = os.path.join(SHARED, "lichess_small.pgn")
+
+
+def _scan(inputs, out, workers=1, **cfg_kw):
+    cfg = pipeline.Config(out=str(out), editions=resolve(["fide_2018"]), **cfg_kw)
+    summary, code = run.run_scan([str(p) for p in inputs], cfg, workers=workers, progress_interval=0)
+    return summary, code
+
+
+def _tables(out):
+    g = analyzer.scan_games(str(out)).collect().sort(["source", "edition", "game_index"])
+    e = analyzer.scan_events(str(out)).collect().sort(["source", "edition", "game_index", "ply", "rule", "kind"])
+    return g, e
+
+
+def _same_tables(a, b, ignore_source=False):
+    ga, ea = a
+    gb, eb = b
+    if ignore_source:
+        ga, gb, ea, eb = (t.drop("source") for t in (ga, gb, ea, eb))
+    assert ga.shape == gb.shape
+    assert ga.equals(gb), "games tables differ"
+    assert ea.equals(eb), "events tables differ"
+
+
+@pytest.fixture(scope="module")
+def small_text():
+    with open(SMALL, "rb") as fh:
+        return fh.read()
+
+
+@pytest.fixture(scope="module")
+def baseline(tmp_path_factory, small_text):
+    """lichess_small as plain text, one unit, one worker."""
+    d = tmp_path_factory.mktemp("base")
+    src = d / "games.pgn"
+    src.write_bytes(small_text)
+    out = d / "out"
+    summary, code = _scan([src], out)
+    assert code == 0
+    return summary, _tables(out)
+
+
+def test_every_game_has_a_row(baseline, small_text):
+    summary, (games, _) = baseline
+    assert summary["games"] == small_text.count(b"[Event ") == games.height == 2000
+    assert games["game_index"].to_list() == list(range(2000))
+    # byte_offset points at the game's first tag.
+    offsets = games["byte_offset"].to_list()
+    assert all(small_text[o:o + 7] == b"[Event " for o in offsets)
+
+
+@pytest.mark.parametrize("fmt", ["gz", "bz2", "zst"])
+def test_compressed_inputs_give_the_same_tables(tmp_path, baseline, small_text, fmt):
+    src = tmp_path / f"games.pgn.{fmt}"
+    if fmt == "gz":
+        src.write_bytes(gzip.compress(small_text))
+    elif fmt == "bz2":
+        src.write_bytes(bz2.compress(small_text))
+    else:
+        import zstandard
+
+        src.write_bytes(zstandard.ZstdCompressor(level=3).compress(small_text))
+    summary, code = _scan([src], tmp_path / "out", unit_text_bytes=1 << 20)
+    assert code == 0
+    _same_tables(baseline[1], _tables(tmp_path / "out"))
+
+
+def test_pzstd_multiframe_equals_single_frame(tmp_path, baseline, small_text):
+    if shutil.which("pzstd") is None:
+        pytest.fail("pzstd (Debian package zstd) is required; .ci/run installs it")
+    plain = tmp_path / "games.pgn"
+    plain.write_bytes(small_text)
+    mf = tmp_path / "games.pgn.zst"
+    # Level 1 makes pzstd cut 2 MiB frames: 3 frames for this 5.4 MB file.
+    subprocess.run(["pzstd", "-q", "-1", "-p", "2", "-f", "-o", str(mf), str(plain)], check=True)
+    from analyzer.io.sources import pzstd_frames
+
+    frames = pzstd_frames(str(mf))
+    assert frames is not None and len(frames) >= 3
+    summary, code = _scan([mf], tmp_path / "out", workers=2, frames_per_unit=1)
+    assert code == 0
+    assert summary["units"] == len(frames)
+    _same_tables(baseline[1], _tables(tmp_path / "out"))
+
+
+def test_many_units_equal_one_unit(tmp_path, baseline, small_text):
+    src = tmp_path / "games.pgn"
+    src.write_bytes(small_text)
+    summary, code = _scan([src], tmp_path / "out", workers=2, unit_text_bytes=300_000)
+    assert code == 0 and summary["units"] > 10
+    _same_tables(baseline[1], _tables(tmp_path / "out"))
+
+
+def test_rerun_skips_and_force_recomputes(tmp_path, small_text):
+    src = tmp_path / "games.pgn"
+    src.write_bytes(small_text)
+    out = tmp_path / "out"
+    _scan([src], out, unit_text_bytes=1 << 20)
+    first = _tables(out)
+    summary, code = _scan([src], out, unit_text_bytes=1 << 20)
+    assert summary["sources_skipped_as_complete"] == ["games"]
+    _same_tables(first, _tables(out))
+    cfg = pipeline.Config(out=str(out), editions=resolve(["fide_2018"]), unit_text_bytes=1 << 20)
+    summary, code = run.run_scan([str(src)], cfg, force=True, progress_interval=0)
+    assert summary["sources_skipped_as_complete"] == []
+    _same_tables(first, _tables(out))
+
+
+def _cli(*args, **kw):
+    return subprocess.run([sys.executable, "-m", "analyzer.cli", *args], capture_output=True, text=True, **kw)
+
+
+def test_kill_9_midway_then_resume_gives_identical_tables(tmp_path, small_text):
+    src = tmp_path / "games.pgn"
+    src.write_bytes(small_text * 3)
+    ref_out = tmp_path / "ref"
+    args = ["scan", str(src), "--workers", "1", "--unit-mb", "0.5", "--progress-interval", "0"]
+    r = _cli(*args, "--out", str(ref_out))
+    assert r.returncode == 0, r.stderr
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "analyzer.cli", *args, "--out", str(out)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    mdir = out / "_manifest" / "games"
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        if mdir.exists() and len(list(mdir.glob("unit-*.json"))) >= 3:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    n_units = len(list(mdir.glob("unit-*.json")))
+    assert n_units >= 3
+    assert not (out / "_manifest" / "games" / "source.json").exists(), "run finished before the kill"
+    # No partial file under a final name: every final part is a readable Parquet file.
+    for p in list((out / "games").rglob("*.parquet")) + list((out / "events").rglob("*.parquet")):
+        pl.read_parquet(p)
+    r = _cli(*args, "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stdout.strip().splitlines()[-1])
+    assert summary["games"] == 6000
+    _same_tables(_tables(ref_out), _tables(out))
+
+
+def test_cli_missing_input_is_a_clear_error(tmp_path):
+    r = _cli("scan", str(tmp_path / "nope.pgn"), "--out", str(tmp_path / "o"))
+    assert r.returncode == 2
+    assert "no such file" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_cli_bad_arguments(tmp_path):
+    r = _cli("scan", "--workers", "0", "--out", str(tmp_path / "o"))
+    assert r.returncode == 2 and "must be at least 1" in r.stderr and "Traceback" not in r.stderr
+    r = _cli("scan", SMALL, "--edition", "fide_1900", "--out", str(tmp_path / "o"))
+    assert r.returncode == 2 and "unknown edition" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_cli_unwritable_output(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    r = _cli("scan", SMALL, "--out", str(blocker / "sub"))
+    assert r.returncode == 2 and "not writable" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_cli_stdin(tmp_path, small_text):
+    head = small_text[: small_text.index(b"[Event ", 200_000)]
+    r = _cli("scan", "-", "--out", str(tmp_path / "o"), "--progress-interval", "0", input=head.decode())
+    assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stdout.strip().splitlines()[-1])
+    assert summary["games"] == head.count(b"[Event ")
