@@ -132,3 +132,39 @@ def test_fide_key_on_every_position(name):
     if name == "edge_cases.pgn":
         assert n_illegal >= 24
     assert not bad, f"{len(bad)} of {n} positions differ:\n" + "\n".join(bad[:10])
+
+
+@pytest.mark.parametrize("name", ["lichess_small.pgn", "edge_cases.pgn"])
+def test_replay_keys_are_polyglot(name):
+    """The per-ply keys of the replay (`facts["key"]`) are the same FIDE keys, as values:
+    zobrist_hash wherever no e.p. capture is pseudo-legal but illegal, else zobrist_hash without
+    the e.p. square (standard-chess games; Chess960 games are skipped)."""
+    import numpy as np
+
+    from analyzer.api import analyze_bytes  # a missing engine must fail, not skip
+    path = os.path.join(DATA, name)
+    with open(path, "rb") as fh:
+        res = analyze_bytes(fh.read(), source=name, editions=(ref.EDITION,), keep_facts=True)
+    off = np.asarray(res.facts["game_offsets"])
+    keys = np.asarray(res.facts["key"]).astype(np.uint64)
+    games = list(ref.read_games(ref.read_text(path)))
+    assert len(off) == len(games) + 1
+    bad, n = [], 0
+    for gi, game in enumerate(games):
+        board = game.board()
+        if board.chess960:
+            continue
+        got = [int(k) for k in keys[off[gi]:off[gi + 1]]]
+        moves = list(game.mainline_moves())
+        assert len(got) == len(moves) + 1, (gi, len(got), len(moves) + 1)
+        for ply in range(len(moves) + 1):
+            if ply:
+                board.push(moves[ply - 1])
+            exp = _expected_fide_key(board)
+            n += 1
+            if got[ply] != exp:
+                bad.append(f"game {gi} ply {ply} {board.fen(en_passant='fen')}: expected {exp:016x} "
+                           f"got {got[ply]:016x}")
+                break
+    assert n > 1000
+    assert not bad, f"{len(bad)} games differ:\n" + "\n".join(bad[:10])
