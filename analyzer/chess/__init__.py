@@ -5,6 +5,7 @@ from __future__ import annotations
 def perft(fen: str, depth: int) -> int:
     """Leaf count of the legal-move tree of the bitboard generator (standard chess)."""
     import chess
+    import numpy as np
 
     from analyzer.chess._board import perft as _perft
     from analyzer.chess.analyze import _start_arrays
@@ -16,10 +17,11 @@ def perft(fen: str, depth: int) -> int:
 def fide_key(fen: str) -> int:
     """Our FIDE 9.2.2 repetition key of a position: Polyglot Zobrist, e.p. file only if legal."""
     import chess
+    import numpy as np
 
     from analyzer.chess import _board as B
     from analyzer.chess.analyze import _start_arrays
 
     bb, mb, st = _start_arrays(chess.Board(fen))
-    pkey = B.piece_key(bb, mb, st[0])
+    pkey = np.uint64(B.piece_key(bb, mb, st[0]))
     return int(B.fide_key_from_piece_key(bb, st, pkey, bool(B.has_legal_ep(bb, st))))

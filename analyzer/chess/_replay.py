@@ -145,29 +145,6 @@ def parse_clock(buf, a, b):
     return total + part + frac
 
 
-@njit(**JIT)
-def parse_tc_base(buf, a, b):
-    """Initial seconds of a TimeControl value like '300+2' (NaN when absent or '-')."""
-    if a < 0 or b <= a:
-        return np.nan
-    v = 0.0
-    seen = False
-    for i in range(a, b):
-        c = buf[i]
-        if _is_digit(c):
-            v = v * 10 + (c - 48)
-            seen = True
-        else:
-            break
-    return v if seen else np.nan
-
-
-@njit(**JIT)
-def tc_bases(buf, vs, ve, out):
-    for g in range(len(vs)):
-        out[g] = parse_tc_base(buf, vs[g], ve[g])
-
-
 @njit(inline="always", **JIT)
 def _piece_letter(c):
     if c == 78:   # N
@@ -481,7 +458,7 @@ def _record(bb, mb, st, pkey, p, ws, window_start, key, key97, hmc, flags, rep_n
 
 
 @njit(**JIT)
-def replay_batch(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st, tc_base,
+def replay_batch(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
                  fifty_min_clock, pos_off, status, err_ply, err_s, err_e,
                  key, key97, hmc, flags, rep_next, rep_next97, clock):
     """Replay every game i whose init_idx[i] >= 0 (init_idx < 0 = skip: no positions)."""
@@ -520,8 +497,9 @@ def replay_batch(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st, tc_
                 pkey ^= ZOBRIST_PIECE[c, mb[sq], sq]
         if st[0] == 0:
             pkey ^= ZOBRIST_WHITE_TO_MOVE
-        last_clk[0] = tc_base[g]
-        last_clk[1] = tc_base[g]
+        # Unknown until the side's first %clk: no clock value is recorded for plies 0 and 1.
+        last_clk[0] = np.nan
+        last_clk[1] = np.nan
         seen_clk = False
         ws = p
         n_twice[0] = 0

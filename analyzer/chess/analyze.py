@@ -161,10 +161,6 @@ def analyze_block(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, *, sour
     init_bb = np.stack([x[0] for x in inits])
     init_mb = np.stack([x[1] for x in inits])
     init_st = np.stack([x[2] for x in inits])
-    tc_base = np.empty(n, np.float64)
-    t = _T["TimeControl"]
-    for_tc = val_s[:, t]
-    R.tc_bases(buf, for_tc, val_e[:, t], tc_base)
 
     fifty_min = min(ed.min_claim_clock for ed in editions)
     mt_len = np.where(init_idx >= 0, ends - mt_start, 0)
@@ -181,7 +177,7 @@ def analyze_block(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, *, sour
     f_next = np.empty(cap, np.int8)
     f_next97 = np.empty(cap, np.int8)
     f_clock = np.empty(cap, np.float32)
-    total = R.replay_batch(buf, mt_start, ends, init_idx, init_bb, init_mb, init_st, tc_base,
+    total = R.replay_batch(buf, mt_start, ends, init_idx, init_bb, init_mb, init_st,
                            fifty_min, pos_off, status, err_ply, err_s, err_e, f_key, f_key97,
                            f_hmc, f_flags, f_next, f_next97, f_clock)
     facts = {"key": f_key[:total], "key97": f_key97[:total], "hmc": f_hmc[:total],
