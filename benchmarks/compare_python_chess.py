@@ -41,6 +41,24 @@ import reference as ref  # noqa: E402
 DATA = os.environ.get("ANALYZER_SHARED_DATA", os.path.join(HERE, "..", "..", "shared", "data"))
 DEFAULT_FILES = [os.path.join(DATA, "lichess_sample.pgn.zst"), os.path.join(DATA, "otb_sample.pgn.zst")]
 
+# MANIFEST.md, "Repetition / move-counter facts found in the data (FIDE legal-ep keys)".
+MANIFEST_FIGURES = {
+    "otb_sample.pgn.zst": {
+        "position occurred 3 times": 2004, "...ended on that ply with a draw": 1448,
+        "...game continued": 556, "...then decided 1-0/0-1": 65, "fivefold reached": 8,
+        "halfmove clock reached 100": 40, "...clock 100, game continued": 24,
+        "halfmove clock reached 150": 2, "pseudo-legal but illegal ep target": 21,
+        "games with an en-passant capture": 1747,
+    },
+    "lichess_sample.pgn.zst": {
+        "position occurred 3 times": 1163, "...ended on that ply with a draw": 1088,
+        "...game continued": 75, "...then decided 1-0/0-1": 24, "fivefold reached": 6,
+        "halfmove clock reached 100": 18, "...clock 100, game continued": 0,
+        "halfmove clock reached 150": 0, "pseudo-legal but illegal ep target": 20,
+        "games with an en-passant capture": 1825,
+    },
+}
+
 # Globals inherited by the forked workers.
 _DATA: dict = {}      # source -> bytes
 _BOUNDS: dict = {}    # source -> [(start, end)]
@@ -268,6 +286,15 @@ def _report(args, summary, total, mismatches, split, unmatched, compare, t0) -> 
     for k in sorted(agg):
         if not k.startswith("mismatch:"):
             print(f"  {k:55s} " + " ".join(f"{total[s][k]:>22,}" for s in sources))
+    print()
+    print("== oracle vs the data MANIFEST's 'Repetition / move-counter facts' (independent figures) ==")
+    for source in sources:
+        exp = MANIFEST_FIGURES.get(source)
+        if not exp or args.limit:
+            continue
+        for k, v in exp.items():
+            got = total[source][k]
+            print(f"  {source:24s} {k:45s} manifest {v:>7,}  oracle {got:>7,}  {'ok' if v == got else 'DIFFERS'}")
     print()
     print(f"== games split differently (python-chess reads != 1 game per tag section): {len(split)} ==")
     for source, gi, off, n, head in split:
