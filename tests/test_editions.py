@@ -407,3 +407,22 @@ def test_cli_editions_side_by_side(tmp_path):
     ends = g.pivot(on="edition", index="game_index", values="end_ply").sort("game_index")
     # game 0: fivefold at 16 for the 2018-based editions and Lichess (2023 game).
     assert ends.row(0, named=True) == {"game_index": 0, "fide_2018": 16, "forty": 16, "lichess": 16}
+
+
+def test_cli_summary_counts_each_game_once_with_several_editions(tmp_path):
+    # README: the final JSON line gives "games, ok, errors, status counts". With N editions the
+    # games table has N rows per game, but a game is one game: ok + errors == games, errors >= 0.
+    # FAILS as of this commit: analyzer/pipeline.py `_count` adds the status of every (game,
+    # edition) row, so run.py's summary has ok = N * games and errors = games - ok < 0
+    # (full samples, 5 editions: "games":81636, "ok":407745, "errors":-326109).
+    src = tmp_path / "games.pgn"
+    src.write_text(_pgn(SHUFFLE_16) + _pgn("1. e4 e5", result="1-0"))
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "analyzer.cli", "scan", str(src), "--edition",
+                           "fide_2018,fide_2014,lichess", "--out", str(out), "--workers", "1",
+                           "--progress-interval", "0"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert summary["games"] == 2
+    assert summary["ok"] == 2 and summary["errors"] == 0
+    assert sum(summary["status"].values()) == 2
