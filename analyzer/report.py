@@ -279,6 +279,12 @@ PANELS = (
 )
 
 
+def _int_locator():
+    from matplotlib.ticker import MaxNLocator
+
+    return MaxNLocator(integer=True)
+
+
 def _no_data(ax, text="no data"):
     ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, color="0.4")
     ax.set_xticks([])
@@ -425,6 +431,7 @@ def _fig_changes(changes: pl.DataFrame, by_ed: pl.DataFrame, editions: list[str]
                 ax.bar(editions, vals, bottom=bottom, label=rule)
                 bottom = [b + v for b, v in zip(bottom, vals)]
         ax.set_ylabel("games")
+        ax.yaxis.set_major_locator(_int_locator())
         ax.tick_params(axis="x", rotation=30)
         ax.legend(fontsize=7)
     ax = axes[1]
@@ -466,6 +473,7 @@ def _fig_audit(audit_sum: pl.DataFrame, era_sum: pl.DataFrame) -> str:
             ax.bar(eds, vals, bottom=bottom, label=k.replace("_", " "))
             bottom = [b + v for b, v in zip(bottom, vals)]
         ax.set_ylabel("games")
+        ax.yaxis.set_major_locator(_int_locator())
         ax.legend(fontsize=7)
     ax = axes[1]
     ax.set_title("Lichess games by era (lichess edition): missed-claim rate", fontsize=9)
@@ -500,7 +508,8 @@ h1{font-size:1.6em;margin-bottom:.2em}h2{border-bottom:1px solid #ddd;padding-bo
 .card .v{font-size:1.7em;font-weight:600;color:#1f4e79}.card .l{font-size:.85em;color:#444}
 table{border-collapse:collapse;font-size:.82em;margin:8px 0}
 th,td{border:1px solid #ddd;padding:3px 7px;text-align:right}th{background:#f0f0f0}
-td.t,th.t{text-align:left}figure{margin:12px 0}figcaption{font-size:.85em;color:#444;max-width:1000px}
+td.t,th.t{text-align:left}td.t{white-space:nowrap}
+details{margin:8px 0}.tw{overflow-x:auto;max-width:100%}summary{cursor:pointer;color:#1f4e79}figure{margin:12px 0}figcaption{font-size:.85em;color:#444;max-width:1000px}
 img{max-width:100%;height:auto;border:1px solid #eee}
 nav a{margin-right:12px}code{background:#f3f3f3;padding:0 3px}
 """
@@ -536,16 +545,21 @@ def _table_html(df: pl.DataFrame, cols: list[str] | None = None, max_rows: int =
         return "<p class='meta'>(no rows)</p>"
     cols = [c for c in (cols or df.columns) if c in df.columns]
     text_cols = {c for c in cols if df.schema[c] == pl.String}
-    out = ["<table><tr>"]
+    out = ["<div class='tw'><table><tr>"]
     out += [f"<th class='{'t' if c in text_cols else ''}'>{html.escape(c.replace('_', ' '))}</th>" for c in cols]
     out.append("</tr>")
     for row in df.head(max_rows).select(cols).iter_rows(named=True):
         out.append("<tr>" + "".join(
             f"<td class='{'t' if c in text_cols else ''}'>{_fmt(row[c], c)}</td>" for c in cols) + "</tr>")
-    out.append("</table>")
+    out.append("</table></div>")
     if df.height > max_rows:
         out.append(f"<p class='meta'>{max_rows} of {df.height:,} rows shown; all in the CSV/Parquet file.</p>")
     return "".join(out)
+
+
+def _details(label: str, df: pl.DataFrame, cols: list[str] | None = None, max_rows: int = 200) -> str:
+    return (f"<details><summary>{html.escape(label)} ({df.height:,} rows)</summary>"
+            f"{_table_html(df, cols, max_rows=max_rows)}</details>")
 
 
 def _img(b64: str, alt: str, caption: str) -> str:
@@ -739,7 +753,7 @@ def _html(out_dir: str, t: dict[str, pl.DataFrame], games: pl.LazyFrame) -> str:
                           "Left: how long the game went on after the first missed claim. Right: the clock "
                           "(%clk) of the side that could have claimed, when it could (only games with clock "
                           "comments)."))
-        parts.append("<h3>By source</h3>" + _table_html(t["summary_by_source"], ["edition", "source"] + SUMMARY_COLS))
+        parts.append(_details("Table: by source", t["summary_by_source"], ["edition", "source"] + SUMMARY_COLS))
 
     # By month
     parts.append("<h2 id='month'>By month</h2>")
@@ -762,7 +776,7 @@ def _html(out_dir: str, t: dict[str, pl.DataFrame], games: pl.LazyFrame) -> str:
                           "Class from the TimeControl tag: estimated duration base + 40 × increment seconds; "
                           "bullet &lt; 180 s, blitz &lt; 480 s, rapid &lt; 1500 s, classical otherwise; "
                           "“-” = correspondence; missing or unreadable = unknown."))
-        parts.append(_table_html(tc, ["edition", "tc_class"] + SUMMARY_COLS))
+        parts.append(_details("Table: by time-control class", tc, ["edition", "tc_class"] + SUMMARY_COLS))
 
     # By rating band
     parts.append("<h2 id='rating'>By rating band</h2>")
@@ -772,7 +786,7 @@ def _html(out_dir: str, t: dict[str, pl.DataFrame], games: pl.LazyFrame) -> str:
                                         "line", min_games=20),
                           "metrics by rating band", "Mean of the two players' Elo (one if only one is given), "
                           "in 200-point bands; “unknown” without Elo."))
-        parts.append(_table_html(rb, ["edition", "rating_band"] + SUMMARY_COLS))
+        parts.append(_details("Table: by rating band", rb, ["edition", "rating_band"] + SUMMARY_COLS))
 
     # Result changes
     parts.append("<h2 id='changes'>Games whose result changes under each edition</h2>")
@@ -783,7 +797,7 @@ def _html(out_dir: str, t: dict[str, pl.DataFrame], games: pl.LazyFrame) -> str:
                           "material) comes first, by that rule (<code>result_changed</code>). Right: the same "
                           "as a share of the decisive (1-0/0-1) games."))
         parts.append(_table_html(t["result_changes"]))
-    parts.append("<h3>Events</h3>" + _table_html(t["event_counts"]))
+    parts.append(_details("Table: events by edition, rule and kind (incl. draw offers)", t["event_counts"]))
 
     # Audit
     parts.append("<h2 id='audit'>Audit of recorded results</h2>")
@@ -804,10 +818,13 @@ def _html(out_dir: str, t: dict[str, pl.DataFrame], games: pl.LazyFrame) -> str:
                       "dated scalachess changes (rules.md 3.1), missed-claim rate under the lichess edition."))
     parts.append("<h3>Audit counts</h3>" + _table_html(t["audit_summary"]))
     parts.append("<h3>Flagged games</h3>" + _table_html(
-        aud, ["kind", "source", "game_index", "edition_in_force", "lichess_era", "game_date", "site", "white",
-              "black", "result", "termination", "end_rule", "end_ply", "plies", "first_threefold_claim_ply"],
+        aud, ["kind", "source", "game_index", "edition_in_force", "lichess_era", "game_date", "site",
+              "result", "end_rule", "end_ply", "plies", "first_threefold_claim_ply"],
         max_rows=40))
-    parts.append("<h3>Lichess eras</h3>" + _table_html(era_sum, ["edition", "lichess_era"] + SUMMARY_COLS))
+    parts.append("<h3>Lichess eras</h3>" + _table_html(
+        era_sum, ["edition", "lichess_era", "games", "claim_opportunity_rate", "missed_claim_rate",
+                  "missed_played_on_rate", "missed_lost_share", "median_clock_at_missed_claim_s",
+                  "games_result_changed"]))
 
     # Files
     parts.append("<h2 id='files'>Files</h2><ul>")

@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import subprocess
 import sys
-import textwrap
 
 import chess
 import chess.pgn

@@ -18,7 +18,6 @@ import sys
 import polars as pl
 import pytest
 
-import analyzer
 from analyzer import report
 
 SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")
