@@ -268,6 +268,16 @@ def test_lichess_fifty_move_rule_automatic_at_clock_100():
     assert ev.sort("ply").select("ply", "kind").row(0) == (5, "automatic")
 
 
+def test_lichess_fifty_move_mate_on_the_100th_ply_wins():
+    # scalachess checks mate before autoDraw (rules.md 3.1): "a mate on the 100th ply still wins".
+    # Clock 99 at ply 0; 100. Ra8# brings it to 100 with mate -> no automatic draw, 1-0 stands.
+    pgn = _pgn("100. Ra8#", result="1-0", fen="6k1/8/6K1/8/8/8/8/R7 w - - 99 100", UTCDate="2021.05.05")
+    boards = _boards(pgn)
+    assert boards[1].is_checkmate() and boards[1].halfmove_clock == 100
+    r = _games(pgn, ["lichess"])["lichess"]
+    assert r["end_ply"] is None and r["first_fifty_ply"] is None and r["result_changed"] is False
+
+
 def test_lichess_insufficient_material_automatic():
     # scalachess autoDraw: kings and minor pieces only with <= 3 pieces. After 1. Kxd2 only
     # K+N v K remain -> the game ends at ply 1. FIDE editions here have no automatic rule for it.
