@@ -222,7 +222,12 @@ def run_unit(spec: UnitSpec, cfg: Config) -> dict:
 def _count(counts: dict, games: pa.Table, events: pa.Table) -> None:
     import pyarrow.compute as pc
 
-    for item in pc.value_counts(games.column("status").cast(pa.string())).to_pylist():
+    # Games have one row per edition: count each game once (the rows of the first edition).
+    status = games.column("status").cast(pa.string())
+    if games.num_rows:
+        eds = games.column("edition").cast(pa.string())
+        status = status.filter(pc.equal(eds, eds[0]))
+    for item in pc.value_counts(status).to_pylist():
         counts["status"][item["values"]] = counts["status"].get(item["values"], 0) + item["counts"]
     if events.num_rows:
         key = pc.binary_join_element_wise(events.column("edition").cast(pa.string()),

@@ -18,7 +18,7 @@ from analyzer.chess._tables import (
     CASTLE_BK, CASTLE_BQ, CASTLE_MASK_BY_SQUARE, CASTLE_WK, CASTLE_WQ, DARK_SQUARES,
     DIR_E, DIR_N, DIR_NE, DIR_NW, DIR_S, DIR_SE, DIR_SW, DIR_W, KING_ATTACKS, KNIGHT_ATTACKS,
     LIGHT_SQUARES, MF_CASTLE, RANK_MASKS, MF_DOUBLE, MF_EP, MF_NORMAL, PAWN_ATTACKS, RAYS, ZOBRIST_CASTLE,
-    ZOBRIST_CASTLE_NOW, ZOBRIST_EP_FILE, ZOBRIST_PIECE, ZOBRIST_WHITE_TO_MOVE,
+    ZOBRIST_EP_FILE, ZOBRIST_PIECE, ZOBRIST_WHITE_TO_MOVE,
 )
 
 U0 = np.uint64(0)
@@ -68,17 +68,17 @@ def _ray_neg(d, sq, occ):
     return a
 
 
-@njit(**JIT)
+@njit(inline="always", **JIT)
 def bishop_attacks(sq, occ):
     return _ray_pos(DIR_NE, sq, occ) | _ray_pos(DIR_NW, sq, occ) | _ray_neg(DIR_SE, sq, occ) | _ray_neg(DIR_SW, sq, occ)
 
 
-@njit(**JIT)
+@njit(inline="always", **JIT)
 def rook_attacks(sq, occ):
     return _ray_pos(DIR_N, sq, occ) | _ray_pos(DIR_E, sq, occ) | _ray_neg(DIR_S, sq, occ) | _ray_neg(DIR_W, sq, occ)
 
 
-@njit(**JIT)
+@njit(inline="always", **JIT)
 def attackers(bb, sq, by_mask, occ, target_color):
     """Pieces in `by_mask` attacking `sq` with occupancy `occ`; `target_color` owns `sq` (for pawns)."""
     a = KNIGHT_ATTACKS[sq] & bb[1]
@@ -89,7 +89,7 @@ def attackers(bb, sq, by_mask, occ, target_color):
     return a & by_mask
 
 
-@njit(**JIT)
+@njit(inline="always", **JIT)
 def king_square(bb, color):
     k = bb[5] & bb[6 + color]
     if k == U0:
@@ -97,7 +97,7 @@ def king_square(bb, color):
     return lsb(k)
 
 
-@njit(**JIT)
+@njit(inline="always", **JIT)
 def in_check(bb, st):
     stm = st[0]
     k = king_square(bb, stm)
@@ -107,7 +107,7 @@ def in_check(bb, st):
     return attackers(bb, k, bb[7 - stm], occ, stm) != U0
 
 
-@njit(**JIT)
+@njit(inline="always", **JIT)
 def is_safe_after(bb, stm, frm, to, ep_cap_sq, moving_king):
     """Is the own king safe after moving frm->to (captured piece on `to`, or on ep_cap_sq)?"""
     occ = bb[6] | bb[7]
@@ -128,7 +128,7 @@ def is_safe_after(bb, stm, frm, to, ep_cap_sq, moving_king):
     return attackers(bb, k, enemy, occ2, stm) == U0
 
 
-@njit(**JIT)
+@njit(inline="always", **JIT)
 def encode(frm, to, promo, flag):
     return np.int32(frm | (to << 6) | (promo << 12) | (flag << 15))
 
@@ -153,12 +153,11 @@ def m_flag(m):
     return (m >> 15) & 3
 
 
-@njit(**JIT)
-def castle_legal(bb, st, kingside):
-    """Castling of the side to move is legal now (rights, empty path, no check on the way)."""
-    stm = st[0]
-    rights = st[1]
-    if stm == 0:
+@njit(inline="always", **JIT)
+def castle_legal_for(bb, rights, color, kingside):
+    """Castling of `color` would be legal if it were to move: right, empty path, no attacked
+    square on the king's way (including its start: not in check)."""
+    if color == 0:
         need = CASTLE_WK if kingside else CASTLE_WQ
         base = 0
     else:
@@ -175,17 +174,23 @@ def castle_legal(bb, st, kingside):
         path0, path1, path2 = base + 4, base + 3, base + 2
     if occ & between:
         return False
-    enemy = bb[7 - stm]
-    if attackers(bb, path0, enemy, occ, stm):
+    enemy = bb[7 - color]
+    if attackers(bb, path0, enemy, occ, color):
         return False
-    if attackers(bb, path1, enemy, occ, stm):
+    if attackers(bb, path1, enemy, occ, color):
         return False
-    if attackers(bb, path2, enemy, occ, stm):
+    if attackers(bb, path2, enemy, occ, color):
         return False
     return True
 
 
-@njit(**JIT)
+@njit(inline="always", **JIT)
+def castle_legal(bb, st, kingside):
+    """Castling of the side to move is legal now (rights, empty path, no check on the way)."""
+    return castle_legal_for(bb, st[1], st[0], kingside)
+
+
+@njit(inline="always", **JIT)
 def _push_if_legal(bb, stm, frm, to, promo, flag, ep_cap, moving_king, out, n, limit):
     if n >= limit:
         return n
@@ -284,7 +289,7 @@ def gen_legal(bb, mb, st, out, limit):
     return n
 
 
-@njit(**JIT)
+@njit(inline="always", **JIT)
 def has_legal_ep(bb, st):
     """A legal en-passant capture exists (FIDE 9.2.2 identity; python-chess has_legal_en_passant)."""
     ep = st[2]
@@ -385,18 +390,25 @@ def fide_key_from_piece_key(bb, st, pkey, legal_ep):
 
 
 @njit(**JIT)
-def castle_now_key(bb, st):
-    """Extra key bits of the 1997-2005 identity: castling legal right now for the side to move."""
-    k = U0
-    if st[1] & (CASTLE_WK | CASTLE_WQ if st[0] == 0 else CASTLE_BK | CASTLE_BQ):
-        if castle_legal(bb, st, True):
-            k ^= ZOBRIST_CASTLE_NOW[0]
-        if castle_legal(bb, st, False):
-            k ^= ZOBRIST_CASTLE_NOW[1]
-    return k
+def castle_now_bits(bb, rights):
+    """Castling possible right now, per colour and side (bits WK=1, WQ=2, BK=4, BQ=8), each as
+    if that colour were to move: what the 1997-2005 texts call the right to castle, which can
+    change 'temporarily' while the castling rights stay."""
+    b = 0
+    if rights == 0:
+        return b
+    if castle_legal_for(bb, rights, 0, True):
+        b |= CASTLE_WK
+    if castle_legal_for(bb, rights, 0, False):
+        b |= CASTLE_WQ
+    if castle_legal_for(bb, rights, 1, True):
+        b |= CASTLE_BK
+    if castle_legal_for(bb, rights, 1, False):
+        b |= CASTLE_BQ
+    return b
 
 
-@njit(**JIT)
+@njit(inline="always", **JIT)
 def _side_insufficient(bb, color):
     own = bb[6 + color]
     other = bb[7 - color]

@@ -5,11 +5,11 @@ every position p of every game (p = 0 is the start position, p = k after the k-t
 
   key        uint64  FIDE 2009+ identity (9.2.2): Polyglot Zobrist of pieces, side to move,
                      castling rights, and the e.p. file only when an e.p. capture is legal
-  key97      uint64  1997-2005 identity: `key` plus "castling legal right now" of the side to move
   hmc        int32   halfmove clock (python-chess `halfmove_clock`)
   flags      uint16  FLAG_* bits below
   rep_next   int8    the most earlier occurrences (>= 2, else 0) of a position that one legal move
-                     reaches (for the intended-move claim 9.2.1.1); `rep_next97` for key97
+                     reaches (for the intended-move claim 9.2.1.1); `rep_next97` the same under
+                     the 1997-2005 identity (see FLAG_WINDOW97)
   clock      float32 seconds on the clock of the side to move (from %clk), NaN if unknown
 
 Kernels never raise: each game gets a status code and keeps its positions up to the last legal one.
@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit
 
 from analyzer.chess._board import (
-    JIT, U0, U1, bit, castle_legal, castle_now_key, gen_legal, has_legal_ep, in_check,
+    JIT, U0, U1, bit, castle_legal, castle_now_bits, gen_legal, has_legal_ep, in_check,
     insufficient_material, is_safe_after, king_square, lsb, m_flag, m_from, m_promo, m_to,
     make_move, bishop_attacks, rook_attacks, encode,
 )
@@ -43,6 +43,13 @@ FLAG_FIFTY_INTENDED = 64   # a legal non-zeroing move exists after which the opp
 FLAG_LEGAL_EP = 128
 FLAG_OFFER = 256           # a draw offer was recorded with the move that led here ("=", "{ ... offers draw }")
 FLAG_FIFTY_LOOKED = 512    # FLAG_FIFTY_INTENDED was evaluated at this position
+# 1997-2005 texts: positions differ "if the right to castle has been changed temporarily or
+# permanently". Castling possible now (bits WK, WQ, BK, BQ, each as if that side were to move)
+# is stored from bit CASTLE_NOW_SHIFT; under that identity a repetition window also restarts
+# where these bits change (FLAG_WINDOW97), so positions on both sides of a temporary change of
+# the right to castle are not the same.
+CASTLE_NOW_SHIFT = 10
+FLAG_WINDOW97 = 1 << 14
 
 # Status codes: indices into analyzer.tables.STATUS_CODES.
 S_OK = 0
@@ -351,12 +358,15 @@ def _count_back(keys, p, ws, k):
 
 
 @njit(**JIT)
-def _lookahead_repeat(bb, mb, st, pkey, key, key97, p, ws, moves, nmoves):
-    """Max earlier occurrences (>= 2) of the position reached by a reversible legal move."""
+def _lookahead_repeat(bb, mb, st, pkey, key, p, ws, ws97, cnow, moves, nmoves):
+    """Max earlier occurrences (>= 2) of the position reached by a reversible legal move, in
+    the 2009+ window and in the 1997 window (where the move must not change castling-now)."""
     best = 0
     best97 = 0
     stm = st[0]
     rights = st[1]
+    if p - 1 < ws:
+        return best, best97
     for i in range(nmoves):
         m = moves[i]
         frm = m_from(m)
@@ -367,21 +377,22 @@ def _lookahead_repeat(bb, mb, st, pkey, key, key97, p, ws, moves, nmoves):
             continue
         pt = mb[frm]
         nk = pkey ^ ZOBRIST_PIECE[stm, pt, frm] ^ ZOBRIST_PIECE[stm, pt, to] ^ ZOBRIST_WHITE_TO_MOVE ^ ZOBRIST_CASTLE[rights]
-        if p - 1 < ws:
-            continue
         c = _count_back(key, p - 1, ws, nk)
         if c >= 2:
             if c > best:
                 best = c
-            # 1997 identity of the reached position: add castling-legal-now of the opponent.
-            bb2 = bb.copy()
-            mb2 = mb.copy()
-            st2 = st.copy()
-            make_move(bb2, mb2, st2, m)
-            nk97 = nk ^ castle_now_key(bb2, st2)
-            c97 = _count_back(key97, p - 1, ws, nk97)
-            if c97 >= 2 and c97 > best97:
-                best97 = c97
+            if p - 1 >= ws97:
+                same_cnow = True
+                if rights:
+                    bb2 = bb.copy()
+                    mb2 = mb.copy()
+                    st2 = st.copy()
+                    make_move(bb2, mb2, st2, m)
+                    same_cnow = castle_now_bits(bb2, rights) == cnow
+                if same_cnow:
+                    c97 = _count_back(key, p - 1, ws97, nk)
+                    if c97 >= 2 and c97 > best97:
+                        best97 = c97
     return best, best97
 
 
@@ -404,8 +415,8 @@ def _fifty_intended(bb, mb, st, moves, nmoves, scratch):
 
 
 @njit(**JIT)
-def _record(bb, mb, st, pkey, p, ws, window_start, key, key97, hmc, flags, rep_next, rep_next97,
-            clock, clk_now, fifty_min_clock, moves, scratch, n_twice):
+def _record(bb, mb, st, pkey, p, ws, ws97, window_start, window97, key, hmc, flags, rep_next,
+            rep_next97, clock, clk_now, fifty_min_clock, moves, scratch, n_twice, cnow):
     """Compute and store the facts of the position now on the board at index p."""
     stm = st[0]
     legal_ep = has_legal_ep(bb, st) if st[2] >= 0 else False
@@ -413,13 +424,14 @@ def _record(bb, mb, st, pkey, p, ws, window_start, key, key97, hmc, flags, rep_n
     if legal_ep:
         k ^= ZOBRIST_EP_FILE[st[2] % 8]
     key[p] = k
-    key97[p] = k ^ castle_now_key(bb, st)
     hmc[p] = st[3]
-    f = 0
+    f = cnow << CASTLE_NOW_SHIFT
     if window_start:
         f |= FLAG_WINDOW_START
         n_twice[0] = 0
         n_twice[1] = 0
+    if window97:
+        f |= FLAG_WINDOW97
     if legal_ep:
         f |= FLAG_LEGAL_EP
     chk = in_check(bb, st)
@@ -446,7 +458,7 @@ def _record(bb, mb, st, pkey, p, ws, window_start, key, key97, hmc, flags, rep_n
     if need_rep or need_fifty:
         nm = gen_legal(bb, mb, st, moves, 256)
         if need_rep:
-            rn, rn97 = _lookahead_repeat(bb, mb, st, pkey, key, key97, p, ws, moves, nm)
+            rn, rn97 = _lookahead_repeat(bb, mb, st, pkey, key, p, ws, ws97, cnow, moves, nm)
         if need_fifty:
             f |= FLAG_FIFTY_LOOKED
             if _fifty_intended(bb, mb, st, moves, nm, scratch):
@@ -460,7 +472,7 @@ def _record(bb, mb, st, pkey, p, ws, window_start, key, key97, hmc, flags, rep_n
 @njit(**JIT)
 def replay_batch(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
                  fifty_min_clock, pos_off, status, err_ply, err_s, err_e,
-                 key, key97, hmc, flags, rep_next, rep_next97, clock):
+                 key, hmc, flags, rep_next, rep_next97, clock):
     """Replay every game i whose init_idx[i] >= 0 (init_idx < 0 = skip: no positions)."""
     n_games = len(mt_start)
     cap = len(key)
@@ -502,10 +514,12 @@ def replay_batch(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
         last_clk[1] = np.nan
         seen_clk = False
         ws = p
+        ws97 = p
+        cnow = castle_now_bits(bb, st[1])
         n_twice[0] = 0
         n_twice[1] = 0
-        _record(bb, mb, st, pkey, p, ws, True, key, key97, hmc, flags, rep_next, rep_next97,
-                clock, last_clk[st[0]], fifty_min_clock, moves, scratch, n_twice)
+        _record(bb, mb, st, pkey, p, ws, ws97, True, True, key, hmc, flags, rep_next, rep_next97,
+                clock, last_clk[st[0]], fifty_min_clock, moves, scratch, n_twice, cnow)
         plies = 0
         i = s
         line_start = True
@@ -611,8 +625,10 @@ def replay_batch(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
                 plies += 1
                 if prev_ep_legal:
                     ws = p
-                _record(bb, mb, st, pkey, p, ws, prev_ep_legal, key, key97, hmc, flags, rep_next,
-                        rep_next97, clock, last_clk[st[0]], fifty_min_clock, moves, scratch, n_twice)
+                    ws97 = p
+                _record(bb, mb, st, pkey, p, ws, ws97, prev_ep_legal, prev_ep_legal, key, hmc, flags,
+                        rep_next, rep_next97, clock, last_clk[st[0]], fifty_min_clock, moves, scratch,
+                        n_twice, cnow)
                 continue
             # Move number prefix: "12.", "12...", "1.e4".
             if _is_digit(buf[a]):
@@ -666,10 +682,15 @@ def replay_batch(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
             irreversible = st[3] == 0 or st[1] != rights_before or prev_ep_legal
             p += 1
             plies += 1
+            new_cnow = castle_now_bits(bb, st[1])
+            window97 = irreversible or new_cnow != cnow
+            cnow = new_cnow
             if irreversible:
                 ws = p
-            _record(bb, mb, st, pkey, p, ws, irreversible, key, key97, hmc, flags, rep_next,
-                    rep_next97, clock, last_clk[st[0]], fifty_min_clock, moves, scratch, n_twice)
+            if window97:
+                ws97 = p
+            _record(bb, mb, st, pkey, p, ws, ws97, irreversible, window97, key, hmc, flags, rep_next,
+                    rep_next97, clock, last_clk[st[0]], fifty_min_clock, moves, scratch, n_twice, cnow)
         if not seen_clk:
             for q in range(g0, p + 1):
                 clock[q] = _NAN32

@@ -2,7 +2,7 @@
 
 It produces the same per-position facts as analyzer.chess._replay, one game at a time. Position
 keys are 64-bit hashes of python-chess's `_transposition_key()` (only equality within a game
-matters); the 1997 identity is not distinguished for Chess960 (key97 = key).
+matters); the 1997 identity is not distinguished for Chess960 (its windows are the 2009+ ones).
 """
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ def replay_text(text: str, fifty_min_clock: int):
         hmc[p] = board.halfmove_clock
         f = 0
         if p == ws:
-            f |= R.FLAG_WINDOW_START
+            f |= R.FLAG_WINDOW_START | R.FLAG_WINDOW97
         legal = list(board.legal_moves)
         if legal:
             f |= R.FLAG_HAS_MOVE
@@ -101,7 +101,7 @@ def replay_text(text: str, fifty_min_clock: int):
             ws = p
     if game.errors:
         status = (R.S_ILLEGAL, len(nodes), str(game.errors[0]))
-    facts = {"key": keys, "key97": keys.copy(), "hmc": hmc, "flags": flags,
+    facts = {"key": keys, "hmc": hmc, "flags": flags,
              "rep_next": rep_next, "rep_next97": rep_next.copy(), "clock": clock}
     stm0 = 0 if game.board().turn == chess.WHITE else 1
     return (facts, stm0), status

@@ -109,19 +109,3 @@ for _rights in range(16):
     ZOBRIST_CASTLE[_rights] = _k
 ZOBRIST_EP_FILE = POLYGLOT[772:780].copy()
 ZOBRIST_WHITE_TO_MOVE = POLYGLOT[780]
-
-# Extra keys for the 1997-2005 identity: "castling legal right now" for the side to move,
-# kingside / queenside (not Polyglot; fixed SplitMix64 outputs so keys are reproducible).
-def _splitmix(seed: int, n: int) -> np.ndarray:
-    out = []
-    x = seed
-    for _ in range(n):
-        x = (x + 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
-        z = x
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
-        out.append(z ^ (z >> 31))
-    return np.array(out, dtype=np.uint64)
-
-
-ZOBRIST_CASTLE_NOW = _splitmix(1997, 2)  # [kingside legal now, queenside legal now]

@@ -171,16 +171,15 @@ def analyze_block(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, *, sour
     err_s = np.empty(n, np.int64)
     err_e = np.empty(n, np.int64)
     f_key = np.empty(cap, np.uint64)
-    f_key97 = np.empty(cap, np.uint64)
     f_hmc = np.empty(cap, np.int32)
     f_flags = np.empty(cap, np.uint16)
     f_next = np.empty(cap, np.int8)
     f_next97 = np.empty(cap, np.int8)
     f_clock = np.empty(cap, np.float32)
     total = R.replay_batch(buf, mt_start, ends, init_idx, init_bb, init_mb, init_st,
-                           fifty_min, pos_off, status, err_ply, err_s, err_e, f_key, f_key97,
+                           fifty_min, pos_off, status, err_ply, err_s, err_e, f_key,
                            f_hmc, f_flags, f_next, f_next97, f_clock)
-    facts = {"key": f_key[:total], "key97": f_key97[:total], "hmc": f_hmc[:total],
+    facts = {"key": f_key[:total], "hmc": f_hmc[:total],
              "flags": f_flags[:total], "rep_next": f_next[:total],
              "rep_next97": f_next97[:total], "clock": f_clock[:total]}
     stm0 = np.where(init_idx >= 0, init_st[np.maximum(init_idx, 0), 0], 0).astype(np.int64)
@@ -325,7 +324,7 @@ def _apply(pos_off, stm0, result_code, time_forfeit, auto_on, ed, facts):
             "missed": np.empty(cap, np.bool_),
         }
         ne = K.apply_rules(pos_off, stm0, result_code, time_forfeit, auto_on, ed.params(),
-                           facts["key"], facts["key97"], facts["hmc"], facts["flags"],
+                           facts["key"], facts["hmc"], facts["flags"],
                            facts["rep_next"], facts["rep_next97"], facts["clock"], out,
                            missed_clock, ev["game"], ev["ply"], ev["rule"], ev["kind"],
                            ev["side"], ev["reps"], ev["hmc"], ev["clock"], ev["missed"])
@@ -374,7 +373,7 @@ def _games_table(base, g_cols, ed, n, result_code):
     cols["end_rule"] = _coded(out[:, K.G_END_RULE], K.RULES)
     cols["end_result"] = pa.array(np.where(end >= 0, "1/2-1/2", None), pa.string())
     changed = (end >= 0) & (result_code != K.RESULT_DRAW)
-    cols["result_changed"] = pa.array(changed)
+    cols["result_changed"] = pa.array(changed, mask=result_code == K.RESULT_UNKNOWN)
     return tables.conform(pa.table(cols), tables.GAMES_SCHEMA)
 
 

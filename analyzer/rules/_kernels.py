@@ -19,7 +19,7 @@ from numba import njit
 
 from analyzer.chess._replay import (
     FLAG_CHECKMATE, FLAG_FIFTY_INTENDED, FLAG_HAS_MOVE, FLAG_INSUFFICIENT, FLAG_OFFER,
-    FLAG_STALEMATE, FLAG_WINDOW_START,
+    FLAG_STALEMATE, FLAG_WINDOW97, FLAG_WINDOW_START,
 )
 
 JIT = dict(cache=True, nogil=True)
@@ -78,7 +78,7 @@ def _consecutive(keys, p, g0, n):
 
 @njit(**JIT)
 def apply_rules(pos_off, stm0, result_code, time_forfeit, auto_rep_on, params,
-                key, key97, hmc, flags, rep_next, rep_next97, clock,
+                key, hmc, flags, rep_next, rep_next97, clock,
                 out, missed_clock, ev_game, ev_ply, ev_rule, ev_kind, ev_side, ev_reps, ev_hmc,
                 ev_clock, ev_missed):
     """Fill `out` (n_games x N_GAME_COLS) and the event arrays; return the number of events.
@@ -97,7 +97,8 @@ def apply_rules(pos_off, stm0, result_code, time_forfeit, auto_rep_on, params,
     mate_first = params[P_MATE_PRECEDENCE] != 0
     fifty_auto = params[P_FIFTY_AUTO] != 0
     insuff_auto = params[P_INSUFFICIENT_AUTO] != 0
-    keys = key97 if params[P_IDENTITY] == 1 else key
+    keys = key
+    window_flag = FLAG_WINDOW97 if params[P_IDENTITY] == 1 else FLAG_WINDOW_START
     nexts = rep_next97 if params[P_IDENTITY] == 1 else rep_next
     ne = 0
     for g in range(n_games):
@@ -116,7 +117,7 @@ def apply_rules(pos_off, stm0, result_code, time_forfeit, auto_rep_on, params,
             i = p - g0
             side = (stm0[g] + i) % 2
             f = flags[p]
-            if f & FLAG_WINDOW_START:
+            if f & window_flag:
                 ws = p
             reps = _count_back(keys, p, ws, keys[p])
             has_move = (f & FLAG_HAS_MOVE) != 0
