@@ -4,7 +4,8 @@ A game starts at the first tag line `[Name "..."]` after movetext (or at the sta
 game without tags, at the first movetext after the previous game's termination marker
 (`1-0`, `0-1`, `1/2-1/2`, `*`, and for draughts `2-0`, `0-2`, `1-1`). A tag-shaped line always
 starts a new game once the current one has movetext, even inside an unterminated comment, so
-one damaged game cannot swallow the games after it. Spans partition the text: each game runs
+one damaged game cannot swallow the games after it; a tag line after a blank line ends a game
+that has only tags. Spans partition the text: each game runs
 to the start of the next.
 """
 from __future__ import annotations
@@ -115,6 +116,7 @@ def find_games(buf, n, final, draughts, starts):
     depth = 0
     ng = 0
     i = 0
+    blank_before = False   # the previous line was blank (a tag line after it is a strong start)
     while i < n:
         # At a line start.
         ls = i
@@ -124,12 +126,16 @@ def find_games(buf, n, final, draughts, starts):
         c = buf[fi]
         if _nl(c):
             i = _next_line(buf, fi, n)
+            blank_before = True
             continue
+        after_blank = blank_before
+        blank_before = False
         if c == 91 and _is_tag_line(buf, fi, n):
-            if state != _TAGS:
-                if state == _MOVETEXT or state == _BETWEEN:
-                    starts[ng] = ls
-                    ng += 1
+            # A tag line after a blank line also ends a game that has tags but no movetext
+            # (the "strong start" where work units are cut), so it is not merged into the next.
+            if state != _TAGS or after_blank:
+                starts[ng] = ls
+                ng += 1
                 state = _TAGS
                 comment = False
                 depth = 0
