@@ -29,6 +29,19 @@ def find_strong_start(buf, pos: int) -> int:
     return -1 if m is None else m.start(1)
 
 
+def _tail_start(buf) -> int:
+    """Where a strong game start that has not fully arrived yet could begin: the third-last
+    line break (a blank line and a tag line need two), looking back at most 4 KiB."""
+    lo = max(len(buf) - 4096, 0)
+    j = len(buf)
+    for _ in range(3):
+        k = max(buf.rfind(b"\n", lo, j), buf.rfind(b"\r", lo, j))
+        if k < 0:
+            return lo
+        j = k
+    return j
+
+
 class DecodeDamage(Exception):
     """Raised by a chunk iterator when the compressed input is damaged at this point."""
 
@@ -112,15 +125,15 @@ class RegionAnalyzer:
     # -- internals ---------------------------------------------------------------------------
 
     def _skip_scan(self, start: int) -> None:
-        """Inside an oversized game: drop text up to the next strong game start (keep a tail
-        of 8 bytes so a start split across chunks is still found)."""
+        """Inside an oversized game: drop text up to the next strong game start (keep the tail
+        from the third-last line break, so a start split across chunks is still found)."""
         s = find_strong_start(self.pending, start)
         if s >= 0:
             del self.pending[:s]
             self.offset += s
             self.skipping = False
             return
-        drop = max(len(self.pending) - 8, 0)
+        drop = _tail_start(self.pending)
         del self.pending[:drop]
         self.offset += drop
 
