@@ -258,6 +258,24 @@ def plan_frame_units(info: sources.InputInfo, frames: list, cfg: Config) -> list
     return units
 
 
+def _read_some(stream, n: int):
+    """(up to n bytes, exception or None). Reads with read1 where available, so that the text
+    decoded before a damaged or truncated spot is kept (gzip/bz2 `read(n)` raise and drop it)."""
+    parts = []
+    got = 0
+    read1 = getattr(stream, "read1", None) or stream.read
+    try:
+        while got < n:
+            c = read1(n - got)
+            if not c:
+                break
+            parts.append(c)
+            got += len(c)
+    except Exception as exc:  # noqa: BLE001 - zstd/gzip/bz2 damage or truncation
+        return b"".join(parts), exc
+    return b"".join(parts), None
+
+
 def iter_sequential_units(info: sources.InputInfo, cfg: Config):
     """Read an input once and cut it into units at strong game starts near every
     `unit_text_bytes` of text. Yields UnitSpec with the text as payload."""
@@ -269,11 +287,10 @@ def iter_sequential_units(info: sources.InputInfo, cfg: Config):
     stream = sources.open_stream(info.path, info.compression)
     try:
         while True:
-            try:
-                chunk = stream.read(min(READ_CHUNK, cfg.unit_text_bytes))
-            except Exception as exc:  # noqa: BLE001 - zstd/gzip/bz2 damage or truncation
-                damage = f"the compressed input is damaged or truncated after {base + len(buf)} bytes of text ({exc})"
-                chunk = b""
+            chunk, exc = _read_some(stream, min(READ_CHUNK, cfg.unit_text_bytes))
+            if exc is not None:
+                damage = (f"the compressed input is damaged or truncated after {base + len(buf) + len(chunk)} "
+                          f"bytes of text ({type(exc).__name__}: {exc})")
             if not chunk:
                 break
             buf += chunk
@@ -291,6 +308,8 @@ def iter_sequential_units(info: sources.InputInfo, cfg: Config):
                 del buf[:s]
                 base += s
                 k += 1
+            if exc is not None:
+                break
     finally:
         try:
             stream.close()

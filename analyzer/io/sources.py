@@ -108,12 +108,133 @@ def open_stream(path: str, compression: str):
         raw = open(path, "rb")
     if compression == "zstd":
         dctx = zstandard.ZstdDecompressor(max_window_size=1 << 31)
-        return dctx.stream_reader(raw, read_size=READ_SIZE, read_across_frames=True, closefd=True)
+        tracker = _ZstdFrameTracker(raw)
+        return _ZstdStream(dctx.stream_reader(tracker, read_size=READ_SIZE, read_across_frames=True,
+                                              closefd=True), tracker)
     if compression == "gzip":
         return gzip.GzipFile(fileobj=raw, mode="rb")
     if compression == "bz2":
         return bz2.BZ2File(raw, mode="rb")
     return raw if path != "-" else io.BufferedReader(raw)
+
+
+class _ZstdFrameTracker:
+    """Pass-through reader of raw zstd bytes that follows the frame layout (frame and block
+    headers, skippable frames; nothing is decoded), so that the end of the input can be told to
+    fall on a frame boundary or inside a frame. zstandard's stream_reader returns the blocks
+    decoded so far and then a clean EOF when the input is cut inside a frame."""
+
+    ZSTD = 0xFD2FB528
+
+    def __init__(self, raw):
+        self.raw = raw
+        self.state = "magic"
+        self.want = 4
+        self.hdr = bytearray()
+        self.skip = 0
+        self.checksum = False
+        self.consumed = 0
+        self.lost = False        # not a zstd layout we follow: the decoder reports errors itself
+
+    def read(self, n=-1):
+        data = self.raw.read(n)
+        if data and not self.lost:
+            self._feed(data)
+        self.consumed += len(data)
+        return data
+
+    def close(self):
+        self.raw.close()
+
+    @property
+    def at_boundary(self) -> bool:
+        return self.lost or (self.state == "magic" and not self.hdr and self.skip == 0)
+
+    def _feed(self, data) -> None:
+        i = 0
+        n = len(data)
+        while i < n and not self.lost:
+            if self.skip:
+                t = min(self.skip, n - i)
+                self.skip -= t
+                i += t
+                continue
+            take = min(self.want - len(self.hdr), n - i)
+            self.hdr += data[i:i + take]
+            i += take
+            if len(self.hdr) == self.want:
+                self._step(bytes(self.hdr))
+                self.hdr.clear()
+
+    def _step(self, h: bytes) -> None:
+        st = self.state
+        if st == "magic":
+            m = int.from_bytes(h, "little")
+            if m == self.ZSTD:
+                self.state, self.want = "fhd", 1
+            elif SKIPPABLE_LO <= m <= SKIPPABLE_HI:
+                self.state, self.want = "skipsize", 4
+            else:
+                self.lost = True
+        elif st == "skipsize":
+            self.skip = int.from_bytes(h, "little")
+            self.state, self.want = "magic", 4
+        elif st == "fhd":
+            fhd = h[0]
+            single = (fhd >> 5) & 1
+            fcs = (fhd >> 6) & 3
+            extra = (0 if single else 1) + (0, 1, 2, 4)[fhd & 3] + ((1 if single else 0), 2, 4, 8)[fcs]
+            self.checksum = bool((fhd >> 2) & 1)
+            if extra:
+                self.state, self.want = "fhdrest", extra
+            else:
+                self.state, self.want = "block", 3
+        elif st == "fhdrest":
+            self.state, self.want = "block", 3
+        else:  # block header
+            v = int.from_bytes(h, "little")
+            last = v & 1
+            btype = (v >> 1) & 3
+            size = v >> 3
+            self.skip = 1 if btype == 1 else size
+            if last:
+                self.skip += 4 if self.checksum else 0
+                self.state, self.want = "magic", 4
+
+
+class _ZstdStream(io.RawIOBase):
+    """Decoded bytes of a zstd input; raises ZstdError at the end when the input was cut
+    inside a frame (a truncated download) instead of ending quietly."""
+
+    def __init__(self, reader, tracker: _ZstdFrameTracker):
+        self.reader = reader
+        self.tracker = tracker
+
+    def readable(self):
+        return True
+
+    def read(self, n=-1):
+        data = self.reader.read(n)
+        if not data and n != 0:
+            self._check_end()
+        return data
+
+    def read1(self, n=-1):
+        data = self.reader.read1(n)
+        if not data and n != 0:
+            self._check_end()
+        return data
+
+    def _check_end(self):
+        if not self.tracker.at_boundary:
+            raise zstandard.ZstdError(
+                f"the zstd input ends inside a frame after {self.tracker.consumed} compressed bytes (truncated)")
+
+    def close(self):
+        try:
+            self.reader.close()
+        finally:
+            super().close()
 
 
 @dataclass(frozen=True)
