@@ -1,0 +1,693 @@
+#!/usr/bin/env python3
+"""End-to-end throughput benchmark of `analyzer scan` against its peers, in one run, on one file.
+
+Measured on the same input, interleaved in rounds so that machine load hits every tool alike:
+
+  floor          zstd -d -c FILE > /dev/null
+  analyzer w1/w2 python -m analyzer.cli scan FILE --out TMP --workers {1,2} --force
+                 --progress-interval 0   (.pgn.zst in, Parquet out, edition fide_2018 with
+                 intended-move claims), warm: `analyzer warmup` is run first with an empty
+                 NUMBA_CACHE_DIR and reported separately as the (cold) compile time
+  pgn-extract    pgn-extract --repetition -o /dev/null TEXT   (on the decompressed text)
+  python-chess   read_game + push every mainline move (replay), and the same with
+                 can_claim_threefold_repetition / can_claim_fifty_moves / is_fivefold_repetition /
+                 is_seventyfive_moves / is_checkmate at every ply (claims), on the first N games
+                 (time-bounded), extrapolated to games/s
+  stages         in-process, one core: zstd decode, split_games, analyze_block (with its kernels
+                 timed separately), Parquet write
+  10x            the decompressed text repeated 10 times, recompressed with zstd -1 -T2, scanned
+                 with --workers 2: peak RSS must not grow with the input
+
+Every external command runs under a small wrapper process (`bench_scan.py _measure`) that
+reports the command's wall time, user+sys CPU (getrusage RUSAGE_CHILDREN), peak RSS of its
+largest process (ru_maxrss) and the peak of the summed RSS of its process tree (sampled /proc).
+
+The analyzer code measured is a snapshot (default: `git archive HEAD analyzer`) in a temp dir,
+so that concurrent edits of the working tree cannot change the code (or invalidate the numba
+cache) in the middle of a run. Everything lives in one temp dir, removed at the end.
+
+    python benchmarks/bench_scan.py                  # full run (~15-20 min on 2 busy cores)
+    python benchmarks/bench_scan.py --quick          # first 5,000 games, no 10x (~2-3 min)
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+DEFAULT_INPUT = "/work/shared/data/lichess_sample.pgn.zst"
+
+
+# ------------------------------------------------------------------------------------------------
+# The measuring wrapper (runs in its own process so that ru_maxrss covers only one command)
+
+
+def _proc_children() -> dict:
+    kids: dict = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat", "rb") as fh:
+                s = fh.read()
+            ppid = int(s[s.rfind(b")") + 2:].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        kids.setdefault(ppid, []).append(int(d))
+    return kids
+
+
+def _tree_rss(root: int, page: int) -> int:
+    kids = _proc_children()
+    total = 0
+    stack = [root]
+    while stack:
+        p = stack.pop()
+        try:
+            with open(f"/proc/{p}/statm", "rb") as fh:
+                total += int(fh.read().split()[1]) * page
+        except (OSError, ValueError, IndexError):
+            pass
+        stack.extend(kids.get(p, ()))
+    return total
+
+
+def _measure_main(spec_json: str) -> int:
+    spec = json.loads(spec_json)
+    out = open(spec["stdout"], "wb") if spec.get("stdout") else subprocess.DEVNULL
+    err = open(spec["stderr"], "wb") if spec.get("stderr") else subprocess.DEVNULL
+    inp = open(spec["stdin"], "rb") if spec.get("stdin") else subprocess.DEVNULL
+    page = os.sysconf("SC_PAGE_SIZE")
+    peak = [0]
+    stop = threading.Event()
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(spec["cmd"], stdin=inp, stdout=out, stderr=err, cwd=spec.get("cwd"))
+
+    def sample():
+        while not stop.wait(spec.get("sample", 0.1)):
+            peak[0] = max(peak[0], _tree_rss(proc.pid, page))
+
+    th = threading.Thread(target=sample, daemon=True)
+    th.start()
+    rc = proc.wait()
+    wall = time.perf_counter() - t0
+    stop.set()
+    th.join()
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    print(json.dumps({
+        "rc": rc, "wall": wall, "user": r1.ru_utime - r0.ru_utime, "sys": r1.ru_stime - r0.ru_stime,
+        "maxrss_mb": r1.ru_maxrss / 1024.0, "tree_rss_mb": peak[0] / 2**20,
+    }))
+    return 0
+
+
+def measure(cmd, *, env=None, cwd=None, stdout=None, stderr=None, stdin=None, check=True) -> dict:
+    """Run cmd under the wrapper; {'rc','wall','user','sys','cpu','maxrss_mb','tree_rss_mb'}."""
+    spec = {"cmd": cmd, "cwd": cwd, "stdout": stdout, "stderr": stderr, "stdin": stdin}
+    r = subprocess.run([sys.executable, os.path.abspath(__file__), "_measure", json.dumps(spec)],
+                       env=env, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"measuring wrapper failed for {cmd}: {r.stderr}")
+    m = json.loads(r.stdout.strip().splitlines()[-1])
+    m["cpu"] = m["user"] + m["sys"]
+    if check and m["rc"] != 0:
+        tail = ""
+        if stderr and os.path.exists(stderr):
+            with open(stderr, "rb") as fh:
+                tail = fh.read()[-2000:].decode("utf-8", "replace")
+        raise RuntimeError(f"command failed (exit {m['rc']}): {' '.join(cmd)}\n{tail}")
+    return m
+
+
+# ------------------------------------------------------------------------------------------------
+# python-chess peer (runs as `bench_scan.py _pychess MODE N BUDGET FILE`)
+
+
+def _pychess_main(mode: str, n: int, budget: float, path: str) -> int:
+    import io
+
+    import chess
+    import chess.pgn
+
+    if path.endswith(".zst"):
+        import zstandard
+
+        raw = zstandard.ZstdDecompressor().stream_reader(open(path, "rb"))
+        fh = io.TextIOWrapper(io.BufferedReader(raw, 1 << 20), encoding="utf-8", errors="replace")
+    else:
+        fh = open(path, encoding="utf-8", errors="replace")
+    claims = mode == "claims"
+    counts = {"threefold_claim": 0, "fifty_claim": 0, "fivefold": 0, "seventyfive": 0, "checkmate": 0}
+
+    def check(b: chess.Board) -> None:
+        if b.can_claim_threefold_repetition():
+            counts["threefold_claim"] += 1
+        if b.can_claim_fifty_moves():
+            counts["fifty_claim"] += 1
+        if b.is_fivefold_repetition():
+            counts["fivefold"] += 1
+        if b.is_seventyfive_moves():
+            counts["seventyfive"] += 1
+        if b.is_checkmate():
+            counts["checkmate"] += 1
+
+    games = plies = 0
+    t_read = 0.0
+    t0 = time.perf_counter()
+    c0 = time.process_time()
+    while games < n and time.perf_counter() - t0 < budget:
+        a = time.perf_counter()
+        g = chess.pgn.read_game(fh)
+        t_read += time.perf_counter() - a
+        if g is None:
+            break
+        board = g.board()
+        if claims:
+            check(board)
+        for mv in g.mainline_moves():
+            board.push(mv)
+            plies += 1
+            if claims:
+                check(board)
+        games += 1
+    wall = time.perf_counter() - t0
+    cpu = time.process_time() - c0
+    out = {"mode": mode, "games": games, "plies": plies, "seconds": wall, "cpu_seconds": cpu,
+           "read_game_seconds": t_read, "games_per_second": games / wall if wall else None,
+           "chess_version": chess.__version__}
+    if claims:
+        out["ply_counts"] = counts
+    print(json.dumps(out))
+    return 0
+
+
+# ------------------------------------------------------------------------------------------------
+# Per-stage timings in-process (runs as `bench_scan.py _stages ZST_FILE`, with the snapshot on
+# PYTHONPATH and the warm numba cache)
+
+
+def _stages_main(path: str) -> int:
+    import numpy as np
+    import pyarrow.parquet as pq
+    import zstandard
+
+    import analyzer.chess._replay as R
+    import analyzer.chess.analyze as A
+    import analyzer.pgn._scan as S
+    from analyzer.editions import resolve
+    from analyzer.pgn.split import split_games
+
+    clocks: dict = {}
+
+    # load every kernel from the numba cache first (its cost is the "cache load" row, not a stage)
+    w, c = time.perf_counter(), time.process_time()
+    from analyzer.warmup import warmup
+
+    warmup()
+    kernel_load = {"wall": time.perf_counter() - w, "cpu": time.process_time() - c}
+
+    def timed(mod, name, label):
+        fn = getattr(mod, name, None)
+        if fn is None:
+            return
+
+        def wrapper(*a, **k):
+            w, c = time.perf_counter(), time.process_time()
+            try:
+                return fn(*a, **k)
+            finally:
+                acc = clocks.setdefault(label, [0.0, 0.0])
+                acc[0] += time.perf_counter() - w
+                acc[1] += time.process_time() - c
+
+        setattr(mod, name, wrapper)
+
+    def span(label, w, c):
+        acc = clocks.setdefault(label, [0.0, 0.0])
+        acc[0] += time.perf_counter() - w
+        acc[1] += time.process_time() - c
+
+    # stage 1: decompression alone, in 4 MiB reads (as the pipeline reads)
+    w, c = time.perf_counter(), time.process_time()
+    parts = []
+    with open(path, "rb") as fh:
+        reader = zstandard.ZstdDecompressor().stream_reader(fh)
+        while True:
+            chunk = reader.read(4 << 20)
+            if not chunk:
+                break
+            parts.append(chunk)
+    span("zstd decode (zstandard, in-process)", w, c)
+    text = b"".join(parts)
+    del parts
+
+    # stage 2: split into 8 MiB blocks of whole games (as RegionAnalyzer does)
+    block = 8 << 20
+    blocks = []
+    w, c = time.perf_counter(), time.process_time()
+    pos = 0
+    while pos < len(text):
+        buf = np.frombuffer(text[pos:pos + block], dtype=np.uint8)
+        final = pos + block >= len(text)
+        starts, ends, consumed = split_games(buf, final)
+        if consumed == 0:
+            raise SystemExit("split_games consumed nothing: a game larger than the block size")
+        blocks.append((pos, buf, starts, ends))
+        pos += consumed
+    span("split_games (numba scan)", w, c)
+
+    # stage 3: analyze_block, with its kernels timed separately
+    timed(S, "parse_tags", "  parse_tags (numba)")
+    timed(R, "replay_batch", "  replay_batch (numba replay + facts)")
+    timed(A, "_apply", "  rules per edition (_apply)")
+    timed(A, "_games_table", "  games table (Arrow)")
+    timed(A, "_events_table", "  events table (Arrow)")
+    timed(A, "_strings", "  header strings (Arrow)")
+    timed(A, "_ints", "  header ints (Arrow)")
+    eds = resolve(["fide_2018"])
+    results = []
+    games = 0
+    w, c = time.perf_counter(), time.process_time()
+    for base, buf, starts, ends in blocks:
+        res = A.analyze_block(buf, starts[:len(ends)], ends, source="bench", first_game_index=games,
+                              base_offset=base, editions=eds)
+        games += len(starts)
+        results.append((res.games, res.events))
+    span("analyze_block (total)", w, c)
+
+    # stage 4: Parquet write (zstd), to a temp dir
+    tmp = tempfile.mkdtemp(prefix="bench_stages-")
+    try:
+        from analyzer import tables
+
+        w, c = time.perf_counter(), time.process_time()
+        gw = pq.ParquetWriter(os.path.join(tmp, "g.parquet"), tables.GAMES_SCHEMA, compression="zstd")
+        ew = pq.ParquetWriter(os.path.join(tmp, "e.parquet"), tables.EVENTS_SCHEMA, compression="zstd")
+        for g, e in results:
+            gw.write_table(g)
+            if e.num_rows:
+                ew.write_table(e)
+        gw.close()
+        ew.close()
+        span("Parquet write (zstd)", w, c)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(json.dumps({"games": games, "text_bytes": len(text), "blocks": len(blocks), "kernel_load": kernel_load,
+                      "stages": {k: {"wall": v[0], "cpu": v[1]} for k, v in clocks.items()}}))
+    return 0
+
+
+# ------------------------------------------------------------------------------------------------
+# Orchestration
+
+
+def _sh(cmd, **kw) -> str:
+    return subprocess.run(cmd, capture_output=True, text=True, **kw).stdout.strip()
+
+
+def machine_info() -> dict:
+    cpu = "?"
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    mem = "?"
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemTotal"):
+                    mem = f"{int(line.split()[1]) / 2**20:.1f} GiB"
+                    break
+    except OSError:
+        pass
+    return {"nproc": os.cpu_count(), "cpu": cpu, "ram": mem, "python": platform.python_version(),
+            "host": platform.node(), "kernel": platform.release()}
+
+
+def snapshot_code(source: str, dest: str) -> dict:
+    """Copy the analyzer package into dest: `HEAD`/a revision via git archive, or `worktree`."""
+    info = {"source": source, "head": _sh(["git", "-C", REPO, "rev-parse", "--short", "HEAD"])}
+    if source == "worktree":
+        shutil.copytree(os.path.join(REPO, "analyzer"), os.path.join(dest, "analyzer"),
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        dirty = _sh(["git", "-C", REPO, "status", "--porcelain", "--", "analyzer"])
+        info["commit"] = info["head"] + ("+dirty" if dirty else "")
+        info["dirty_files"] = [ln[3:] for ln in dirty.splitlines()]
+    else:
+        rev = _sh(["git", "-C", REPO, "rev-parse", "--short", source])
+        if not rev:
+            raise SystemExit(f"bench_scan: unknown revision {source!r}")
+        arch = subprocess.run(["git", "-C", REPO, "archive", rev, "analyzer"], capture_output=True, check=True)
+        subprocess.run(["tar", "-x", "-C", dest], input=arch.stdout, check=True)
+        info["commit"] = rev
+    return info
+
+
+def find_pgn_extract() -> str | None:
+    return shutil.which("pgn-extract") or next(
+        (p for p in ("/usr/games/pgn-extract", "/usr/bin/pgn-extract") if os.path.exists(p)), None)
+
+
+def count_games(text: bytes) -> int:
+    return text.count(b"\n[Event ") + (1 if text.startswith(b"[Event ") else 0)
+
+
+def first_games(text: bytes, n: int) -> bytes:
+    pos = 0 if text.startswith(b"[Event ") else text.find(b"\n[Event ")
+    for _ in range(n):
+        nxt = text.find(b"\n[Event ", pos + 1)
+        if nxt < 0:
+            return text
+        pos = nxt
+    return text[:pos + 1]
+
+
+def _summary_json(path: str) -> dict:
+    with open(path) as fh:
+        lines = [ln for ln in fh.read().splitlines() if ln.startswith("{")]
+    return json.loads(lines[-1]) if lines else {}
+
+
+def load() -> str:
+    a, b, c = os.getloadavg()
+    return f"{a:.2f} {b:.2f} {c:.2f}"
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "_measure":
+        return _measure_main(argv[1])
+    if argv and argv[0] == "_pychess":
+        return _pychess_main(argv[1], int(argv[2]), float(argv[3]), argv[4])
+    if argv and argv[0] == "_stages":
+        return _stages_main(argv[1])
+
+    p = argparse.ArgumentParser(description="End-to-end throughput of analyzer scan vs zstd, pgn-extract and "
+                                "python-chess, measured in one run on one file.")
+    p.add_argument("--input", default=DEFAULT_INPUT, help=f".pgn.zst input (default: {DEFAULT_INPUT})")
+    p.add_argument("--quick", action="store_true",
+                   help="smoke run: first --quick-games games, 1 round, small python-chess samples, no 10x, "
+                   "numba cache reused from --cache-dir or the user cache (compile not cold)")
+    p.add_argument("--quick-games", type=int, default=5000)
+    p.add_argument("--rounds", type=int, default=None, help="rounds of the fast commands (default 3; --quick 1); "
+                   "best and median are reported")
+    p.add_argument("--replay-games", type=int, default=None, help="python-chess replay sample (default 2000; quick 500)")
+    p.add_argument("--claims-games", type=int, default=None, help="python-chess claims sample (default 300; quick 100)")
+    p.add_argument("--pychess-budget", type=float, default=None, help="seconds per python-chess sample (default 120; quick 30)")
+    p.add_argument("--code", default="HEAD", help="analyzer code to measure: HEAD (default), a git revision, or "
+                   "'worktree' (the working tree as it is, uncommitted edits included)")
+    p.add_argument("--cache-dir", default=None, help="reuse this NUMBA_CACHE_DIR (warmup then measures a cache "
+                   "load, not a cold compile); default: a fresh empty dir (full) / the user cache (quick)")
+    p.add_argument("--unit-mb", type=float, action="append", default=None,
+                   help="extra --workers 2 rows with this --unit-mb (repeatable; default 16 in full runs)")
+    p.add_argument("--no-10x", action="store_true", help="skip the 10x-input RSS run")
+    p.add_argument("--no-stages", action="store_true", help="skip the in-process per-stage timings")
+    p.add_argument("--json-out", help="also write the JSON result to this file")
+    p.add_argument("--keep-temp", action="store_true", help="keep the temp dir (for debugging)")
+    args = p.parse_args(argv)
+
+    quick = args.quick
+    rounds = args.rounds or (1 if quick else 3)
+    n_replay = args.replay_games or (500 if quick else 2000)
+    n_claims = args.claims_games or (100 if quick else 300)
+    budget = args.pychess_budget or (30.0 if quick else 120.0)
+    unit_variants = args.unit_mb if args.unit_mb is not None else ([] if quick else [16.0])
+    do_10x = not (quick or args.no_10x)
+    if not os.path.exists(args.input):
+        print(f"bench_scan: input not found: {args.input}", file=sys.stderr)
+        return 2
+    pgn_extract = find_pgn_extract()
+    if not shutil.which("zstd"):
+        print("bench_scan: zstd not on PATH (apt-get install zstd)", file=sys.stderr)
+        return 2
+
+    tmp = tempfile.mkdtemp(prefix="bench_scan-")
+    t_start = time.time()
+    result: dict = {"benchmark": "bench_scan", "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+                    "machine": machine_info(), "argv": sys.argv[1:], "input": args.input, "quick": quick,
+                    "rounds": rounds, "load_start": load()}
+    log = lambda msg: print(f"[bench {time.strftime('%H:%M:%S')} load {load()}] {msg}", file=sys.stderr, flush=True)  # noqa: E731
+    try:
+        # -- code snapshot and environment ------------------------------------------------------
+        # numba's cache is keyed by the source path and its mtime: a reused cache needs the
+        # snapshot at a stable path (git archive / copy2 keep mtimes), a cold one a fresh dir.
+        cold = args.cache_dir is None and not quick
+        if args.cache_dir:
+            cache = os.path.abspath(args.cache_dir)
+        elif quick:
+            base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+            cache = os.path.join(base, "analyzer", "bench-numba")
+        else:
+            cache = os.path.join(tmp, "numba")
+        os.makedirs(cache, exist_ok=True)
+        code_dir = os.path.join(tmp, "code") if cold else cache.rstrip("/") + "-code"
+        shutil.rmtree(code_dir, ignore_errors=True)
+        os.makedirs(code_dir)
+        result["code"] = snapshot_code(args.code, code_dir)
+        log(f"analyzer code: {result['code']['commit']} ({args.code}) snapshot in {code_dir}")
+        env = dict(os.environ, PYTHONPATH=code_dir, NUMBA_CACHE_DIR=cache)
+        env.pop("PYTHONSTARTUP", None)
+
+        # -- input ------------------------------------------------------------------------------
+        text = subprocess.run(["zstd", "-d", "-c", "-q", args.input], capture_output=True, check=True).stdout
+        if quick:
+            text = first_games(text, args.quick_games)
+            zst = os.path.join(tmp, "input.pgn.zst")
+            subprocess.run(["zstd", "-12", "-T2", "-q", "-f", "-o", zst], input=text, check=True)
+        else:
+            zst = args.input
+        pgn = os.path.join(tmp, "input.pgn")
+        with open(pgn, "wb") as fh:
+            fh.write(text)
+        n_games = count_games(text)
+        result["games"] = n_games
+        result["text_bytes"] = len(text)
+        result["zst_bytes"] = os.path.getsize(zst)
+        log(f"input {zst}: {n_games} games, {len(text) / 1e6:.1f} MB text, {result['zst_bytes'] / 1e6:.1f} MB zst")
+
+        # -- compile ----------------------------------------------------------------------------
+        py = sys.executable
+        warm_cmd = [py, "-m", "analyzer.cli", "warmup"]
+        log(f"warmup ({'cold: empty NUMBA_CACHE_DIR' if cold else 'cache reused'}) ...")
+        m = measure(warm_cmd, env=env, cwd=code_dir, stdout=os.path.join(tmp, "warm.out"),
+                    stderr=os.path.join(tmp, "warm.err"))
+        m["cold"] = cold
+        result["compile"] = m
+        log(f"warmup {m['wall']:.1f} s wall, {m['cpu']:.1f} s CPU")
+        m2 = measure(warm_cmd, env=env, cwd=code_dir, stdout=os.path.join(tmp, "warm2.out"),
+                     stderr=os.path.join(tmp, "warm2.err"))
+        result["cache_load"] = m2
+        log(f"warmup again (cache load + tiny sample) {m2['wall']:.2f} s")
+
+        # -- rounds of the fast commands ---------------------------------------------------------
+        out_dir = os.path.join(tmp, "out")
+
+        def scan_cmd(workers, extra=()):
+            return [py, "-m", "analyzer.cli", "scan", zst, "--out", out_dir, "--workers", str(workers),
+                    "--force", "--progress-interval", "0", *extra]
+
+        commands = {
+            "zstd -d (floor)": (["zstd", "-d", "-c", "-q", zst], None),
+            "analyzer w1": (scan_cmd(1), "scan"),
+            "analyzer w2": (scan_cmd(2), "scan"),
+        }
+        for u in unit_variants:
+            commands[f"analyzer w2 unit-mb {u:g}"] = (scan_cmd(2, ["--unit-mb", f"{u:g}"]), "scan")
+        if pgn_extract:
+            commands["pgn-extract --repetition"] = ([pgn_extract, "--repetition", "-o", "/dev/null", pgn], "pgnx")
+        else:
+            log("pgn-extract not found (apt-get install pgn-extract): skipped")
+        runs: dict = {k: [] for k in commands}
+        summaries: dict = {}
+        for r in range(rounds):
+            for name, (cmd, kind) in commands.items():
+                so = os.path.join(tmp, "cmd.out")
+                se = os.path.join(tmp, "cmd.err")
+                m = measure(cmd, env=env, cwd=code_dir, stdout=so if kind == "scan" else None, stderr=se)
+                m["load"] = load()
+                if kind == "scan":
+                    s = _summary_json(so)
+                    summaries[name] = {k: s.get(k) for k in ("games", "ok", "errors", "units", "seconds", "rules")}
+                    if s.get("games") != n_games:
+                        log(f"WARNING: {name} reported {s.get('games')} games, the file has {n_games}")
+                    m["games_reported"] = s.get("games")
+                    m["units"] = s.get("units")
+                if kind == "pgnx":
+                    with open(se, "rb") as fh:
+                        tail = fh.read()[-300:].decode("utf-8", "replace")
+                    import re
+
+                    mm = re.search(r"(\d+) games matched out of (\d+)", tail)
+                    if mm:
+                        m["matched"], m["games_reported"] = int(mm.group(1)), int(mm.group(2))
+                runs[name].append(m)
+                log(f"round {r + 1}/{rounds} {name}: {m['wall']:.2f} s wall, {m['cpu']:.2f} s CPU, "
+                    f"{m['maxrss_mb']:.0f} MB")
+        result["runs"] = runs
+        result["scan_summaries"] = summaries
+
+        # -- python-chess ------------------------------------------------------------------------
+        pyc = {}
+        for mode, n in (("replay", n_replay), ("claims", n_claims)):
+            log(f"python-chess {mode}: first {n} games, budget {budget:.0f} s ...")
+            so = os.path.join(tmp, f"pychess_{mode}.out")
+            m = measure([py, os.path.abspath(__file__), "_pychess", mode, str(n), str(budget), zst],
+                        env=env, cwd=tmp, stdout=so, stderr=os.path.join(tmp, "pychess.err"))
+            with open(so) as fh:
+                m["result"] = json.loads(fh.read().strip().splitlines()[-1])
+            m["load"] = load()
+            pyc[mode] = m
+            res = m["result"]
+            log(f"python-chess {mode}: {res['games']} games in {res['seconds']:.1f} s = "
+                f"{res['games_per_second']:.1f} games/s")
+        result["python_chess"] = pyc
+
+        # -- stages in-process ---------------------------------------------------------------------
+        if not args.no_stages:
+            log("per-stage timings in-process ...")
+            so = os.path.join(tmp, "stages.out")
+            m = measure([py, os.path.abspath(__file__), "_stages", zst], env=env, cwd=code_dir, stdout=so,
+                        stderr=os.path.join(tmp, "stages.err"))
+            with open(so) as fh:
+                m["result"] = json.loads(fh.read().strip().splitlines()[-1])
+            result["stages"] = m
+
+        # -- 10x: memory bounded by the configuration --------------------------------------------
+        if do_10x:
+            x10 = os.path.join(tmp, "x10.pgn.zst")
+            log("building the 10x input (zstd -1 -T2) ...")
+            os.remove(pgn)          # the 1x text is no longer needed on disk
+            z = subprocess.Popen(["zstd", "-1", "-T2", "-q", "-f", "-o", x10], stdin=subprocess.PIPE)
+            for _ in range(10):
+                z.stdin.write(text)
+            z.stdin.close()
+            if z.wait() != 0:
+                raise RuntimeError("zstd failed building the 10x input")
+            del text
+            log(f"10x input: {os.path.getsize(x10) / 1e6:.0f} MB zst; scanning with --workers 2 ...")
+            so = os.path.join(tmp, "x10.out")
+            cmd = [py, "-m", "analyzer.cli", "scan", x10, "--out", os.path.join(tmp, "out10"), "--workers", "2",
+                   "--force", "--progress-interval", "0"]
+            m = measure(cmd, env=env, cwd=code_dir, stdout=so, stderr=os.path.join(tmp, "x10.err"))
+            s = _summary_json(so)
+            m["games_reported"] = s.get("games")
+            m["units"] = s.get("units")
+            m["load"] = load()
+            result["x10"] = m
+            log(f"10x: {s.get('games')} games, {m['wall']:.1f} s, {m['maxrss_mb']:.0f} MB max process, "
+                f"{m['tree_rss_mb']:.0f} MB tree")
+        result["load_end"] = load()
+        result["total_seconds"] = time.time() - t_start
+        report(result)
+        if args.json_out:
+            with open(args.json_out, "w") as fh:
+                json.dump(result, fh, indent=1)
+        print(json.dumps(result, separators=(",", ":")))
+        return 0
+    finally:
+        if args.keep_temp:
+            print(f"bench_scan: temp dir kept: {tmp}", file=sys.stderr)
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+# ------------------------------------------------------------------------------------------------
+# The printed table
+
+
+def _best(ms: list) -> dict:
+    return min(ms, key=lambda m: m["wall"])
+
+
+def report(res: dict) -> None:
+    n = res["games"]
+    rows = []   # name, cores, best wall, median wall, cpu(best), maxrss, tree rss, games/s
+
+    for name, ms in res["runs"].items():
+        b = _best(ms)
+        cores = 2 if " w2" in name else 1
+        rows.append((name, cores, b["wall"], statistics.median(m["wall"] for m in ms), b["cpu"],
+                     max(m["maxrss_mb"] for m in ms), max(m["tree_rss_mb"] for m in ms), n / b["wall"], n))
+    for mode, m in res.get("python_chess", {}).items():
+        r = m["result"]
+        g = r["games"]
+        rows.append((f"python-chess {mode} ({g} games)", 1, r["seconds"], r["seconds"], r["cpu_seconds"],
+                     m["maxrss_mb"], m["tree_rss_mb"], g / r["seconds"], g))
+    if "x10" in res:
+        m = res["x10"]
+        g = m.get("games_reported") or 10 * n
+        rows.append(("analyzer w2, 10x input", 2, m["wall"], m["wall"], m["cpu"], m["maxrss_mb"], m["tree_rss_mb"],
+                     g / m["wall"], g))
+    by = {r[0]: r for r in rows}
+    w1 = by.get("analyzer w1")
+    w2 = by.get("analyzer w2")
+    c = res["code"]
+    print()
+    print(f"bench_scan  {res['date']}  code {c['commit']} ({c['source']})  input {res['input']}"
+          f"{' (first %d games)' % n if res['quick'] else ''}")
+    print(f"machine: {res['machine']['nproc']} cpu, {res['machine']['cpu']}, {res['machine']['ram']}; "
+          f"load avg start {res['load_start']} end {res.get('load_end')}")
+    print(f"games {n:,}, text {res['text_bytes'] / 1e6:.1f} MB, zst {res['zst_bytes'] / 1e6:.1f} MB; "
+          f"{res['rounds']} round(s), best wall (median in brackets)")
+    comp = res["compile"]
+    print(f"compile (analyzer warmup, {'cold, empty NUMBA_CACHE_DIR' if comp['cold'] else 'cache reused'}): "
+          f"{comp['wall']:.1f} s wall, {comp['cpu']:.1f} s CPU; cache load (warmup again): "
+          f"{res['cache_load']['wall']:.2f} s wall")
+    print()
+    hdr = ("| run | wall s | games/s | games/s/core | CPU s | CPU µs/game | games/CPU-s | "
+           "peak RSS MB (max proc / tree) | analyzer w1 ÷ this |")
+    print(hdr)
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for name, cores, wall, med, cpu, rss, trss, gps, g in rows:
+        ratio = (w1[7] / gps) if w1 and gps else float("nan")
+        print(f"| {name} | {wall:.2f} ({med:.2f}) | {gps:,.0f} | {gps / cores:,.0f} | {cpu:.2f} | "
+              f"{1e6 * cpu / g:,.1f} | {g / cpu:,.0f} | {rss:,.0f} / {trss:,.0f} | {ratio:.3g} |")
+    print()
+    if w1 and w2:
+        print(f"2-worker speed-up over 1 worker: {w1[2] / w2[2]:.2f}x (wall, best of rounds); "
+              f"units per run: {res['runs']['analyzer w2'][0].get('units')}")
+        for name in res["runs"]:
+            if name.startswith("analyzer w2 unit-mb"):
+                print(f"  {name}: {w1[2] / by[name][2]:.2f}x, units {res['runs'][name][0].get('units')}")
+    for name, sm in res.get("scan_summaries", {}).items():
+        print(f"{name}: the scan's own 'seconds' (last round, after interpreter start and imports) "
+              f"{sm.get('seconds')} s, units {sm.get('units')}, games {sm.get('games')}, ok {sm.get('ok')}")
+    if w1:
+        print(f"analyzer w1: {w1[7]:,.0f} games/s wall, {n / w1[4]:,.0f} games per CPU-second, "
+              f"{1e6 * w1[4] / n:.1f} µs CPU/game (goal >= 60,000 games/s/core = <= 16.7 µs/game)")
+    if "x10" in res and w2:
+        x = by["analyzer w2, 10x input"]
+        print(f"RSS 1x -> 10x (--workers 2): max process {w2[5]:.0f} -> {x[5]:.0f} MB, "
+              f"tree sum {w2[6]:.0f} -> {x[6]:.0f} MB")
+    st = res.get("stages")
+    if st:
+        s = st["result"]
+        print()
+        print(f"per stage, in-process, one core ({s['games']:,} games, {s['blocks']} blocks of 8 MiB; "
+              f"kernels loaded from the cache first: {s['kernel_load']['wall']:.2f} s):")
+        print("| stage | wall s | CPU s | CPU µs/game | games/CPU-s |")
+        print("|---|---:|---:|---:|---:|")
+        for k, v in s["stages"].items():
+            print(f"| {k} | {v['wall']:.2f} | {v['cpu']:.2f} | {1e6 * v['cpu'] / s['games']:.1f} | "
+                  f"{s['games'] / v['cpu'] if v['cpu'] else float('inf'):,.0f} |")
+    print()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
