@@ -138,11 +138,36 @@ class RegionAnalyzer:
         self.offset += drop
 
     def _analyze(self, buf: np.ndarray, starts, ends, extra: dict):
+        try:
+            return self._analyze_block(buf, starts, ends, extra, self.stats.games)
+        except Exception:  # noqa: BLE001 - a bug on one game must not lose the block
+            pass
+        # Game by game; a game that still fails gets status internal_error (not replayed).
+        n = len(starts)
+        parts = []
+        events = []
+        for g in range(n):
+            s, e = starts[g:g + 1], ends[g:g + 1]
+            ex = {0: extra[g]} if g in extra else {}
+            try:
+                gt, et = self._analyze_block(buf, s, e, ex, self.stats.games + g)
+            except Exception as exc:  # noqa: BLE001
+                msg = (f"internal error while analyzing this game ({type(exc).__name__}: {exc}); "
+                       "not analyzed")
+                gt, et = self._analyze_block(buf, s, e, {0: ("internal_error", msg)}, self.stats.games + g)
+            parts.append(gt)
+            events.append(et)
+        games = pa.concat_tables(parts)
+        n_ed = games.num_rows // max(n, 1)
+        games = games.take(pa.array([g * n_ed + k for k in range(n_ed) for g in range(n)], pa.int64()))
+        return games, pa.concat_tables(events)
+
+    def _analyze_block(self, buf: np.ndarray, starts, ends, extra: dict, first_index: int):
         if self.game_type == "chess":
             from analyzer.chess.analyze import analyze_block
 
             res = analyze_block(buf, starts, ends, source=self.source,
-                                first_game_index=self.stats.games, base_offset=self.offset,
+                                first_game_index=first_index, base_offset=self.offset,
                                 editions=self.editions, extra_status=extra)
             games, events = res.games, res.events
         else:
@@ -150,7 +175,7 @@ class RegionAnalyzer:
 
             spans = np.stack([starts, ends], axis=1).astype(np.int64)
             games, events = analyze_draughts_block(
-                buf.tobytes(), spans, source=self.source, first_game_index=self.stats.games,
+                buf.tobytes(), spans, source=self.source, first_game_index=first_index,
                 base_offset=self.offset, editions=[e if isinstance(e, str) else e.id for e in self.editions])
             if extra:
                 games = _override_status(games, extra, len(starts))
