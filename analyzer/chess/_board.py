@@ -15,7 +15,7 @@ from numba import njit
 from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 
 from analyzer.chess._tables import (
-    CASTLE_BK, CASTLE_BQ, CASTLE_MASK_BY_SQUARE, CASTLE_WK, CASTLE_WQ, DARK_SQUARES,
+    BETWEEN, CASTLE_BK, CASTLE_BQ, CASTLE_MASK_BY_SQUARE, LINE, CASTLE_WK, CASTLE_WQ, DARK_SQUARES,
     DIR_E, DIR_N, DIR_NE, DIR_NW, DIR_S, DIR_SE, DIR_SW, DIR_W, KING_ATTACKS, KNIGHT_ATTACKS,
     LIGHT_SQUARES, MF_CASTLE, RANK_MASKS, MF_DOUBLE, MF_EP, MF_NORMAL, PAWN_ATTACKS, RAYS, ZOBRIST_CASTLE,
     ZOBRIST_EP_FILE, ZOBRIST_PIECE, ZOBRIST_WHITE_TO_MOVE,
@@ -287,6 +287,76 @@ def gen_legal(bb, mb, st, out, limit):
             out[n] = encode(base + 4, base + 2, 0, MF_CASTLE)
             n += 1
     return n
+
+
+@njit(**JIT)
+def pinned_mask(bb, stm, ksq):
+    """Own pieces of `stm` pinned to its king on ksq."""
+    if ksq < 0:
+        return U0
+    own = bb[6 + stm]
+    enemy = bb[7 - stm]
+    occ = own | enemy
+    snipers = ((rook_attacks(ksq, U0) & (bb[3] | bb[4])) | (bishop_attacks(ksq, U0) & (bb[2] | bb[4]))) & enemy
+    pinned = U0
+    while snipers:
+        s = lsb(snipers)
+        snipers &= snipers - U1
+        b = BETWEEN[ksq, s] & occ
+        if b and not (b & (b - U1)) and (b & own):
+            pinned |= b
+    return pinned
+
+
+@njit(**JIT)
+def has_legal_move(bb, mb, st, chk, pinned):
+    """Any legal move? Fast when not in check: a piece that is not pinned (or moves along its
+    pin line) with a pseudo-legal target has a legal move. Falls back to gen_legal otherwise."""
+    if not chk:
+        stm = st[0]
+        own = bb[6 + stm]
+        enemy = bb[7 - stm]
+        occ = own | enemy
+        ksq = king_square(bb, stm)
+        if ksq >= 0:
+            free = own & ~pinned
+            n = free & bb[1]
+            while n:
+                frm = lsb(n)
+                n &= n - U1
+                if KNIGHT_ATTACKS[frm] & ~own:
+                    return True
+            sl = own & (bb[2] | bb[3] | bb[4])
+            while sl:
+                frm = lsb(sl)
+                sl &= sl - U1
+                pt = mb[frm]
+                if pt == 3:
+                    t = bishop_attacks(frm, occ)
+                elif pt == 4:
+                    t = rook_attacks(frm, occ)
+                else:
+                    t = bishop_attacks(frm, occ) | rook_attacks(frm, occ)
+                t &= ~own
+                if pinned & bit(frm):
+                    t &= LINE[ksq, frm]
+                if t:
+                    return True
+            pw = own & bb[0]
+            fwd = 8 if stm == 0 else -8
+            while pw:
+                frm = lsb(pw)
+                pw &= pw - U1
+                t = PAWN_ATTACKS[stm, frm] & enemy
+                to = frm + fwd
+                if 0 <= to < 64 and not (occ & bit(to)):
+                    t |= bit(to)
+                if pinned & bit(frm):
+                    t &= LINE[ksq, frm]
+                if t:
+                    return True
+    scratch = np.empty(1, dtype=np.int32)
+    return gen_legal(bb, mb, st, scratch, 1) > 0
 
 
 @njit(inline="always", **JIT)

@@ -22,12 +22,12 @@ import numpy as np
 from numba import njit
 
 from analyzer.chess._board import (
-    JIT, U0, U1, bit, castle_legal, castle_now_bits, gen_legal, has_legal_ep, in_check,
+    JIT, U0, U1, bit, castle_legal, castle_now_bits, gen_legal, has_legal_move, pinned_mask, has_legal_ep, in_check,
     insufficient_material, is_safe_after, king_square, lsb, m_flag, m_from, m_promo, m_to,
     make_move, bishop_attacks, rook_attacks, encode,
 )
 from analyzer.chess._tables import (
-    CASTLE_MASK_BY_SQUARE, FILE_MASKS, KING_ATTACKS, KNIGHT_ATTACKS, MF_CASTLE, MF_DOUBLE, MF_EP,
+    CASTLE_MASK_BY_SQUARE, FILE_MASKS, KING_ATTACKS, LINE, KNIGHT_ATTACKS, MF_CASTLE, MF_DOUBLE, MF_EP,
     MF_NORMAL, PAWN_ATTACKS, RANK_MASKS, ZOBRIST_CASTLE, ZOBRIST_EP_FILE, ZOBRIST_PIECE,
     ZOBRIST_WHITE_TO_MOVE,
 )
@@ -183,7 +183,7 @@ def _promo_letter(c):
 
 
 @njit(**JIT)
-def resolve_san(bb, mb, st, buf, a, b):
+def resolve_san(bb, mb, st, buf, a, b, chk, pinned):
     """Match SAN buf[a:b] to the legal moves: returns (move, n_matches); n = -1 if not SAN syntax.
 
     Follows python-chess parse_san: over-disambiguation is accepted, a pawn capture needs its
@@ -312,10 +312,17 @@ def resolve_san(bb, mb, st, buf, a, b):
     cands &= from_mask
     found = np.int32(0)
     count = 0
+    ksq = king_square(bb, stm)
     while cands:
         frm = lsb(cands)
         cands &= cands - U1
-        if is_safe_after(bb, stm, frm, to, ep_cap, piece == 6):
+        fb = bit(frm)
+        # Not in check, not the king, not e.p.: legal iff not pinned or moving along the pin.
+        if not chk and piece != 6 and ep_cap < 0 and ksq >= 0:
+            legal = (not (pinned & fb)) or (LINE[ksq, frm] & tb) != U0
+        else:
+            legal = is_safe_after(bb, stm, frm, to, ep_cap, piece == 6)
+        if legal:
             count += 1
             found = encode(frm, to, promo, flag)
     return found, count
@@ -416,7 +423,7 @@ def _fifty_intended(bb, mb, st, moves, nmoves, scratch):
 
 @njit(**JIT)
 def _record(bb, mb, st, pkey, p, ws, ws97, window_start, window97, key, hmc, flags, rep_next,
-            rep_next97, clock, clk_now, fifty_min_clock, moves, scratch, n_twice, cnow):
+            rep_next97, clock, clk_now, fifty_min_clock, moves, scratch, n_twice, cnow, pin_out):
     """Compute and store the facts of the position now on the board at index p."""
     stm = st[0]
     legal_ep = has_legal_ep(bb, st) if st[2] >= 0 else False
@@ -437,7 +444,9 @@ def _record(bb, mb, st, pkey, p, ws, ws97, window_start, window97, key, hmc, fla
     chk = in_check(bb, st)
     if chk:
         f |= FLAG_CHECK
-    has_move = gen_legal(bb, mb, st, scratch, 1) > 0
+    pinned = pinned_mask(bb, stm, king_square(bb, stm))
+    pin_out[0] = pinned
+    has_move = has_legal_move(bb, mb, st, chk, pinned)
     if has_move:
         f |= FLAG_HAS_MOVE
     elif chk:
@@ -479,6 +488,7 @@ def replay_batch(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
     moves = np.empty(256, dtype=np.int32)
     scratch = np.empty(4, dtype=np.int32)
     n_twice = np.zeros(2, dtype=np.int64)
+    pin_out = np.zeros(1, dtype=np.uint64)
     last_clk = np.empty(2, dtype=np.float64)
     p = 0
     for g in range(n_games):
@@ -519,7 +529,7 @@ def replay_batch(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
         n_twice[0] = 0
         n_twice[1] = 0
         _record(bb, mb, st, pkey, p, ws, ws97, True, True, key, hmc, flags, rep_next, rep_next97,
-                clock, last_clk[st[0]], fifty_min_clock, moves, scratch, n_twice, cnow)
+                clock, last_clk[st[0]], fifty_min_clock, moves, scratch, n_twice, cnow, pin_out)
         plies = 0
         i = s
         line_start = True
@@ -604,9 +614,14 @@ def replay_batch(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
             a = i
             b = j
             i = j
-            if _match(buf, a, b, LIT_R10) or _match(buf, a, b, LIT_R01) or _match(buf, a, b, LIT_RDRAW) or _match(buf, a, b, LIT_STAR):
+            c0 = buf[a]
+            if (c0 == 49 or c0 == 48 or c0 == 42) and (
+                    _match(buf, a, b, LIT_R10) or _match(buf, a, b, LIT_R01)
+                    or _match(buf, a, b, LIT_RDRAW) or _match(buf, a, b, LIT_STAR)):
                 break
-            if _match(buf, a, b, LIT_NULL1) or _match(buf, a, b, LIT_NULL2) or _match(buf, a, b, LIT_NULL3) or _match(buf, a, b, LIT_NULL4):
+            if (c0 == 45 or c0 == 90 or c0 == 48 or c0 == 64) and (
+                    _match(buf, a, b, LIT_NULL1) or _match(buf, a, b, LIT_NULL2)
+                    or _match(buf, a, b, LIT_NULL3) or _match(buf, a, b, LIT_NULL4)):
                 # A null move ("--"): the side to move passes, as python-chess replays it.
                 # Noted on the game (first one), not an error.
                 if err_s[g] < 0:
@@ -628,7 +643,7 @@ def replay_batch(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
                     ws97 = p
                 _record(bb, mb, st, pkey, p, ws, ws97, prev_ep_legal, prev_ep_legal, key, hmc, flags,
                         rep_next, rep_next97, clock, last_clk[st[0]], fifty_min_clock, moves, scratch,
-                        n_twice, cnow)
+                        n_twice, cnow, pin_out)
                 continue
             # Move number prefix: "12.", "12...", "1.e4".
             if _is_digit(buf[a]):
@@ -654,9 +669,9 @@ def replay_batch(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
                 if b - a == 1 and buf[a] == 61 and plies > 0:
                     flags[p] |= FLAG_OFFER
                 continue
-            if _match(buf, a, b, LIT_EP):
+            if buf[a] == 101 and _match(buf, a, b, LIT_EP):
                 continue
-            m, nmatch = resolve_san(bb, mb, st, buf, a, b)
+            m, nmatch = resolve_san(bb, mb, st, buf, a, b, (flags[p] & FLAG_CHECK) != 0, pin_out[0])
             if nmatch != 1:
                 if nmatch < 0:
                     status[g] = S_BAD_TOKEN
@@ -690,7 +705,7 @@ def replay_batch(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
             if window97:
                 ws97 = p
             _record(bb, mb, st, pkey, p, ws, ws97, irreversible, window97, key, hmc, flags, rep_next,
-                    rep_next97, clock, last_clk[st[0]], fifty_min_clock, moves, scratch, n_twice, cnow)
+                    rep_next97, clock, last_clk[st[0]], fifty_min_clock, moves, scratch, n_twice, cnow, pin_out)
         if not seen_clk:
             for q in range(g0, p + 1):
                 clock[q] = _NAN32

@@ -109,3 +109,20 @@ for _rights in range(16):
     ZOBRIST_CASTLE[_rights] = _k
 ZOBRIST_EP_FILE = POLYGLOT[772:780].copy()
 ZOBRIST_WHITE_TO_MOVE = POLYGLOT[780]
+
+# BETWEEN[a, b]: squares strictly between a and b on a rank, file or diagonal (0 if not aligned);
+# LINE[a, b]: the whole line through a and b (0 if not aligned). For pins.
+BETWEEN = np.zeros((64, 64), dtype=np.uint64)
+LINE = np.zeros((64, 64), dtype=np.uint64)
+for _a in range(64):
+    for _d, (_df, _dr) in enumerate(_DIRS):
+        _f, _r = _a % 8 + _df, _a // 8 + _dr
+        _between = 0
+        while _on_board(_f, _r):
+            _b = _r * 8 + _f
+            BETWEEN[_a, _b] = np.uint64(_between)
+            _line = int(RAYS[_d, _a]) | int(RAYS[(_d + 4) % 8, _a]) | _bit(_a)
+            LINE[_a, _b] = np.uint64(_line)
+            _between |= _bit(_b)
+            _f += _df
+            _r += _dr
