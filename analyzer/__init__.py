@@ -5,6 +5,8 @@ as polars LazyFrames). The CLI is `analyzer scan|report|warmup`.
 """
 from __future__ import annotations
 
+import analyzer._numba_env  # noqa: F401  (NUMBA_CACHE_DIR before numba compiles or loads kernels)
+
 __version__ = "0.1.0"
 
 
