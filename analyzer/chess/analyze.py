@@ -114,13 +114,18 @@ def analyze_block(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, *, sour
         t = _T[name]
         return _strings(buf, val_s[:, t], val_e[:, t], esc[:, t])
 
-    # Start positions: standard unless the game has [FEN] or [Variant]; those few in Python.
+    # Start positions: standard unless the game has [FEN] or a [Variant] other than standard;
+    # those few in Python.
+    variant_col = col("Variant")
+    plain_variant = pc.fill_null(pc.is_in(pc.utf8_lower(pc.utf8_trim_whitespace(variant_col)),
+                                          value_set=pa.array(sorted(_STANDARD_VARIANTS))), True)
+    plain_variant = plain_variant.to_numpy(zero_copy_only=False)
     init_idx = np.zeros(n, np.int64)
     pre_status = np.full(n, -1, np.int64)
     messages: dict[int, str] = {}
     inits = [(_STD_BB, _STD_MB, _STD_ST)]
     slow_games: list[int] = []
-    special = np.nonzero((val_s[:, _T["FEN"]] >= 0) | (val_s[:, _T["Variant"]] >= 0))[0]
+    special = np.nonzero((val_s[:, _T["FEN"]] >= 0) | ~plain_variant)[0]
     for g in special:
         variant = ""
         if val_s[g, _T["Variant"]] >= 0:
@@ -219,7 +224,7 @@ def analyze_block(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, *, sour
         "event": col("Event"), "site": col("Site"), "white": col("White"), "black": col("Black"),
         "result": col("Result"), "time_control": col("TimeControl"),
         "termination": col("Termination"), "eco": col("ECO"), "utc_date": col("UTCDate"),
-        "utc_time": col("UTCTime"), "date": col("Date"), "variant": col("Variant"),
+        "utc_time": col("UTCTime"), "date": col("Date"), "variant": variant_col,
         "start_fen": col("FEN"),
         "white_elo": _ints(buf, val_s[:, _T["WhiteElo"]], val_e[:, _T["WhiteElo"]]),
         "black_elo": _ints(buf, val_s[:, _T["BlackElo"]], val_e[:, _T["BlackElo"]]),
