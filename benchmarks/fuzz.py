@@ -14,8 +14,8 @@ Checked for every input (see `check`):
 - exactly one row per game and edition the run counts; game_index 0..n-1; byte offsets strictly
   increasing inside the text; statuses known; an error message for every non-ok status, naming
   the ply for move errors, with ``plies == error_ply``;
-- "nothing lost": every game of the unmutated input whose bytes (and the byte either side) the
-  mutation did not touch is found at its shifted byte offset with the same row (all columns but
+- "nothing lost": every game of the unmutated input whose bytes the mutation did not touch (nor
+  the byte before, nor the rest of the line after the edit and the next line break) is found at its shifted byte offset with the same row (all columns but
   game_index/byte_offset). A game that is only weakly delimited (no tag line after a blank line,
   e.g. a game without tags, which starts after the previous game's result) counts as touched when
   the game before it is touched, and so does the game just before a touched one when it has no
@@ -188,8 +188,11 @@ def untouched_games(text: bytes, base_rows: list[dict], ranges) -> list[tuple[in
     for a, b in spans:
         t = False
         for x, y, _ in ranges:
-            # The edit, widened by one byte either side, meets the game.
-            if a < y + 1 and x - 1 < b:
+            # The edit meets the game, widened by a byte to the left and to the right up to the
+            # start of the next line (an edit to the blank line before a game, or a tag line
+            # inserted right before it, changes where that game starts).
+            yy = _next_break(text, y) + 2
+            if a < yy and x - 1 < b:
                 t = True
                 break
         touched.append(t)
@@ -211,6 +214,11 @@ def untouched_games(text: bytes, base_rows: list[dict], ranges) -> list[tuple[in
         shift = sum(r - (y - x) for x, y, r in ranges if y <= a)
         out.append((a, a + shift, k))
     return out
+
+
+def _next_break(text: bytes, y: int) -> int:
+    ks = [k for k in (text.find(b"\n", y), text.find(b"\r", y)) if k >= 0]
+    return min(ks) if ks else len(text)
 
 
 def _strong_at(text: bytes, a: int) -> bool:
