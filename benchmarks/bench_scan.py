@@ -15,8 +15,8 @@ Measured on the same input, interleaved in rounds so that machine load hits ever
                  (time-bounded), extrapolated to games/s
   stages         in-process, one core: zstd decode, split_games, analyze_block (with its kernels
                  timed separately), Parquet write
-  10x            the decompressed text repeated 10 times, recompressed with zstd -1 -T2, scanned
-                 with --workers 2: peak RSS must not grow with the input
+  10x            the decompressed text repeated 10 times (--multiples 10,20 for more), recompressed
+                 with zstd -1 -T2, scanned with --workers 2: peak RSS must not grow with the input
 
 Every external command runs under a small wrapper process (`bench_scan.py _measure`) that
 reports the command's wall time, user+sys CPU (getrusage RUSAGE_CHILDREN), peak RSS of its
@@ -68,19 +68,20 @@ def _proc_children() -> dict:
     return kids
 
 
-def _tree_rss(root: int, page: int) -> int:
+def _tree_rss(root: int, page: int) -> dict:
+    """{pid: resident bytes} for root and all its descendants."""
     kids = _proc_children()
-    total = 0
+    out = {}
     stack = [root]
     while stack:
         p = stack.pop()
         try:
             with open(f"/proc/{p}/statm", "rb") as fh:
-                total += int(fh.read().split()[1]) * page
+                out[p] = int(fh.read().split()[1]) * page
         except (OSError, ValueError, IndexError):
             pass
         stack.extend(kids.get(p, ()))
-    return total
+    return out
 
 
 def _measure_main(spec_json: str) -> int:
@@ -90,6 +91,7 @@ def _measure_main(spec_json: str) -> int:
     inp = open(spec["stdin"], "rb") if spec.get("stdin") else subprocess.DEVNULL
     page = os.sysconf("SC_PAGE_SIZE")
     peak = [0]
+    per_pid: dict = {}
     stop = threading.Event()
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
@@ -97,7 +99,10 @@ def _measure_main(spec_json: str) -> int:
 
     def sample():
         while not stop.wait(spec.get("sample", 0.1)):
-            peak[0] = max(peak[0], _tree_rss(proc.pid, page))
+            rss = _tree_rss(proc.pid, page)
+            peak[0] = max(peak[0], sum(rss.values()))
+            for k, v in rss.items():
+                per_pid[k] = max(per_pid.get(k, 0), v)
 
     th = threading.Thread(target=sample, daemon=True)
     th.start()
@@ -109,6 +114,8 @@ def _measure_main(spec_json: str) -> int:
     print(json.dumps({
         "rc": rc, "wall": wall, "user": r1.ru_utime - r0.ru_utime, "sys": r1.ru_stime - r0.ru_stime,
         "maxrss_mb": r1.ru_maxrss / 1024.0, "tree_rss_mb": peak[0] / 2**20,
+        "main_rss_mb": per_pid.get(proc.pid, 0) / 2**20,
+        "child_rss_mb": max([v for k, v in per_pid.items() if k != proc.pid] or [0]) / 2**20,
     }))
     return 0
 
@@ -416,7 +423,9 @@ def main(argv=None) -> int:
                    "load, not a cold compile); default: a fresh empty dir (full) / the user cache (quick)")
     p.add_argument("--unit-mb", type=float, action="append", default=None,
                    help="extra --workers 2 rows with this --unit-mb (repeatable; default 16 in full runs)")
-    p.add_argument("--no-10x", action="store_true", help="skip the 10x-input RSS run")
+    p.add_argument("--multiples", default=None, help="comma-separated input multiples for the RSS runs "
+                   "(default 10, none with --quick; e.g. 10,20)")
+    p.add_argument("--no-10x", action="store_true", help="skip the multiplied-input RSS runs")
     p.add_argument("--no-stages", action="store_true", help="skip the in-process per-stage timings")
     p.add_argument("--json-out", help="also write the JSON result to this file")
     p.add_argument("--keep-temp", action="store_true", help="keep the temp dir (for debugging)")
@@ -428,7 +437,8 @@ def main(argv=None) -> int:
     n_claims = args.claims_games or (100 if quick else 300)
     budget = args.pychess_budget or (30.0 if quick else 120.0)
     unit_variants = args.unit_mb if args.unit_mb is not None else ([] if quick else [16.0])
-    do_10x = not (quick or args.no_10x)
+    do_10x = not args.no_10x and (args.multiples is not None or not quick)
+    args.multiples = args.multiples or "10"
     if not os.path.exists(args.input):
         print(f"bench_scan: input not found: {args.input}", file=sys.stderr)
         return 2
@@ -568,30 +578,33 @@ def main(argv=None) -> int:
                 m["result"] = json.loads(fh.read().strip().splitlines()[-1])
             result["stages"] = m
 
-        # -- 10x: memory bounded by the configuration --------------------------------------------
+        # -- 10x (and more): memory bounded by the configuration, not the input ------------------
         if do_10x:
-            x10 = os.path.join(tmp, "x10.pgn.zst")
-            log("building the 10x input (zstd -1 -T2) ...")
             os.remove(pgn)          # the 1x text is no longer needed on disk
-            z = subprocess.Popen(["zstd", "-1", "-T2", "-q", "-f", "-o", x10], stdin=subprocess.PIPE)
-            for _ in range(10):
-                z.stdin.write(text)
-            z.stdin.close()
-            if z.wait() != 0:
-                raise RuntimeError("zstd failed building the 10x input")
-            del text
-            log(f"10x input: {os.path.getsize(x10) / 1e6:.0f} MB zst; scanning with --workers 2 ...")
-            so = os.path.join(tmp, "x10.out")
-            cmd = [py, "-m", "analyzer.cli", "scan", x10, "--out", os.path.join(tmp, "out10"), "--workers", "2",
-                   "--force", "--progress-interval", "0"]
-            m = measure(cmd, env=env, cwd=code_dir, stdout=so, stderr=os.path.join(tmp, "x10.err"))
-            s = _summary_json(so)
-            m["games_reported"] = s.get("games")
-            m["units"] = s.get("units")
-            m["load"] = load()
-            result["x10"] = m
-            log(f"10x: {s.get('games')} games, {m['wall']:.1f} s, {m['maxrss_mb']:.0f} MB max process, "
-                f"{m['tree_rss_mb']:.0f} MB tree")
+            result["multiples"] = {}
+            for k in [int(x) for x in args.multiples.split(",") if x.strip()]:
+                xk = os.path.join(tmp, f"x{k}.pgn.zst")
+                log(f"building the {k}x input (zstd -1 -T2) ...")
+                z = subprocess.Popen(["zstd", "-1", "-T2", "-q", "-f", "-o", xk], stdin=subprocess.PIPE)
+                for _ in range(k):
+                    z.stdin.write(text)
+                z.stdin.close()
+                if z.wait() != 0:
+                    raise RuntimeError(f"zstd failed building the {k}x input")
+                log(f"{k}x input: {os.path.getsize(xk) / 1e6:.0f} MB zst; scanning with --workers 2 ...")
+                so = os.path.join(tmp, "xk.out")
+                cmd = [py, "-m", "analyzer.cli", "scan", xk, "--out", os.path.join(tmp, "outk"), "--workers", "2",
+                       "--force", "--progress-interval", "0"]
+                m = measure(cmd, env=env, cwd=code_dir, stdout=so, stderr=os.path.join(tmp, "xk.err"))
+                s = _summary_json(so)
+                m["games_reported"] = s.get("games")
+                m["units"] = s.get("units")
+                m["load"] = load()
+                result["multiples"][str(k)] = m
+                log(f"{k}x: {s.get('games')} games, {m['wall']:.1f} s, {m['maxrss_mb']:.0f} MB max process, "
+                    f"{m['tree_rss_mb']:.0f} MB tree")
+                os.remove(xk)
+                shutil.rmtree(os.path.join(tmp, "outk"), ignore_errors=True)
         result["load_end"] = load()
         result["total_seconds"] = time.time() - t_start
         report(result)
@@ -629,10 +642,9 @@ def report(res: dict) -> None:
         g = r["games"]
         rows.append((f"python-chess {mode} ({g} games)", 1, r["seconds"], r["seconds"], r["cpu_seconds"],
                      m["maxrss_mb"], m["tree_rss_mb"], g / r["seconds"], g))
-    if "x10" in res:
-        m = res["x10"]
-        g = m.get("games_reported") or 10 * n
-        rows.append(("analyzer w2, 10x input", 2, m["wall"], m["wall"], m["cpu"], m["maxrss_mb"], m["tree_rss_mb"],
+    for k, m in res.get("multiples", {}).items():
+        g = m.get("games_reported") or int(k) * n
+        rows.append((f"analyzer w2, {k}x input", 2, m["wall"], m["wall"], m["cpu"], m["maxrss_mb"], m["tree_rss_mb"],
                      g / m["wall"], g))
     by = {r[0]: r for r in rows}
     w1 = by.get("analyzer w1")
@@ -671,10 +683,14 @@ def report(res: dict) -> None:
     if w1:
         print(f"analyzer w1: {w1[7]:,.0f} games/s wall, {n / w1[4]:,.0f} games per CPU-second, "
               f"{1e6 * w1[4] / n:.1f} µs CPU/game (goal >= 60,000 games/s/core = <= 16.7 µs/game)")
-    if "x10" in res and w2:
-        x = by["analyzer w2, 10x input"]
-        print(f"RSS 1x -> 10x (--workers 2): max process {w2[5]:.0f} -> {x[5]:.0f} MB, "
-              f"tree sum {w2[6]:.0f} -> {x[6]:.0f} MB")
+    if w2:
+        m1 = max(res["runs"]["analyzer w2"], key=lambda m: m["maxrss_mb"])
+        print("peak RSS with --workers 2 (sampled main process / largest worker / tree sum; ru_maxrss):")
+        print(f"  1x: {m1['main_rss_mb']:.0f} / {m1['child_rss_mb']:.0f} / {m1['tree_rss_mb']:.0f} MB; "
+              f"{m1['maxrss_mb']:.0f} MB")
+        for k, m in res.get("multiples", {}).items():
+            print(f"  {k}x: {m['main_rss_mb']:.0f} / {m['child_rss_mb']:.0f} / {m['tree_rss_mb']:.0f} MB; "
+                  f"{m['maxrss_mb']:.0f} MB  ({m.get('units')} units)")
     st = res.get("stages")
     if st:
         s = st["result"]
