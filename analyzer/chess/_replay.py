@@ -658,11 +658,11 @@ def replay_batch(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
                     continue  # a bare number: ignored, as python-chess does
             if a >= b:
                 continue
-            # Annotation-only tokens: glyphs, evaluation symbols, '=' offer mark.
+            # Annotation-only tokens: glyphs, evaluation symbols, '...' of '1. ... e5', '=' offer mark.
             only_glyph = True
             for k in range(a, b):
                 ck = buf[k]
-                if not (ck == 33 or ck == 63 or ck == 43 or ck == 45 or ck == 61 or ck == 35 or ck >= 128):
+                if not (ck == 33 or ck == 63 or ck == 43 or ck == 45 or ck == 61 or ck == 35 or ck == 46 or ck >= 128):
                     only_glyph = False
                     break
             if only_glyph:

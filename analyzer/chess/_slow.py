@@ -7,6 +7,7 @@ matters); the 1997 identity is not distinguished for Chess960 (its windows are t
 from __future__ import annotations
 
 import io
+import re
 
 import chess
 import chess.pgn
@@ -29,7 +30,10 @@ def replay_text(text: str, fifty_min_clock: int):
     game = chess.pgn.read_game(io.StringIO(text))
     if game is None:
         return None, (R.S_NO_MOVES, -1, "no game found")
-    board = game.board()
+    try:
+        board = game.board()
+    except ValueError as exc:
+        return None, (S_BAD_FEN, -1, f"invalid [FEN \"{game.headers.get('FEN', '')}\"]: {exc}")
     nodes = list(game.mainline())
     n = len(nodes) + 1
     keys = np.zeros(n, np.uint64)
@@ -100,8 +104,29 @@ def replay_text(text: str, fifty_min_clock: int):
         if irreversible:
             ws = p
     if game.errors:
-        status = (R.S_ILLEGAL, len(nodes), str(game.errors[0]))
+        status = _error_status(game.errors[0], len(nodes), stm0_of(game))
     facts = {"key": keys, "hmc": hmc, "flags": flags,
              "rep_next": rep_next, "rep_next97": rep_next.copy(), "clock": clock}
-    stm0 = 0 if game.board().turn == chess.WHITE else 1
-    return (facts, stm0), status
+    return (facts, stm0_of(game)), status
+
+
+S_BAD_FEN = 5  # analyzer.tables.STATUS_CODES
+
+
+def stm0_of(game) -> int:
+    return 0 if game.board().turn == chess.WHITE else 1
+
+
+def _error_status(error: Exception, ply: int, stm0: int):
+    """(status, ply, message) for a python-chess parse error, worded as the fast path's."""
+    if isinstance(error, chess.AmbiguousMoveError):
+        code, what = R.S_AMBIGUOUS, "ambiguous move"
+    elif isinstance(error, chess.IllegalMoveError):
+        code, what = R.S_ILLEGAL, "illegal move"
+    else:
+        code, what = R.S_BAD_TOKEN, "unreadable token"
+    m = re.search(r"san: '([^']*)'", str(error))
+    token = m.group(1) if m else str(error)
+    side = "white" if (ply + stm0) % 2 == 0 else "black"
+    return code, ply, (f"{what} {token!r} at ply {ply} (move {ply // 2 + 1}, {side} to move); "
+                       f"facts kept up to ply {ply}")
