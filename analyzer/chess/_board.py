@@ -68,17 +68,17 @@ def _ray_neg(d, sq, occ):
     return a
 
 
-@njit(inline="always", **JIT)
+@njit(**JIT)
 def bishop_attacks(sq, occ):
     return _ray_pos(DIR_NE, sq, occ) | _ray_pos(DIR_NW, sq, occ) | _ray_neg(DIR_SE, sq, occ) | _ray_neg(DIR_SW, sq, occ)
 
 
-@njit(inline="always", **JIT)
+@njit(**JIT)
 def rook_attacks(sq, occ):
     return _ray_pos(DIR_N, sq, occ) | _ray_pos(DIR_E, sq, occ) | _ray_neg(DIR_S, sq, occ) | _ray_neg(DIR_W, sq, occ)
 
 
-@njit(inline="always", **JIT)
+@njit(**JIT)
 def attackers(bb, sq, by_mask, occ, target_color):
     """Pieces in `by_mask` attacking `sq` with occupancy `occ`; `target_color` owns `sq` (for pawns)."""
     a = KNIGHT_ATTACKS[sq] & bb[1]
@@ -89,7 +89,7 @@ def attackers(bb, sq, by_mask, occ, target_color):
     return a & by_mask
 
 
-@njit(inline="always", **JIT)
+@njit(**JIT)
 def king_square(bb, color):
     k = bb[5] & bb[6 + color]
     if k == U0:
@@ -97,7 +97,7 @@ def king_square(bb, color):
     return lsb(k)
 
 
-@njit(inline="always", **JIT)
+@njit(**JIT)
 def in_check(bb, st):
     stm = st[0]
     k = king_square(bb, stm)
@@ -107,7 +107,7 @@ def in_check(bb, st):
     return attackers(bb, k, bb[7 - stm], occ, stm) != U0
 
 
-@njit(inline="always", **JIT)
+@njit(**JIT)
 def is_safe_after(bb, stm, frm, to, ep_cap_sq, moving_king):
     """Is the own king safe after moving frm->to (captured piece on `to`, or on ep_cap_sq)?"""
     occ = bb[6] | bb[7]
@@ -128,7 +128,7 @@ def is_safe_after(bb, stm, frm, to, ep_cap_sq, moving_king):
     return attackers(bb, k, enemy, occ2, stm) == U0
 
 
-@njit(inline="always", **JIT)
+@njit(**JIT)
 def encode(frm, to, promo, flag):
     return np.int32(frm | (to << 6) | (promo << 12) | (flag << 15))
 
@@ -153,7 +153,7 @@ def m_flag(m):
     return (m >> 15) & 3
 
 
-@njit(inline="always", **JIT)
+@njit(**JIT)
 def castle_legal_for(bb, rights, color, kingside):
     """Castling of `color` would be legal if it were to move: right, empty path, no attacked
     square on the king's way (including its start: not in check)."""
@@ -184,13 +184,13 @@ def castle_legal_for(bb, rights, color, kingside):
     return True
 
 
-@njit(inline="always", **JIT)
+@njit(**JIT)
 def castle_legal(bb, st, kingside):
     """Castling of the side to move is legal now (rights, empty path, no check on the way)."""
     return castle_legal_for(bb, st[1], st[0], kingside)
 
 
-@njit(inline="always", **JIT)
+@njit(**JIT)
 def _push_if_legal(bb, stm, frm, to, promo, flag, ep_cap, moving_king, out, n, limit):
     if n >= limit:
         return n
@@ -359,7 +359,7 @@ def has_legal_move(bb, mb, st, chk, pinned):
     return gen_legal(bb, mb, st, scratch, 1) > 0
 
 
-@njit(inline="always", **JIT)
+@njit(**JIT)
 def has_legal_ep(bb, st):
     """A legal en-passant capture exists (FIDE 9.2.2 identity; python-chess has_legal_en_passant)."""
     ep = st[2]
@@ -478,7 +478,7 @@ def castle_now_bits(bb, rights):
     return b
 
 
-@njit(inline="always", **JIT)
+@njit(**JIT)
 def _side_insufficient(bb, color):
     own = bb[6 + color]
     other = bb[7 - color]
