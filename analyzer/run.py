@@ -98,7 +98,8 @@ def _unit_done(out: str, spec: pipeline.UnitSpec, fingerprint: dict, identity: d
 
 
 class _Executor:
-    """In-process, process pool, or Dask: submit(spec) -> future-like; results in any order."""
+    """In-process, threads (`local`), process pool (`processes`) or Dask: submit(spec) ->
+    future-like; results in any order."""
 
     def __init__(self, workers: int, engine: str, scheduler: str | None):
         self.kind = "inline" if (workers <= 1 and engine == "local" and not scheduler) else engine
@@ -116,11 +117,17 @@ class _Executor:
                                        dashboard_address=None)
                 self.client = Client(cluster)
             self.kind = "dask"
-        elif self.kind != "inline":
+        elif self.kind == "processes":
             import multiprocessing as mp
             from concurrent.futures import ProcessPoolExecutor
 
             self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"))
+        elif self.kind != "inline":
+            # Threads: the kernels release the GIL, units need no pickling and every worker
+            # shares the compiled kernels (a process pool pays start-up and loading per worker).
+            from concurrent.futures import ThreadPoolExecutor
+
+            self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="analyzer-unit")
         self.capacity = max(workers, 1) * 2
 
     def submit(self, spec, cfg):
