@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import time
 from dataclasses import asdict, dataclass, field
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 def perft(fen: str, depth: int) -> int:
     """Leaf count of the legal-move tree of the bitboard generator (standard chess)."""
     import chess
-    import numpy as np
 
     from analyzer.chess._board import perft as _perft
     from analyzer.chess.analyze import _start_arrays

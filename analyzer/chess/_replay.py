@@ -24,7 +24,7 @@ from numba import njit
 from analyzer.chess._board import (
     JIT, U0, U1, bit, castle_legal, castle_now_bits, gen_legal, has_legal_move, pinned_mask, has_legal_ep, in_check,
     insufficient_material, is_safe_after, king_square, lsb, m_flag, m_from, m_promo, m_to,
-    make_move, bishop_attacks, rook_attacks, encode,
+    make_move, bishop_attacks, rook_attacks, encode, piece_key,
 )
 from analyzer.chess._tables import (
     CASTLE_MASK_BY_SQUARE, FILE_MASKS, KING_ATTACKS, LINE, KNIGHT_ATTACKS, MF_CASTLE, MF_DOUBLE, MF_EP,
@@ -353,7 +353,7 @@ def _key_delta(mb, st, m):
 
 
 @njit(**JIT)
-def _count_back(keys, p, ws, k):
+def count_back(keys, p, ws, k):
     """Occurrences of k among positions ws..p with p's parity (stepping back by 2)."""
     n = 0
     q = p
@@ -384,7 +384,7 @@ def _lookahead_repeat(bb, mb, st, pkey, key, p, ws, ws97, cnow, moves, nmoves):
             continue
         pt = mb[frm]
         nk = pkey ^ ZOBRIST_PIECE[stm, pt, frm] ^ ZOBRIST_PIECE[stm, pt, to] ^ ZOBRIST_WHITE_TO_MOVE ^ ZOBRIST_CASTLE[rights]
-        c = _count_back(key, p - 1, ws, nk)
+        c = count_back(key, p - 1, ws, nk)
         if c >= 2:
             if c > best:
                 best = c
@@ -397,7 +397,7 @@ def _lookahead_repeat(bb, mb, st, pkey, key, p, ws, ws97, cnow, moves, nmoves):
                     make_move(bb2, mb2, st2, m)
                     same_cnow = castle_now_bits(bb2, rights) == cnow
                 if same_cnow:
-                    c97 = _count_back(key, p - 1, ws97, nk)
+                    c97 = count_back(key, p - 1, ws97, nk)
                     if c97 >= 2 and c97 > best97:
                         best97 = c97
     return best, best97
@@ -457,7 +457,7 @@ def _record(bb, mb, st, pkey, p, ws, ws97, window_start, window97, key, hmc, fla
         if insufficient_material(bb):
             f |= FLAG_INSUFFICIENT
     # Repetition bookkeeping for the intended-move lookahead.
-    c = _count_back(key, p, ws, k)
+    c = count_back(key, p, ws, k)
     if c == 2:
         n_twice[stm] += 1
     rn = 0
@@ -509,16 +509,7 @@ def replay_batch(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
             status[g] = S_INTERNAL
             continue
         g0 = p
-        pkey = U0
-        # Piece key from scratch for the start position.
-        for c in range(2):
-            occ = bb[6 + c]
-            while occ:
-                sq = lsb(occ)
-                occ &= occ - U1
-                pkey ^= ZOBRIST_PIECE[c, mb[sq], sq]
-        if st[0] == 0:
-            pkey ^= ZOBRIST_WHITE_TO_MOVE
+        pkey = piece_key(bb, mb, st[0])
         # Unknown until the side's first %clk: no clock value is recorded for plies 0 and 1.
         last_clk[0] = np.nan
         last_clk[1] = np.nan
@@ -688,12 +679,10 @@ def replay_batch(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
                 err_ply[g] = plies
                 break
             # Play it.
-            frm = m_from(m)
-            to = m_to(m)
             rights_before = st[1]
             prev_ep_legal = (flags[p] & FLAG_LEGAL_EP) != 0
             pkey ^= _key_delta(mb, st, m)
-            captured = make_move(bb, mb, st, m)
+            make_move(bb, mb, st, m)
             irreversible = st[3] == 0 or st[1] != rights_before or prev_ep_legal
             p += 1
             plies += 1

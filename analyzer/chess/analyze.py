@@ -16,7 +16,6 @@ import pyarrow.compute as pc
 from analyzer import tables
 from analyzer.chess import _replay as R
 from analyzer.chess import _slow
-from analyzer.chess._board import piece_key  # noqa: F401  (compiled with the others)
 from analyzer.editions import ChessEdition
 from analyzer.pgn import _scan
 from analyzer.rules import _kernels as K

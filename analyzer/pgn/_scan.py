@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import analyzer._numba_env  # noqa: F401
 
-import numpy as np
 from numba import njit
 
 JIT = dict(cache=True, nogil=True)

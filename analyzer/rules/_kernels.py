@@ -18,8 +18,8 @@ import numpy as np
 from numba import njit
 
 from analyzer.chess._replay import (
-    FLAG_CHECKMATE, FLAG_FIFTY_INTENDED, FLAG_HAS_MOVE, FLAG_INSUFFICIENT, FLAG_OFFER,
-    FLAG_STALEMATE, FLAG_WINDOW97, FLAG_WINDOW_START,
+    FLAG_FIFTY_INTENDED, FLAG_HAS_MOVE, FLAG_INSUFFICIENT, FLAG_OFFER,
+    FLAG_STALEMATE, FLAG_WINDOW97, FLAG_WINDOW_START, count_back,
 )
 
 JIT = dict(cache=True, nogil=True)
@@ -51,17 +51,6 @@ G_THREEFOLD, G_THREEFOLD_CLAIM, G_FIFTY, G_FIFTY_CLAIM, G_FIVEFOLD, G_SEVENTYFIV
     G_MISSED, G_MISSED_RULE, G_MISSED_SIDE, G_MISSED_RESULT, G_FINAL_REPS, G_DRAW_REASON, \
     G_END_PLY, G_END_RULE = range(14)
 N_GAME_COLS = 14
-
-
-@njit(**JIT)
-def _count_back(keys, p, ws, k):
-    n = 0
-    q = p
-    while q >= ws:
-        if keys[q] == k:
-            n += 1
-        q -= 2
-    return n
 
 
 @njit(**JIT)
@@ -119,7 +108,7 @@ def apply_rules(pos_off, stm0, result_code, time_forfeit, auto_rep_on, params,
             f = flags[p]
             if f & window_flag:
                 ws = p
-            reps = _count_back(keys, p, ws, keys[p])
+            reps = count_back(keys, p, ws, keys[p])
             has_move = (f & FLAG_HAS_MOVE) != 0
             going_on = i < plies
             # Threefold (claims).
