@@ -350,6 +350,11 @@ def finalize_source(out: str, source: str, n_units: int) -> dict:
         for p in staging_paths(out, source, k):
             if os.path.exists(p):
                 os.remove(p)
+    for d in (os.path.join(out, "_staging", source), os.path.join(out, "_staging")):
+        try:
+            os.rmdir(d)  # only when empty
+        except OSError:
+            pass
     return {"games": game_base, "units": n_units}
 
 
