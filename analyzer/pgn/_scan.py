@@ -174,8 +174,15 @@ def find_games(buf, n, final, draughts, starts):
                 i += 1
                 continue
             if c == 123:
-                comment = True
-                i += 1
+                # Skip the comment body in a tight loop (most of a Lichess line is comments).
+                j = i + 1
+                while j < n and buf[j] != 125 and buf[j] != 10 and buf[j] != 13:
+                    j += 1
+                if j < n and buf[j] == 125:
+                    i = j + 1
+                else:
+                    comment = True
+                    i = j
                 continue
             if c == 59:
                 i = _line_end(buf, i, n)
