@@ -146,6 +146,21 @@ def _config(wm, wk, bm, bk, diag_fmjd, small_fmjd):
 
 
 @numba.njit(cache=True, nogil=True)
+def _emit(ne, g, p, rule, kind, side, rep, counter, missed,
+          ev_game, ev_ply, ev_rule, ev_kind, ev_side, ev_rep, ev_counter, ev_missed):
+    """Write one event row at index ne; return the next index."""
+    ev_game[ne] = g
+    ev_ply[ne] = p
+    ev_rule[ne] = rule
+    ev_kind[ne] = kind
+    ev_side[ne] = side
+    ev_rep[ne] = rep
+    ev_counter[ne] = counter
+    ev_missed[ne] = missed
+    return ne + 1
+
+
+@numba.njit(cache=True, nogil=True)
 def apply_rules(params, g_off, g_plies, g_valid, g_result,
                 p_wm, p_wk, p_bm, p_bk, p_stm, p_rep, p_intended, p_nlegal, p_irrev, p_matclock,
                 out_first, out_end_ply, out_end_rule, out_missed_ply, out_missed_rule, out_missed_side,
@@ -198,25 +213,11 @@ def apply_rules(params, g_off, g_plies, g_valid, g_result,
             if p_rep[s] >= 3:
                 if out_first[g, R_THREEFOLD] < 0:
                     out_first[g, R_THREEFOLD] = p
-                ev_game[ne] = g
-                ev_ply[ne] = p
-                ev_rule[ne] = R_THREEFOLD
-                ev_kind[ne] = K_NOW
-                ev_side[ne] = stm
-                ev_rep[ne] = p_rep[s]
-                ev_counter[ne] = p_irrev[s]
-                ev_missed[ne] = p < P
-                ne += 1
+                ne = _emit(ne, g, p, R_THREEFOLD, K_NOW, stm, p_rep[s], p_irrev[s], p < P,
+                           ev_game, ev_ply, ev_rule, ev_kind, ev_side, ev_rep, ev_counter, ev_missed)
             if tf_intended and p_intended[s] >= 3:
-                ev_game[ne] = g
-                ev_ply[ne] = p
-                ev_rule[ne] = R_THREEFOLD
-                ev_kind[ne] = K_INTENDED
-                ev_side[ne] = stm
-                ev_rep[ne] = p_intended[s]
-                ev_counter[ne] = p_irrev[s]
-                ev_missed[ne] = p < P
-                ne += 1
+                ne = _emit(ne, g, p, R_THREEFOLD, K_INTENDED, stm, p_intended[s], p_irrev[s], p < P,
+                           ev_game, ev_ply, ev_rule, ev_kind, ev_side, ev_rep, ev_counter, ev_missed)
             # ---------------- balance of forces unchanged
             if bal_kings:
                 nw = popcount(p_wm[s]) + popcount(p_wk[s])
@@ -235,27 +236,13 @@ def apply_rules(params, g_off, g_plies, g_valid, g_result,
                 if first:
                     out_first[g, R_BALANCE] = p
                 if not bal_auto or first:
-                    ev_game[ne] = g
-                    ev_ply[ne] = p
-                    ev_rule[ne] = R_BALANCE
-                    ev_kind[ne] = K_AUTO if bal_auto else K_NOW
-                    ev_side[ne] = stm
-                    ev_rep[ne] = -1
-                    ev_counter[ne] = p_matclock[s]
-                    ev_missed[ne] = p < P
-                    ne += 1
+                    ne = _emit(ne, g, p, R_BALANCE, K_AUTO if bal_auto else K_NOW, stm, -1, p_matclock[s], p < P,
+                               ev_game, ev_ply, ev_rule, ev_kind, ev_side, ev_rep, ev_counter, ev_missed)
             # ---------------- king moves only (fmjd 7.2.5)
             if kingmoves > 0 and p_irrev[s] >= 2 * kingmoves and out_first[g, R_KINGMOVES] < 0:
                 out_first[g, R_KINGMOVES] = p
-                ev_game[ne] = g
-                ev_ply[ne] = p
-                ev_rule[ne] = R_KINGMOVES
-                ev_kind[ne] = K_AUTO
-                ev_side[ne] = stm
-                ev_rep[ne] = -1
-                ev_counter[ne] = p_irrev[s]
-                ev_missed[ne] = p < P
-                ne += 1
+                ne = _emit(ne, g, p, R_KINGMOVES, K_AUTO, stm, -1, p_irrev[s], p < P,
+                           ev_game, ev_ply, ev_rule, ev_kind, ev_side, ev_rep, ev_counter, ev_missed)
             # ---------------- king endings
             kvk, diag, diag_on, small = _config(p_wm[s], p_wk[s], p_bm[s], p_bk[s], diag_fmjd, small_fmjd)
             # 3+ kings vs lone king
@@ -266,15 +253,8 @@ def apply_rules(params, g_off, g_plies, g_valid, g_result,
                 t = _threshold(kvk_p0, p_stm[base + kvk_p0], kvk_side, kvk_moves, mode)
                 if p == t and p_nlegal[s] > 0 and out_first[g, R_KVK] < 0:
                     out_first[g, R_KVK] = p
-                    ev_game[ne] = g
-                    ev_ply[ne] = p
-                    ev_rule[ne] = R_KVK
-                    ev_kind[ne] = K_AUTO
-                    ev_side[ne] = stm
-                    ev_rep[ne] = -1
-                    ev_counter[ne] = p - kvk_p0
-                    ev_missed[ne] = p < P
-                    ne += 1
+                    ne = _emit(ne, g, p, R_KVK, K_AUTO, stm, -1, p - kvk_p0, p < P,
+                               ev_game, ev_ply, ev_rule, ev_kind, ev_side, ev_rep, ev_counter, ev_missed)
             else:
                 kvk_p0 = -1
                 kvk_side = -1
@@ -293,15 +273,8 @@ def apply_rules(params, g_off, g_plies, g_valid, g_result,
                     fire = p == _threshold(diag_p0, p_stm[base + diag_p0], diag_side, diag_moves, mode)
                 if fire and p_nlegal[s] > 0 and out_first[g, R_DIAG] < 0:
                     out_first[g, R_DIAG] = p
-                    ev_game[ne] = g
-                    ev_ply[ne] = p
-                    ev_rule[ne] = R_DIAG
-                    ev_kind[ne] = K_AUTO
-                    ev_side[ne] = stm
-                    ev_rep[ne] = -1
-                    ev_counter[ne] = p - diag_p0
-                    ev_missed[ne] = p < P
-                    ne += 1
+                    ne = _emit(ne, g, p, R_DIAG, K_AUTO, stm, -1, p - diag_p0, p < P,
+                               ev_game, ev_ply, ev_rule, ev_kind, ev_side, ev_rep, ev_counter, ev_missed)
             else:
                 diag_p0 = -1
                 diag_side = -1
@@ -314,15 +287,8 @@ def apply_rules(params, g_off, g_plies, g_valid, g_result,
                 t = _threshold(small_p0, p_stm[base + small_p0], small_side, small_moves, mode)
                 if p == t and p_nlegal[s] > 0 and out_first[g, R_SMALL] < 0:
                     out_first[g, R_SMALL] = p
-                    ev_game[ne] = g
-                    ev_ply[ne] = p
-                    ev_rule[ne] = R_SMALL
-                    ev_kind[ne] = K_AUTO
-                    ev_side[ne] = stm
-                    ev_rep[ne] = -1
-                    ev_counter[ne] = p - small_p0
-                    ev_missed[ne] = p < P
-                    ne += 1
+                    ne = _emit(ne, g, p, R_SMALL, K_AUTO, stm, -1, p - small_p0, p < P,
+                               ev_game, ev_ply, ev_rule, ev_kind, ev_side, ev_rep, ev_counter, ev_missed)
             else:
                 small_p0 = -1
                 small_side = -1
