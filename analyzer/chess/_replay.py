@@ -26,6 +26,7 @@ from analyzer.chess._board import (
     insufficient_material, is_safe_after, king_square, lsb, m_flag, m_from, m_promo, m_to,
     make_move, bishop_attacks, rook_attacks, encode, piece_key,
 )
+from analyzer.tables import STATUS_CODES
 from analyzer.chess._tables import (
     CASTLE_MASK_BY_SQUARE, FILE_MASKS, KING_ATTACKS, LINE, KNIGHT_ATTACKS, MF_CASTLE, MF_DOUBLE, MF_EP,
     MF_NORMAL, PAWN_ATTACKS, RANK_MASKS, ZOBRIST_CASTLE, ZOBRIST_EP_FILE, ZOBRIST_PIECE,
@@ -51,15 +52,14 @@ FLAG_FIFTY_LOOKED = 512    # FLAG_FIFTY_INTENDED was evaluated at this position
 CASTLE_NOW_SHIFT = 10
 FLAG_WINDOW97 = 1 << 14
 
-# Status codes: indices into analyzer.tables.STATUS_CODES.
-S_OK = 0
-S_ILLEGAL = 1
-S_AMBIGUOUS = 2
-S_BAD_TOKEN = 3
-S_NULL_MOVE = 4
-S_NO_MOVES = 7
-S_INTERNAL = 11
-S_UNTERMINATED = 12
+# Status codes: indices into analyzer.tables.STATUS_CODES (numba freezes them as constants).
+S_OK = STATUS_CODES.index("ok")
+S_ILLEGAL = STATUS_CODES.index("illegal_move")
+S_AMBIGUOUS = STATUS_CODES.index("ambiguous_move")
+S_BAD_TOKEN = STATUS_CODES.index("bad_token")
+S_NO_MOVES = STATUS_CODES.index("no_moves")
+S_INTERNAL = STATUS_CODES.index("internal_error")
+S_UNTERMINATED = STATUS_CODES.index("unterminated")
 
 _NAN32 = np.float32(np.nan)
 

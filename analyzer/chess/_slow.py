@@ -14,6 +14,7 @@ import chess.pgn
 import numpy as np
 
 from analyzer.chess import _replay as R
+from analyzer.tables import STATUS_CODES
 
 
 def _key(board: chess.Board) -> int:
@@ -110,7 +111,7 @@ def replay_text(text: str, fifty_min_clock: int):
     return (facts, stm0_of(game)), status
 
 
-S_BAD_FEN = 5  # analyzer.tables.STATUS_CODES
+S_BAD_FEN = STATUS_CODES.index("bad_fen")
 
 
 def stm0_of(game) -> int:
