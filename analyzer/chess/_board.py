@@ -24,24 +24,29 @@ from analyzer.chess._tables import (
 U0 = np.uint64(0)
 U1 = np.uint64(1)
 JIT = dict(cache=True, nogil=True)
+# Helpers that take arrays and never allocate are compiled without the numba runtime: with it,
+# every call of a non-inlined helper increfs and decrefs each array argument with atomic
+# instructions, which took ~60% of the replay time (perf, 2026-11-29). Such helpers must not
+# allocate (np.empty, .copy()); callers pass scratch arrays.
+HOT = dict(cache=True, nogil=True, _nrt=False)
 
 
-@njit(inline="always", **JIT)
+@njit(inline="always", **HOT)
 def bit(sq):
     return U1 << np.uint64(sq)
 
 
-@njit(inline="always", **JIT)
+@njit(inline="always", **HOT)
 def lsb(b):
     return np.int64(trailing_zeros(b))
 
 
-@njit(inline="always", **JIT)
+@njit(inline="always", **HOT)
 def msb(b):
     return np.int64(63) - np.int64(leading_zeros(b))
 
 
-@njit(inline="always", **JIT)
+@njit(inline="always", **HOT)
 def popcount(b):
     n = 0
     while b:
@@ -50,7 +55,7 @@ def popcount(b):
     return n
 
 
-@njit(inline="always", **JIT)
+@njit(inline="always", **HOT)
 def _ray_pos(d, sq, occ):
     a = RAYS[d, sq]
     blk = a & occ
@@ -59,7 +64,7 @@ def _ray_pos(d, sq, occ):
     return a
 
 
-@njit(inline="always", **JIT)
+@njit(inline="always", **HOT)
 def _ray_neg(d, sq, occ):
     a = RAYS[d, sq]
     blk = a & occ
@@ -68,17 +73,17 @@ def _ray_neg(d, sq, occ):
     return a
 
 
-@njit(**JIT)
+@njit(**HOT)
 def bishop_attacks(sq, occ):
     return _ray_pos(DIR_NE, sq, occ) | _ray_pos(DIR_NW, sq, occ) | _ray_neg(DIR_SE, sq, occ) | _ray_neg(DIR_SW, sq, occ)
 
 
-@njit(**JIT)
+@njit(**HOT)
 def rook_attacks(sq, occ):
     return _ray_pos(DIR_N, sq, occ) | _ray_pos(DIR_E, sq, occ) | _ray_neg(DIR_S, sq, occ) | _ray_neg(DIR_W, sq, occ)
 
 
-@njit(**JIT)
+@njit(**HOT)
 def attackers(bb, sq, by_mask, occ, target_color):
     """Pieces in `by_mask` attacking `sq` with occupancy `occ`; `target_color` owns `sq` (for pawns)."""
     a = KNIGHT_ATTACKS[sq] & bb[1]
@@ -89,7 +94,7 @@ def attackers(bb, sq, by_mask, occ, target_color):
     return a & by_mask
 
 
-@njit(**JIT)
+@njit(**HOT)
 def king_square(bb, color):
     k = bb[5] & bb[6 + color]
     if k == U0:
@@ -97,7 +102,7 @@ def king_square(bb, color):
     return lsb(k)
 
 
-@njit(**JIT)
+@njit(**HOT)
 def in_check(bb, st):
     stm = st[0]
     k = king_square(bb, stm)
@@ -107,7 +112,7 @@ def in_check(bb, st):
     return attackers(bb, k, bb[7 - stm], occ, stm) != U0
 
 
-@njit(**JIT)
+@njit(**HOT)
 def is_safe_after(bb, stm, frm, to, ep_cap_sq, moving_king):
     """Is the own king safe after moving frm->to (captured piece on `to`, or on ep_cap_sq)?"""
     occ = bb[6] | bb[7]
@@ -128,32 +133,32 @@ def is_safe_after(bb, stm, frm, to, ep_cap_sq, moving_king):
     return attackers(bb, k, enemy, occ2, stm) == U0
 
 
-@njit(**JIT)
+@njit(**HOT)
 def encode(frm, to, promo, flag):
     return np.int32(frm | (to << 6) | (promo << 12) | (flag << 15))
 
 
-@njit(inline="always", **JIT)
+@njit(inline="always", **HOT)
 def m_from(m):
     return m & 63
 
 
-@njit(inline="always", **JIT)
+@njit(inline="always", **HOT)
 def m_to(m):
     return (m >> 6) & 63
 
 
-@njit(inline="always", **JIT)
+@njit(inline="always", **HOT)
 def m_promo(m):
     return (m >> 12) & 7
 
 
-@njit(inline="always", **JIT)
+@njit(inline="always", **HOT)
 def m_flag(m):
     return (m >> 15) & 3
 
 
-@njit(**JIT)
+@njit(**HOT)
 def castle_legal_for(bb, rights, color, kingside):
     """Castling of `color` would be legal if it were to move: right, empty path, no attacked
     square on the king's way (including its start: not in check)."""
@@ -184,13 +189,13 @@ def castle_legal_for(bb, rights, color, kingside):
     return True
 
 
-@njit(**JIT)
+@njit(**HOT)
 def castle_legal(bb, st, kingside):
     """Castling of the side to move is legal now (rights, empty path, no check on the way)."""
     return castle_legal_for(bb, st[1], st[0], kingside)
 
 
-@njit(**JIT)
+@njit(**HOT)
 def _push_if_legal(bb, stm, frm, to, promo, flag, ep_cap, moving_king, out, n, limit):
     if n >= limit:
         return n
@@ -200,7 +205,7 @@ def _push_if_legal(bb, stm, frm, to, promo, flag, ep_cap, moving_king, out, n, l
     return n
 
 
-@njit(**JIT)
+@njit(**HOT)
 def gen_legal(bb, mb, st, out, limit):
     """Write up to `limit` legal moves into `out`; return how many. limit=1 answers 'any legal move?'."""
     stm = st[0]
@@ -289,7 +294,7 @@ def gen_legal(bb, mb, st, out, limit):
     return n
 
 
-@njit(**JIT)
+@njit(**HOT)
 def pinned_mask(bb, stm, ksq):
     """Own pieces of `stm` pinned to its king on ksq."""
     if ksq < 0:
@@ -308,8 +313,8 @@ def pinned_mask(bb, stm, ksq):
     return pinned
 
 
-@njit(**JIT)
-def has_legal_move(bb, mb, st, chk, pinned):
+@njit(**HOT)
+def has_legal_move(bb, mb, st, chk, pinned, scratch):
     """Any legal move? Fast when not in check: a piece that is not pinned (or moves along its
     pin line) with a pseudo-legal target has a legal move. Falls back to gen_legal otherwise."""
     if not chk:
@@ -355,11 +360,10 @@ def has_legal_move(bb, mb, st, chk, pinned):
                     t &= LINE[ksq, frm]
                 if t:
                     return True
-    scratch = np.empty(1, dtype=np.int32)
     return gen_legal(bb, mb, st, scratch, 1) > 0
 
 
-@njit(**JIT)
+@njit(**HOT)
 def has_legal_ep(bb, st):
     """A legal en-passant capture exists (FIDE 9.2.2 identity; python-chess has_legal_en_passant)."""
     ep = st[2]
@@ -381,7 +385,7 @@ def has_legal_ep(bb, st):
     return False
 
 
-@njit(**JIT)
+@njit(**HOT)
 def make_move(bb, mb, st, m):
     """Play legal move `m` in place; return the captured piece type (0 = none)."""
     stm = st[0]
@@ -436,7 +440,7 @@ def make_move(bb, mb, st, m):
     return captured
 
 
-@njit(**JIT)
+@njit(**HOT)
 def piece_key(bb, mb, stm):
     """Zobrist key of pieces and side to move (no castling, no en passant)."""
     k = U0
@@ -451,7 +455,7 @@ def piece_key(bb, mb, stm):
     return k
 
 
-@njit(**JIT)
+@njit(**HOT)
 def fide_key_from_piece_key(bb, st, pkey, legal_ep):
     k = pkey ^ ZOBRIST_CASTLE[st[1]]
     if legal_ep:
@@ -459,7 +463,7 @@ def fide_key_from_piece_key(bb, st, pkey, legal_ep):
     return k
 
 
-@njit(**JIT)
+@njit(**HOT)
 def castle_now_bits(bb, rights):
     """Castling possible right now, per colour and side (bits WK=1, WQ=2, BK=4, BQ=8), each as
     if that colour were to move: what the 1997-2005 texts call the right to castle, which can
@@ -478,7 +482,7 @@ def castle_now_bits(bb, rights):
     return b
 
 
-@njit(**JIT)
+@njit(**HOT)
 def _side_insufficient(bb, color):
     own = bb[6 + color]
     other = bb[7 - color]
@@ -492,7 +496,7 @@ def _side_insufficient(bb, color):
     return True
 
 
-@njit(**JIT)
+@njit(**HOT)
 def insufficient_material(bb):
     """python-chess Board.is_insufficient_material (neither side can mate)."""
     return _side_insufficient(bb, 0) and _side_insufficient(bb, 1)

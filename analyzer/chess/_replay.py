@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit
 
 from analyzer.chess._board import (
-    JIT, U0, U1, bit, castle_legal, castle_now_bits, gen_legal, has_legal_move, pinned_mask, has_legal_ep, in_check,
+    HOT, JIT, U0, U1, bit, castle_legal, castle_now_bits, gen_legal, has_legal_move, pinned_mask, has_legal_ep, in_check,
     insufficient_material, is_safe_after, king_square, lsb, m_flag, m_from, m_promo, m_to,
     make_move, bishop_attacks, rook_attacks, encode, piece_key,
 )
@@ -64,23 +64,23 @@ S_UNTERMINATED = STATUS_CODES.index("unterminated")
 _NAN32 = np.float32(np.nan)
 
 
-@njit(inline="always", **JIT)
+@njit(inline="always", **HOT)
 def _is_space(c):
     return c == 32 or c == 9 or c == 10 or c == 13 or c == 11 or c == 12
 
 
-@njit(inline="always", **JIT)
+@njit(inline="always", **HOT)
 def _is_delim(c):
     # '{' '}' '(' ')' ';' '$'
     return c == 123 or c == 125 or c == 40 or c == 41 or c == 59 or c == 36
 
 
-@njit(inline="always", **JIT)
+@njit(inline="always", **HOT)
 def _is_digit(c):
     return 48 <= c <= 57
 
 
-@njit(**JIT)
+@njit(**HOT)
 def _match(buf, a, b, lit):
     n = len(lit)
     if b - a != n:
@@ -91,7 +91,7 @@ def _match(buf, a, b, lit):
     return True
 
 
-@njit(**JIT)
+@njit(**HOT)
 def _find(buf, a, b, lit):
     n = len(lit)
     for i in range(a, b - n + 1):
@@ -118,7 +118,7 @@ LIT_NULL4 = np.frombuffer(b"@@@@", dtype=np.uint8).copy()
 LIT_EP = np.frombuffer(b"e.p.", dtype=np.uint8).copy()
 
 
-@njit(**JIT)
+@njit(**HOT)
 def parse_clock(buf, a, b):
     """Seconds in 'H:MM:SS(.f)' at buf[a:b] (stops at the first other byte); NaN if none."""
     i = a
@@ -152,7 +152,7 @@ def parse_clock(buf, a, b):
     return total + part + frac
 
 
-@njit(inline="always", **JIT)
+@njit(inline="always", **HOT)
 def _piece_letter(c):
     if c == 78:   # N
         return 2
@@ -167,7 +167,7 @@ def _piece_letter(c):
     return 0
 
 
-@njit(inline="always", **JIT)
+@njit(inline="always", **HOT)
 def _promo_letter(c):
     if c == 78 or c == 110:
         return 2
@@ -182,7 +182,7 @@ def _promo_letter(c):
     return 0
 
 
-@njit(**JIT)
+@njit(**HOT)
 def resolve_san(bb, mb, st, buf, a, b, chk, pinned):
     """Match SAN buf[a:b] to the legal moves: returns (move, n_matches); n = -1 if not SAN syntax.
 
@@ -328,7 +328,7 @@ def resolve_san(bb, mb, st, buf, a, b, chk, pinned):
     return found, count
 
 
-@njit(**JIT)
+@njit(**HOT)
 def _key_delta(mb, st, m):
     """Zobrist change of pieces + side to move made by move m (before it is played)."""
     stm = st[0]
@@ -352,7 +352,7 @@ def _key_delta(mb, st, m):
     return d
 
 
-@njit(**JIT)
+@njit(**HOT)
 def count_back(keys, p, ws, k):
     """Occurrences of k among positions ws..p with p's parity (stepping back by 2)."""
     n = 0
@@ -364,8 +364,19 @@ def count_back(keys, p, ws, k):
     return n
 
 
-@njit(**JIT)
-def _lookahead_repeat(bb, mb, st, pkey, key, p, ws, ws97, cnow, moves, nmoves):
+@njit(**HOT)
+def _copy_board(bb, mb, st, bb2, mb2, st2):
+    """bb2, mb2, st2 = copies of the position (scratch arrays: helpers here do not allocate)."""
+    for i in range(8):
+        bb2[i] = bb[i]
+    for i in range(64):
+        mb2[i] = mb[i]
+    for i in range(4):
+        st2[i] = st[i]
+
+
+@njit(**HOT)
+def _lookahead_repeat(bb, mb, st, pkey, key, p, ws, ws97, cnow, moves, nmoves, bb2, mb2, st2):
     """Max earlier occurrences (>= 2) of the position reached by a reversible legal move, in
     the 2009+ window and in the 1997 window (where the move must not change castling-now)."""
     best = 0
@@ -391,9 +402,7 @@ def _lookahead_repeat(bb, mb, st, pkey, key, p, ws, ws97, cnow, moves, nmoves):
             if p - 1 >= ws97:
                 same_cnow = True
                 if rights:
-                    bb2 = bb.copy()
-                    mb2 = mb.copy()
-                    st2 = st.copy()
+                    _copy_board(bb, mb, st, bb2, mb2, st2)
                     make_move(bb2, mb2, st2, m)
                     same_cnow = castle_now_bits(bb2, rights) == cnow
                 if same_cnow:
@@ -403,8 +412,8 @@ def _lookahead_repeat(bb, mb, st, pkey, key, p, ws, ws97, cnow, moves, nmoves):
     return best, best97
 
 
-@njit(**JIT)
-def _fifty_intended(bb, mb, st, moves, nmoves, scratch):
+@njit(**HOT)
+def _fifty_intended(bb, mb, st, moves, nmoves, scratch, bb2, mb2, st2):
     """A legal non-zeroing move exists after which the opponent still has a legal move."""
     for i in range(nmoves):
         m = moves[i]
@@ -412,18 +421,16 @@ def _fifty_intended(bb, mb, st, moves, nmoves, scratch):
         to = m_to(m)
         if mb[frm] == 1 or mb[to] != 0 or m_flag(m) == MF_EP:
             continue
-        bb2 = bb.copy()
-        mb2 = mb.copy()
-        st2 = st.copy()
+        _copy_board(bb, mb, st, bb2, mb2, st2)
         make_move(bb2, mb2, st2, m)
         if gen_legal(bb2, mb2, st2, scratch, 1) > 0:
             return True
     return False
 
 
-@njit(**JIT)
+@njit(**HOT)
 def _record(bb, mb, st, pkey, p, ws, ws97, window_start, window97, key, hmc, flags, rep_next,
-            rep_next97, clock, clk_now, fifty_min_clock, moves, scratch, n_twice, cnow, pin_out):
+            rep_next97, clock, clk_now, fifty_min_clock, moves, scratch, n_twice, cnow, pin_out, bb2, mb2, st2):
     """Compute and store the facts of the position now on the board at index p."""
     stm = st[0]
     legal_ep = has_legal_ep(bb, st) if st[2] >= 0 else False
@@ -446,7 +453,7 @@ def _record(bb, mb, st, pkey, p, ws, ws97, window_start, window97, key, hmc, fla
         f |= FLAG_CHECK
     pinned = pinned_mask(bb, stm, king_square(bb, stm))
     pin_out[0] = pinned
-    has_move = has_legal_move(bb, mb, st, chk, pinned)
+    has_move = has_legal_move(bb, mb, st, chk, pinned, scratch)
     if has_move:
         f |= FLAG_HAS_MOVE
     elif chk:
@@ -467,10 +474,10 @@ def _record(bb, mb, st, pkey, p, ws, ws97, window_start, window97, key, hmc, fla
     if need_rep or need_fifty:
         nm = gen_legal(bb, mb, st, moves, 256)
         if need_rep:
-            rn, rn97 = _lookahead_repeat(bb, mb, st, pkey, key, p, ws, ws97, cnow, moves, nm)
+            rn, rn97 = _lookahead_repeat(bb, mb, st, pkey, key, p, ws, ws97, cnow, moves, nm, bb2, mb2, st2)
         if need_fifty:
             f |= FLAG_FIFTY_LOOKED
-            if _fifty_intended(bb, mb, st, moves, nm, scratch):
+            if _fifty_intended(bb, mb, st, moves, nm, scratch, bb2, mb2, st2):
                 f |= FLAG_FIFTY_INTENDED
     rep_next[p] = rn
     rep_next97[p] = rn97
@@ -489,6 +496,9 @@ def replay_batch(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
     scratch = np.empty(4, dtype=np.int32)
     n_twice = np.zeros(2, dtype=np.int64)
     pin_out = np.zeros(1, dtype=np.uint64)
+    bb2 = np.empty(8, dtype=np.uint64)
+    mb2 = np.empty(64, dtype=np.int8)
+    st2 = np.empty(4, dtype=np.int64)
     last_clk = np.empty(2, dtype=np.float64)
     p = 0
     for g in range(n_games):
@@ -520,7 +530,7 @@ def replay_batch(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
         n_twice[0] = 0
         n_twice[1] = 0
         _record(bb, mb, st, pkey, p, ws, ws97, True, True, key, hmc, flags, rep_next, rep_next97,
-                clock, last_clk[st[0]], fifty_min_clock, moves, scratch, n_twice, cnow, pin_out)
+                clock, last_clk[st[0]], fifty_min_clock, moves, scratch, n_twice, cnow, pin_out, bb2, mb2, st2)
         plies = 0
         i = s
         line_start = True
@@ -634,7 +644,7 @@ def replay_batch(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
                     ws97 = p
                 _record(bb, mb, st, pkey, p, ws, ws97, prev_ep_legal, prev_ep_legal, key, hmc, flags,
                         rep_next, rep_next97, clock, last_clk[st[0]], fifty_min_clock, moves, scratch,
-                        n_twice, cnow, pin_out)
+                        n_twice, cnow, pin_out, bb2, mb2, st2)
                 continue
             # Move number prefix: "12.", "12...", "1.e4".
             if _is_digit(buf[a]):
@@ -694,7 +704,7 @@ def replay_batch(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
             if window97:
                 ws97 = p
             _record(bb, mb, st, pkey, p, ws, ws97, irreversible, window97, key, hmc, flags, rep_next,
-                    rep_next97, clock, last_clk[st[0]], fifty_min_clock, moves, scratch, n_twice, cnow, pin_out)
+                    rep_next97, clock, last_clk[st[0]], fifty_min_clock, moves, scratch, n_twice, cnow, pin_out, bb2, mb2, st2)
         if not seen_clk:
             for q in range(g0, p + 1):
                 clock[q] = _NAN32
