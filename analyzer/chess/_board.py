@@ -15,7 +15,7 @@ from numba import njit
 from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 
 from analyzer.chess._tables import (
-    BETWEEN, CASTLE_BK, CASTLE_BQ, CASTLE_MASK_BY_SQUARE, LINE, CASTLE_WK, CASTLE_WQ, DARK_SQUARES,
+    BETWEEN, BISHOP_EMPTY, ROOK_EMPTY, CASTLE_BK, CASTLE_BQ, CASTLE_MASK_BY_SQUARE, LINE, CASTLE_WK, CASTLE_WQ, DARK_SQUARES,
     DIR_E, DIR_N, DIR_NE, DIR_NW, DIR_S, DIR_SE, DIR_SW, DIR_W, KING_ATTACKS, KNIGHT_ATTACKS,
     LIGHT_SQUARES, MF_CASTLE, RANK_MASKS, MF_DOUBLE, MF_EP, MF_NORMAL, PAWN_ATTACKS, RAYS, ZOBRIST_CASTLE,
     ZOBRIST_EP_FILE, ZOBRIST_PIECE, ZOBRIST_WHITE_TO_MOVE,
@@ -295,6 +295,34 @@ def gen_legal(bb, mb, st, out, limit):
 
 
 @njit(**HOT)
+def checks_and_pins(bb, stm, ksq, pin_out):
+    """Is `stm` in check on ksq? Also writes its pinned pieces to pin_out[0]. One pass over the
+    enemy sliders on the king's empty-board lines: no blocker = check, one own blocker = pin."""
+    pin_out[0] = U0
+    if ksq < 0:
+        return False
+    own = bb[6 + stm]
+    enemy = bb[7 - stm]
+    occ = own | enemy
+    if (KNIGHT_ATTACKS[ksq] & bb[1] & enemy) or (PAWN_ATTACKS[stm, ksq] & bb[0] & enemy):
+        chk = True
+    else:
+        chk = False
+    snipers = ((ROOK_EMPTY[ksq] & (bb[3] | bb[4])) | (BISHOP_EMPTY[ksq] & (bb[2] | bb[4]))) & enemy
+    pinned = U0
+    while snipers:
+        s = lsb(snipers)
+        snipers &= snipers - U1
+        b = BETWEEN[ksq, s] & occ
+        if not b:
+            chk = True
+        elif not (b & (b - U1)) and (b & own):
+            pinned |= b
+    pin_out[0] = pinned
+    return chk
+
+
+@njit(**HOT)
 def pinned_mask(bb, stm, ksq):
     """Own pieces of `stm` pinned to its king on ksq."""
     if ksq < 0:
@@ -325,6 +353,11 @@ def has_legal_move(bb, mb, st, chk, pinned, scratch):
         ksq = king_square(bb, stm)
         if ksq >= 0:
             free = own & ~pinned
+            # Any unpinned pawn with an empty square ahead (the usual case, one shift).
+            fp = free & bb[0]
+            ahead = (fp << np.uint64(8)) if stm == 0 else (fp >> np.uint64(8))
+            if ahead & ~occ:
+                return True
             n = free & bb[1]
             while n:
                 frm = lsb(n)

@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit
 
 from analyzer.chess._board import (
-    HOT, JIT, U0, U1, bit, castle_legal, castle_now_bits, gen_legal, has_legal_move, pinned_mask, has_legal_ep, in_check,
+    HOT, JIT, U0, U1, bit, castle_legal, castle_now_bits, checks_and_pins, gen_legal, has_legal_move, pinned_mask, has_legal_ep, in_check,
     insufficient_material, is_safe_after, king_square, lsb, m_flag, m_from, m_promo, m_to,
     make_move, bishop_attacks, rook_attacks, encode, piece_key,
 )
@@ -119,37 +119,43 @@ LIT_EP = np.frombuffer(b"e.p.", dtype=np.uint8).copy()
 
 
 @njit(**HOT)
-def parse_clock(buf, a, b):
-    """Seconds in 'H:MM:SS(.f)' at buf[a:b] (stops at the first other byte); NaN if none."""
+def parse_clock_end(buf, a, b):
+    """Seconds in 'H:MM:SS(.f)' at buf[a:b] (stops at the first other byte) and the index of that
+    byte; NaN if there is no digit. Whole seconds are summed as integers (exact, and faster)."""
     i = a
     while i < b and buf[i] == 32:
         i += 1
-    total = 0.0
-    part = 0.0
-    frac = 0.0
-    scale = 0.1
-    in_frac = False
+    total = 0
+    part = 0
     seen = False
     while i < b:
         c = buf[i]
-        if _is_digit(c):
+        if 48 <= c <= 57:
             seen = True
-            if in_frac:
-                frac += (c - 48) * scale
-                scale *= 0.1
-            else:
-                part = part * 10 + (c - 48)
+            part = part * 10 + (c - 48)
         elif c == 58:  # ':'
-            total = (total + part) * 60.0
-            part = 0.0
-        elif c == 46 and not in_frac:  # '.'
-            in_frac = True
+            total = (total + part) * 60
+            part = 0
         else:
             break
         i += 1
     if not seen:
-        return np.nan
-    return total + part + frac
+        return np.nan, i
+    frac = 0.0
+    if i < b and buf[i] == 46:  # '.' fraction
+        i += 1
+        scale = 0.1
+        while i < b and 48 <= buf[i] <= 57:
+            frac += (buf[i] - 48) * scale
+            scale *= 0.1
+            i += 1
+    return float(total + part) + frac, i
+
+
+@njit(**HOT)
+def parse_clock(buf, a, b):
+    """Seconds in 'H:MM:SS(.f)' at buf[a:b] (stops at the first other byte); NaN if none."""
+    return parse_clock_end(buf, a, b)[0]
 
 
 @njit(inline="always", **HOT)
@@ -448,11 +454,10 @@ def _record(bb, mb, st, pkey, p, ws, ws97, window_start, window97, key, hmc, fla
         f |= FLAG_WINDOW97
     if legal_ep:
         f |= FLAG_LEGAL_EP
-    chk = in_check(bb, st)
+    chk = checks_and_pins(bb, stm, king_square(bb, stm), pin_out)
     if chk:
         f |= FLAG_CHECK
-    pinned = pinned_mask(bb, stm, king_square(bb, stm))
-    pin_out[0] = pinned
+    pinned = pin_out[0]
     has_move = has_legal_move(bb, mb, st, chk, pinned, scratch)
     if has_move:
         f |= FLAG_HAS_MOVE
@@ -546,8 +551,28 @@ def replay_batch(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
             at_line_start = line_start
             line_start = False
             if c == 123:  # '{' comment
+                # Fast path for Lichess' "{ [%clk H:MM:SS] }".
+                if (plies > 0 and i + 7 < e and buf[i + 1] == 32 and buf[i + 2] == 91 and buf[i + 3] == 37
+                        and buf[i + 4] == 99 and buf[i + 5] == 108 and buf[i + 6] == 107 and buf[i + 7] == 32):
+                    v, t = parse_clock_end(buf, i + 8, e)
+                    if t + 2 < e and buf[t] == 93 and buf[t + 1] == 32 and buf[t + 2] == 125 and not np.isnan(v):
+                        last_clk[1 - st[0]] = v
+                        seen_clk = True
+                        i = t + 3
+                        continue
+                # One pass to the closing brace, noting the first '%' and any 'o' (the only
+                # bytes that can start "%clk" or "offers draw"); most comments are "[%clk ...]".
                 j = i + 1
-                while j < e and buf[j] != 125:
+                pct = -1
+                has_o = False
+                while j < e:
+                    cj = buf[j]
+                    if cj == 125:
+                        break
+                    if cj == 37 and pct < 0:
+                        pct = j
+                    elif cj == 111:
+                        has_o = True
                     j += 1
                 if j >= e:
                     status[g] = S_UNTERMINATED
@@ -556,13 +581,14 @@ def replay_batch(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
                     err_e[g] = min(i + 20, e)
                     break
                 if plies > 0:
-                    t = _find(buf, i + 1, j, LIT_CLK)
-                    if t >= 0:
-                        v = parse_clock(buf, t + 4, j)
-                        if not np.isnan(v):
-                            last_clk[1 - st[0]] = v
-                            seen_clk = True
-                    if _find(buf, i + 1, j, LIT_OFFERS_DRAW) >= 0:
+                    if pct >= 0:
+                        t = _find(buf, pct, j, LIT_CLK)
+                        if t >= 0:
+                            v = parse_clock(buf, t + 4, j)
+                            if not np.isnan(v):
+                                last_clk[1 - st[0]] = v
+                                seen_clk = True
+                    if has_o and _find(buf, i + 1, j, LIT_OFFERS_DRAW) >= 0:
                         flags[p] |= FLAG_OFFER
                 i = j + 1
                 continue
@@ -616,6 +642,16 @@ def replay_batch(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
             b = j
             i = j
             c0 = buf[a]
+            # Move numbers ("12.", "12...") first: the most common token after SAN.
+            if _is_digit(c0) and buf[b - 1] == 46:
+                k = a
+                while k < b and _is_digit(buf[k]):
+                    k += 1
+                if k < b and buf[k] == 46:
+                    while k < b and buf[k] == 46:
+                        k += 1
+                    if k == b:
+                        continue
             if (c0 == 49 or c0 == 48 or c0 == 42) and (
                     _match(buf, a, b, LIT_R10) or _match(buf, a, b, LIT_R01)
                     or _match(buf, a, b, LIT_RDRAW) or _match(buf, a, b, LIT_STAR)):
@@ -696,7 +732,7 @@ def replay_batch(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
             irreversible = st[3] == 0 or st[1] != rights_before or prev_ep_legal
             p += 1
             plies += 1
-            new_cnow = castle_now_bits(bb, st[1])
+            new_cnow = castle_now_bits(bb, st[1]) if st[1] else 0
             window97 = irreversible or new_cnow != cnow
             cnow = new_cnow
             if irreversible:

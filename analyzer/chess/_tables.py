@@ -77,6 +77,10 @@ for _d, (_df, _dr) in enumerate(_DIRS):
             _r += _dr
         RAYS[_d, _sq] = np.uint64(_m)
 
+# Slider attacks on an empty board (pin and check candidates before any blocker is looked at).
+ROOK_EMPTY = RAYS[DIR_N] | RAYS[DIR_E] | RAYS[DIR_S] | RAYS[DIR_W]
+BISHOP_EMPTY = RAYS[DIR_NE] | RAYS[DIR_NW] | RAYS[DIR_SE] | RAYS[DIR_SW]
+
 FILE_MASKS = np.array([sum(_bit(r * 8 + f) for r in range(8)) for f in range(8)], dtype=np.uint64)
 RANK_MASKS = np.array([sum(_bit(r * 8 + f) for f in range(8)) for r in range(8)], dtype=np.uint64)
 DARK_SQUARES = np.uint64(0xAA55AA55AA55AA55)

@@ -14,7 +14,9 @@ import analyzer._numba_env  # noqa: F401
 
 from numba import njit
 
-JIT = dict(cache=True, nogil=True)
+# No numba runtime: these kernels never allocate, and without it calls between them pass
+# arrays without atomic reference counting (see analyzer.chess._board.HOT).
+JIT = dict(cache=True, nogil=True, _nrt=False)
 
 _BETWEEN = 0
 _TAGS = 1

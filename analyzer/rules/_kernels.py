@@ -23,6 +23,7 @@ from analyzer.chess._replay import (
 )
 
 JIT = dict(cache=True, nogil=True)
+HOT = dict(cache=True, nogil=True, _nrt=False)  # helpers that do not allocate (see _board.HOT)
 
 # Parameter vector indices (editions.ChessEdition.params).
 P_CLAIM_REPS = 0
@@ -53,7 +54,7 @@ G_THREEFOLD, G_THREEFOLD_CLAIM, G_FIFTY, G_FIFTY_CLAIM, G_FIVEFOLD, G_SEVENTYFIV
 N_GAME_COLS = 14
 
 
-@njit(**JIT)
+@njit(**HOT)
 def _consecutive(keys, p, g0, n):
     """Same key at p, p-4, ..., p-4(n-1), all inside the game."""
     if p - 4 * (n - 1) < g0:
