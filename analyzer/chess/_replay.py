@@ -434,7 +434,7 @@ def _fifty_intended(bb, mb, st, moves, nmoves, scratch, bb2, mb2, st2):
     return False
 
 
-@njit(**HOT)
+@njit(inline="always", **HOT)
 def _record(bb, mb, st, pkey, p, ws, ws97, window_start, window97, key, hmc, flags, rep_next,
             rep_next97, clock, clk_now, fifty_min_clock, moves, scratch, n_twice, cnow, pin_out, bb2, mb2, st2):
     """Compute and store the facts of the position now on the board at index p."""
@@ -495,16 +495,36 @@ def replay_batch(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
                  fifty_min_clock, pos_off, status, err_ply, err_s, err_e,
                  key, hmc, flags, rep_next, rep_next97, clock):
     """Replay every game i whose init_idx[i] >= 0 (init_idx < 0 = skip: no positions)."""
+    ws_i64 = np.zeros(16, dtype=np.int64)
+    ws_u64 = np.zeros(24, dtype=np.uint64)
+    ws_f64 = np.zeros(4, dtype=np.float64)
+    moves = np.empty(260, dtype=np.int32)
+    mb = np.empty(64, dtype=np.int8)
+    mb2 = np.empty(64, dtype=np.int8)
+    return _replay_games(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
+                         fifty_min_clock, pos_off, status, err_ply, err_s, err_e,
+                         key, hmc, flags, rep_next, rep_next97, clock,
+                         ws_i64, ws_u64, ws_f64, moves, mb, mb2)
+
+
+@njit(**HOT)
+def _replay_games(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
+                  fifty_min_clock, pos_off, status, err_ply, err_s, err_e,
+                  key, hmc, flags, rep_next, rep_next97, clock,
+                  ws_i64, ws_u64, ws_f64, moves, mb, mb2):
+    """replay_batch without the numba runtime (no reference counting on the hot path): all
+    scratch arrays come from the caller, as views of three small workspaces."""
     n_games = len(mt_start)
     cap = len(key)
-    moves = np.empty(256, dtype=np.int32)
-    scratch = np.empty(4, dtype=np.int32)
-    n_twice = np.zeros(2, dtype=np.int64)
-    pin_out = np.zeros(1, dtype=np.uint64)
-    bb2 = np.empty(8, dtype=np.uint64)
-    mb2 = np.empty(64, dtype=np.int8)
-    st2 = np.empty(4, dtype=np.int64)
-    last_clk = np.empty(2, dtype=np.float64)
+    st = ws_i64[0:4]
+    st2 = ws_i64[4:8]
+    n_twice = ws_i64[8:10]
+    scratch = moves[256:260]
+    moves = moves[0:256]
+    bb = ws_u64[0:8]
+    bb2 = ws_u64[8:16]
+    pin_out = ws_u64[16:17]
+    last_clk = ws_f64[0:2]
     p = 0
     for g in range(n_games):
         pos_off[g] = p
@@ -515,9 +535,12 @@ def replay_batch(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
         ii = init_idx[g]
         if ii < 0:
             continue
-        bb = init_bb[ii].copy()
-        mb = init_mb[ii].copy()
-        st = init_st[ii].copy()
+        for q in range(8):
+            bb[q] = init_bb[ii, q]
+        for q in range(64):
+            mb[q] = init_mb[ii, q]
+        for q in range(4):
+            st[q] = init_st[ii, q]
         s = mt_start[g]
         e = mt_end[g]
         if p + 1 > cap:
@@ -541,6 +564,11 @@ def replay_batch(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
         line_start = True
         while i < e:
             c = buf[i]
+            if c == 32:  # the usual separator: skip a run of spaces in a tight loop
+                i += 1
+                while i < e and buf[i] == 32:
+                    i += 1
+                continue
             if c == 10 or c == 13:
                 line_start = True
                 i += 1
