@@ -195,8 +195,9 @@ def run_unit(spec: UnitSpec, cfg: Config) -> dict:
             payload = spec.payload or b""
             if spec.leading_fragment:
                 ra.start_inside()
+            view = memoryview(payload)
             for k in range(0, len(payload), READ_CHUNK):
-                ra.feed(payload[k:k + READ_CHUNK])
+                ra.feed(view[k:k + READ_CHUNK])
             reason = spec.damage
         stats = ra.finish(truncated_reason=reason)
         gw.close()
@@ -301,8 +302,10 @@ def iter_sequential_units(info: sources.InputInfo, cfg: Config):
                         break
                     s = cfg.unit_text_bytes      # a game larger than the limit spans the cut
                     forced = True
+                with memoryview(buf) as view:
+                    payload = bytes(view[:s])
                 yield UnitSpec(info.name, info.game_type, k, info.path, text_start=base,
-                               payload=bytes(buf[:s]), leading_fragment=leading_fragment)
+                               payload=payload, leading_fragment=leading_fragment)
                 leading_fragment = forced
                 del buf[:s]
                 base += s

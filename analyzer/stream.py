@@ -182,13 +182,16 @@ class RegionAnalyzer:
         return games, events
 
     def _process(self, final: bool, truncated_reason: str | None = None) -> bool:
-        data = bytes(self.pending)
-        buf = np.frombuffer(data, dtype=np.uint8)
+        # A view, not a copy: the pending text is replaced (not resized) below, so the buffer
+        # export does not block anything.
+        buf = np.frombuffer(self.pending, dtype=np.uint8)
         starts, ends, consumed = split_games(buf, final, draughts=self.game_type != "chess")
         n = len(starts)
         if n == 0 and not final:
             if len(self.pending) > self.max_game_bytes:
-                self._oversized(buf)
+                head = buf[: min(len(buf), TAG_PREFIX_BYTES)].copy()
+                del buf  # release the view: _oversized resizes the pending text
+                self._oversized(head)
             return False
         extra = {}
         sizes = ends - starts
@@ -204,13 +207,14 @@ class RegionAnalyzer:
             games, events = self._analyze(buf, starts, ends, extra)
             self.sink(games, events)
             self.stats.games += n
-        del self.pending[:consumed]
+        self.pending = self.pending[consumed:]
         self.offset += consumed
         return consumed > 0
 
     def _oversized(self, buf: np.ndarray) -> None:
-        """The pending text is one game larger than the limit: report it and skip to the next game."""
-        head = buf[: min(len(buf), TAG_PREFIX_BYTES)].copy()
+        """The pending text is one game larger than the limit: report it (from `buf`, a copy of
+        its start) and skip to the next game."""
+        head = buf
         starts = np.array([0], np.int64)
         ends = np.array([len(head)], np.int64)
         msg = (f"game larger than the maximum game size ({self.max_game_bytes} bytes); "
