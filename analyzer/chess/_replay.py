@@ -382,7 +382,7 @@ def _copy_board(bb, mb, st, bb2, mb2, st2):
 
 
 @njit(**HOT)
-def _lookahead_repeat(bb, mb, st, pkey, key, p, ws, ws97, cnow, moves, nmoves, bb2, mb2, st2):
+def _lookahead_repeat(bb, mb, st, pkey, key, p, ws, ws97, cnow, moves, nmoves, bb2, mb2, st2, want97):
     """Max earlier occurrences (>= 2) of the position reached by a reversible legal move, in
     the 2009+ window and in the 1997 window (where the move must not change castling-now)."""
     best = 0
@@ -405,7 +405,7 @@ def _lookahead_repeat(bb, mb, st, pkey, key, p, ws, ws97, cnow, moves, nmoves, b
         if c >= 2:
             if c > best:
                 best = c
-            if p - 1 >= ws97:
+            if want97 and p - 1 >= ws97:
                 same_cnow = True
                 if rights:
                     _copy_board(bb, mb, st, bb2, mb2, st2)
@@ -415,6 +415,8 @@ def _lookahead_repeat(bb, mb, st, pkey, key, p, ws, ws97, cnow, moves, nmoves, b
                     c97 = count_back(key, p - 1, ws97, nk)
                     if c97 >= 2 and c97 > best97:
                         best97 = c97
+    if not want97:
+        best97 = best
     return best, best97
 
 
@@ -436,7 +438,8 @@ def _fifty_intended(bb, mb, st, moves, nmoves, scratch, bb2, mb2, st2):
 
 @njit(inline="always", **HOT)
 def _record(bb, mb, st, pkey, p, ws, ws97, window_start, window97, key, hmc, flags, rep_next,
-            rep_next97, clock, clk_now, fifty_min_clock, moves, scratch, n_twice, cnow, pin_out, bb2, mb2, st2):
+            rep_next97, clock, clk_now, fifty_min_clock, moves, scratch, n_twice, cnow, pin_out, bb2, mb2, st2,
+            want97):
     """Compute and store the facts of the position now on the board at index p."""
     stm = st[0]
     legal_ep = has_legal_ep(bb, st) if st[2] >= 0 else False
@@ -479,7 +482,7 @@ def _record(bb, mb, st, pkey, p, ws, ws97, window_start, window97, key, hmc, fla
     if need_rep or need_fifty:
         nm = gen_legal(bb, mb, st, moves, 256)
         if need_rep:
-            rn, rn97 = _lookahead_repeat(bb, mb, st, pkey, key, p, ws, ws97, cnow, moves, nm, bb2, mb2, st2)
+            rn, rn97 = _lookahead_repeat(bb, mb, st, pkey, key, p, ws, ws97, cnow, moves, nm, bb2, mb2, st2, want97)
         if need_fifty:
             f |= FLAG_FIFTY_LOOKED
             if _fifty_intended(bb, mb, st, moves, nm, scratch, bb2, mb2, st2):
@@ -492,9 +495,13 @@ def _record(bb, mb, st, pkey, p, ws, ws97, window_start, window97, key, hmc, fla
 
 @njit(**JIT)
 def replay_batch(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
-                 fifty_min_clock, pos_off, status, err_ply, err_s, err_e,
+                 fifty_min_clock, want97, pos_off, status, err_ply, err_s, err_e,
                  key, hmc, flags, rep_next, rep_next97, clock):
-    """Replay every game i whose init_idx[i] >= 0 (init_idx < 0 = skip: no positions)."""
+    """Replay every game i whose init_idx[i] >= 0 (init_idx < 0 = skip: no positions).
+
+    want97: compute the 1997-2005 identity facts (castling-now bits, FLAG_WINDOW97,
+    rep_next97). They cost ~8% of the replay and only fide_1997-style editions read them;
+    without them the 1997 facts equal the 2009 ones (as on the python-chess path)."""
     ws_i64 = np.zeros(16, dtype=np.int64)
     ws_u64 = np.zeros(24, dtype=np.uint64)
     ws_f64 = np.zeros(4, dtype=np.float64)
@@ -502,14 +509,14 @@ def replay_batch(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
     mb = np.empty(64, dtype=np.int8)
     mb2 = np.empty(64, dtype=np.int8)
     return _replay_games(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
-                         fifty_min_clock, pos_off, status, err_ply, err_s, err_e,
+                         fifty_min_clock, want97, pos_off, status, err_ply, err_s, err_e,
                          key, hmc, flags, rep_next, rep_next97, clock,
                          ws_i64, ws_u64, ws_f64, moves, mb, mb2)
 
 
 @njit(**HOT)
 def _replay_games(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
-                  fifty_min_clock, pos_off, status, err_ply, err_s, err_e,
+                  fifty_min_clock, want97, pos_off, status, err_ply, err_s, err_e,
                   key, hmc, flags, rep_next, rep_next97, clock,
                   ws_i64, ws_u64, ws_f64, moves, mb, mb2):
     """replay_batch without the numba runtime (no reference counting on the hot path): all
@@ -554,11 +561,11 @@ def _replay_games(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
         seen_clk = False
         ws = p
         ws97 = p
-        cnow = castle_now_bits(bb, st[1])
+        cnow = castle_now_bits(bb, st[1]) if want97 else 0
         n_twice[0] = 0
         n_twice[1] = 0
         _record(bb, mb, st, pkey, p, ws, ws97, True, True, key, hmc, flags, rep_next, rep_next97,
-                clock, last_clk[st[0]], fifty_min_clock, moves, scratch, n_twice, cnow, pin_out, bb2, mb2, st2)
+                clock, last_clk[st[0]], fifty_min_clock, moves, scratch, n_twice, cnow, pin_out, bb2, mb2, st2, want97)
         plies = 0
         i = s
         line_start = True
@@ -580,8 +587,21 @@ def _replay_games(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
             line_start = False
             if c == 123:  # '{' comment
                 # Fast path for Lichess' "{ [%clk H:MM:SS] }".
-                if (plies > 0 and i + 7 < e and buf[i + 1] == 32 and buf[i + 2] == 91 and buf[i + 3] == 37
+                if (plies > 0 and i + 18 < e and buf[i + 1] == 32 and buf[i + 2] == 91 and buf[i + 3] == 37
                         and buf[i + 4] == 99 and buf[i + 5] == 108 and buf[i + 6] == 107 and buf[i + 7] == 32):
+                    # The exact "H:MM:SS] }" layout with plain arithmetic, else the general parser.
+                    d0 = buf[i + 8] - 48
+                    d2 = buf[i + 10] - 48
+                    d3 = buf[i + 11] - 48
+                    d5 = buf[i + 13] - 48
+                    d6 = buf[i + 14] - 48
+                    if (buf[i + 9] == 58 and buf[i + 12] == 58 and buf[i + 15] == 93 and buf[i + 16] == 32
+                            and buf[i + 17] == 125 and 0 <= d0 <= 9 and 0 <= d2 <= 9 and 0 <= d3 <= 9
+                            and 0 <= d5 <= 9 and 0 <= d6 <= 9):
+                        last_clk[1 - st[0]] = float(d0 * 3600 + (d2 * 10 + d3) * 60 + d5 * 10 + d6)
+                        seen_clk = True
+                        i += 18
+                        continue
                     v, t = parse_clock_end(buf, i + 8, e)
                     if t + 2 < e and buf[t] == 93 and buf[t + 1] == 32 and buf[t + 2] == 125 and not np.isnan(v):
                         last_clk[1 - st[0]] = v
@@ -708,7 +728,7 @@ def _replay_games(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
                     ws97 = p
                 _record(bb, mb, st, pkey, p, ws, ws97, prev_ep_legal, prev_ep_legal, key, hmc, flags,
                         rep_next, rep_next97, clock, last_clk[st[0]], fifty_min_clock, moves, scratch,
-                        n_twice, cnow, pin_out, bb2, mb2, st2)
+                        n_twice, cnow, pin_out, bb2, mb2, st2, want97)
                 continue
             # Move number prefix: "12.", "12...", "1.e4".
             if _is_digit(buf[a]):
@@ -760,7 +780,7 @@ def _replay_games(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
             irreversible = st[3] == 0 or st[1] != rights_before or prev_ep_legal
             p += 1
             plies += 1
-            new_cnow = castle_now_bits(bb, st[1]) if st[1] else 0
+            new_cnow = castle_now_bits(bb, st[1]) if want97 and st[1] else 0
             window97 = irreversible or new_cnow != cnow
             cnow = new_cnow
             if irreversible:
@@ -768,7 +788,7 @@ def _replay_games(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
             if window97:
                 ws97 = p
             _record(bb, mb, st, pkey, p, ws, ws97, irreversible, window97, key, hmc, flags, rep_next,
-                    rep_next97, clock, last_clk[st[0]], fifty_min_clock, moves, scratch, n_twice, cnow, pin_out, bb2, mb2, st2)
+                    rep_next97, clock, last_clk[st[0]], fifty_min_clock, moves, scratch, n_twice, cnow, pin_out, bb2, mb2, st2, want97)
         if not seen_clk:
             for q in range(g0, p + 1):
                 clock[q] = _NAN32

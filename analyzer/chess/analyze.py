@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 from analyzer import tables
 from analyzer.chess import _replay as R
 from analyzer.chess import _slow
-from analyzer.editions import ChessEdition
+from analyzer.editions import IDENTITY_FIDE_1997, ChessEdition
 from analyzer.pgn import _scan
 from analyzer.rules import _kernels as K
 
@@ -180,8 +180,9 @@ def analyze_block(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, *, sour
     f_next = np.empty(cap, np.int8)
     f_next97 = np.empty(cap, np.int8)
     f_clock = np.empty(cap, np.float32)
+    want97 = any(ed.identity == IDENTITY_FIDE_1997 for ed in editions)
     total = R.replay_batch(buf, mt_start, ends, init_idx, init_bb, init_mb, init_st,
-                           fifty_min, pos_off, status, err_ply, err_s, err_e, f_key,
+                           fifty_min, want97, pos_off, status, err_ply, err_s, err_e, f_key,
                            f_hmc, f_flags, f_next, f_next97, f_clock)
     facts = {"key": f_key[:total], "hmc": f_hmc[:total],
              "flags": f_flags[:total], "rep_next": f_next[:total],
