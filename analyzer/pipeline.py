@@ -84,8 +84,13 @@ class UnitSpec:
 def _atomic_write_table(table: pa.Table, path: str) -> None:
     os.makedirs(os.path.dirname(path), exist_ok=True)
     tmp = f"{path}.tmp-{os.getpid()}"
-    pq.write_table(table, tmp, compression="zstd")
-    os.replace(tmp, path)
+    try:
+        pq.write_table(table, tmp, compression="zstd")
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
 
 
 def _atomic_write_json(obj, path: str) -> None:
@@ -170,12 +175,43 @@ def _feed_frames(spec: UnitSpec, ra: RegionAnalyzer, info: dict) -> str | None:
     return None
 
 
-def run_unit(spec: UnitSpec, cfg: Config) -> dict:
-    """Analyze one unit and write its staging parts and manifest record; return the record."""
+class _HeldPart:
+    """In-memory stand-in for _PartWriter: the unit's blocks stay in memory until the caller
+    knows the unit's global numbering and writes the final part once (OrderedFinalizer)."""
+
+    def __init__(self, schema: pa.Schema):
+        self.schema = schema
+        self.tables: list[pa.Table] = []
+        self.rows = 0
+
+    def write(self, table: pa.Table) -> None:
+        if table.num_rows:
+            self.tables.append(table)
+            self.rows += table.num_rows
+
+    def table(self) -> pa.Table:
+        return pa.concat_tables(self.tables) if self.tables else self.schema.empty_table()
+
+    def close(self) -> None:
+        pass
+
+    def abort(self) -> None:
+        self.tables = []
+
+
+def run_unit(spec: UnitSpec, cfg: Config, hold: bool = False) -> dict:
+    """Analyze one unit and write its staging parts and manifest record; return the record.
+
+    hold=True (in-process engines): write nothing; the record carries the tables under
+    "_held" for an OrderedFinalizer, which writes the final parts directly (no staging
+    write, read back and rewrite)."""
     t0 = time.time()
-    gpath, epath = staging_paths(cfg.out, spec.source, spec.index)
-    gw = _PartWriter(gpath, tables.GAMES_SCHEMA)
-    ew = _PartWriter(epath, tables.EVENTS_SCHEMA)
+    if hold:
+        gw, ew = _HeldPart(tables.GAMES_SCHEMA), _HeldPart(tables.EVENTS_SCHEMA)
+    else:
+        gpath, epath = staging_paths(cfg.out, spec.source, spec.index)
+        gw = _PartWriter(gpath, tables.GAMES_SCHEMA)
+        ew = _PartWriter(epath, tables.EVENTS_SCHEMA)
     editions = cfg.editions if spec.game_type == "chess" else cfg.draughts_editions
     counts: dict = {"status": {}, "events": {}, "rules": {}}
 
@@ -215,6 +251,9 @@ def run_unit(spec: UnitSpec, cfg: Config) -> dict:
         "damage": sorted(set(stats.damage + info.get("damaged_frames", []))),
         "counts": counts, "seconds": round(time.time() - t0, 3), "fingerprint": cfg.fingerprint(),
     }
+    if hold:
+        record["_held"] = (gw.table(), ew.table())
+        return record
     _atomic_write_json(record, unit_manifest_path(cfg.out, spec.source, spec.index))
     return record
 
@@ -325,6 +364,82 @@ def iter_sequential_units(info: sources.InputInfo, cfg: Config):
 # Finalize: global game_index and byte_offset, final parts
 
 
+def _unit_start(rec: dict, text_base: int) -> int:
+    """Text offset of the unit's first byte (frame units learn it from the units before)."""
+    return rec["text_start"] if rec["text_start"] is not None else text_base
+
+
+def _unit_text_end(rec: dict, start: int) -> int:
+    return start + (rec["frame_text_bytes"] if rec["frame_text_bytes"] is not None else rec["text_bytes"])
+
+
+def _is_final(out: str, source: str, rec: dict, game_base: int, start: int) -> bool:
+    fg, fe = final_paths(out, source, rec["unit"])
+    return os.path.exists(fg) and os.path.exists(fe) and rec.get("finalized") == [game_base, start]
+
+
+def _write_final(out: str, source: str, rec: dict, games: pa.Table, events: pa.Table,
+                 game_base: int, start: int) -> None:
+    """Final parts with global numbering, then the record saying so (in that order: a record
+    marked finalized always has its parts)."""
+    fg, fe = final_paths(out, source, rec["unit"])
+    _atomic_write_table(_shift(games, game_base, start), fg)
+    _atomic_write_table(_shift(events, game_base, None), fe)
+    rec["finalized"] = [game_base, start]
+    _atomic_write_json(rec, unit_manifest_path(out, source, rec["unit"]))
+
+
+class OrderedFinalizer:
+    """Writes held units (run_unit(hold=True)) as final parts as soon as every unit before
+    them is known, in unit order; units finished by an earlier run only advance the numbering
+    (finalize_source turns any of them still in staging into final parts)."""
+
+    def __init__(self, out: str, source: str):
+        self.out = out
+        self.source = source
+        self.next_unit = 0
+        self.game_base = 0
+        self.text_base = 0
+        self.waiting: dict[int, dict] = {}
+        self.failures: list[dict] = []   # units whose parts could not be written (drained by the caller)
+        self.broken = False              # after a failed write, later units are only spilled
+
+    def add(self, rec: dict) -> None:
+        self.waiting[rec["unit"]] = rec
+        while self.next_unit in self.waiting and not self.broken:
+            r = self.waiting[self.next_unit]
+            start = _unit_start(r, self.text_base)
+            held = r.pop("_held", None)
+            if held is not None:
+                try:
+                    _write_final(self.out, self.source, r, held[0], held[1], self.game_base, start)
+                except Exception as exc:  # noqa: BLE001 - e.g. disk full: a failed unit, the run goes on
+                    self.failures.append({"source": self.source, "unit": r["unit"],
+                                          "error": f"{type(exc).__name__}: {exc}"})
+                    self.broken = True
+                    return
+            del self.waiting[self.next_unit]
+            self.game_base += r["games"]
+            self.text_base = _unit_text_end(r, start)
+            self.next_unit += 1
+
+    def spill(self) -> None:
+        """Units still waiting (a unit before them failed): write them to staging, as
+        run_unit(hold=False) would have, so a rerun does not recompute them."""
+        for r in self.waiting.values():
+            held = r.pop("_held", None)
+            if held is None:
+                continue
+            g, e = staging_paths(self.out, self.source, r["unit"])
+            try:
+                _atomic_write_table(held[0], g)
+                _atomic_write_table(held[1], e)
+                _atomic_write_json(r, unit_manifest_path(self.out, self.source, r["unit"]))
+            except Exception:  # noqa: BLE001 - only saves work for a rerun; it recomputes the unit
+                pass
+        self.waiting = {}
+
+
 def finalize_source(out: str, source: str, n_units: int) -> dict:
     """Turn staging parts into final parts with global numbering (idempotent, resumable)."""
     records = []
@@ -335,20 +450,12 @@ def finalize_source(out: str, source: str, n_units: int) -> dict:
     text_base = 0
     for rec in records:
         k = rec["unit"]
-        start = rec["text_start"] if rec["text_start"] is not None else text_base
-        gpath, epath = staging_paths(out, source, k)
-        fg, fe = final_paths(out, source, k)
-        if not (os.path.exists(fg) and os.path.exists(fe) and rec.get("finalized") == [game_base, start]):
-            games = pq.read_table(gpath)
-            events = pq.read_table(epath)
-            games = _shift(games, game_base, start)
-            events = _shift(events, game_base, None)
-            _atomic_write_table(games, fg)
-            _atomic_write_table(events, fe)
-            rec["finalized"] = [game_base, start]
-            _atomic_write_json(rec, unit_manifest_path(out, source, k))
+        start = _unit_start(rec, text_base)
+        if not _is_final(out, source, rec, game_base, start):
+            gpath, epath = staging_paths(out, source, k)
+            _write_final(out, source, rec, pq.read_table(gpath), pq.read_table(epath), game_base, start)
         game_base += rec["games"]
-        text_base = start + (rec["frame_text_bytes"] if rec["frame_text_bytes"] is not None else rec["text_bytes"])
+        text_base = _unit_text_end(rec, start)
     for k in range(n_units):
         for p in staging_paths(out, source, k):
             if os.path.exists(p):

@@ -129,13 +129,16 @@ class _Executor:
 
             self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="analyzer-unit")
         self.capacity = max(workers, 1) * 2
+        # In-process engines hand the unit tables back in memory, so the final parts are
+        # written once, in unit order (pipeline.OrderedFinalizer); other engines stage them.
+        self.hold = self.kind not in ("dask", "processes")
 
     def submit(self, spec, cfg):
         if self.kind == "dask":
             return self.client.submit(_run_unit_safe, spec, cfg, pure=False)
         if self.pool is not None:
-            return self.pool.submit(_run_unit_safe, spec, cfg)
-        return _Done(_run_unit_safe(spec, cfg))
+            return self.pool.submit(_run_unit_safe, spec, cfg, self.hold)
+        return _Done(_run_unit_safe(spec, cfg, self.hold))
 
     def wait_some(self, futures):
         if self.kind == "dask":
@@ -169,12 +172,12 @@ class _Done:
         return self.value
 
 
-def _run_unit_safe(spec, cfg):
+def _run_unit_safe(spec, cfg, hold=False):
     """A worker entry point that never raises: failures come back as records."""
     try:
         from analyzer.editions import ChessEdition  # noqa: F401  (unpickling in workers)
 
-        return pipeline.run_unit(spec, cfg)
+        return pipeline.run_unit(spec, cfg, hold=hold)
     except BaseException as exc:  # noqa: BLE001 - reported per unit, the run goes on
         return {"source": spec.source, "unit": spec.index, "failed": True,
                 "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()}
@@ -220,6 +223,7 @@ def run_scan(inputs: list[str], cfg: pipeline.Config, *, workers: int = 1, engin
             recs: list = []
             pending = {}
             n_units = 0
+            finalizer = pipeline.OrderedFinalizer(cfg.out, info.name)
             for spec in units:
                 n_units += 1
                 if not frames:
@@ -229,13 +233,15 @@ def run_scan(inputs: list[str], cfg: pipeline.Config, *, workers: int = 1, engin
                 if done is not None:
                     recs.append(done)
                     progress.add(done)
+                    finalizer.add(done)
                     continue
                 while len(pending) >= executor.capacity:
-                    _collect(executor, pending, recs, failures, progress, cfg, ident)
+                    _collect(executor, pending, recs, failures, progress, cfg, ident, finalizer)
                 pending[executor.submit(spec, cfg)] = spec
             while pending:
-                _collect(executor, pending, recs, failures, progress, cfg, ident)
+                _collect(executor, pending, recs, failures, progress, cfg, ident, finalizer)
             if any(f["source"] == info.name for f in failures):
+                finalizer.spill()
                 continue
             recs.sort(key=lambda r: r["unit"])
             pipeline.finalize_source(cfg.out, info.name, n_units)
@@ -257,7 +263,7 @@ def run_scan(inputs: list[str], cfg: pipeline.Config, *, workers: int = 1, engin
     return summary, code
 
 
-def _collect(executor, pending, recs, failures, progress, cfg, ident):
+def _collect(executor, pending, recs, failures, progress, cfg, ident, finalizer):
     for fut in executor.wait_some(pending):
         spec = pending.pop(fut)
         try:
@@ -268,9 +274,13 @@ def _collect(executor, pending, recs, failures, progress, cfg, ident):
             failures.append({k: rec[k] for k in ("source", "unit", "error")})
             continue
         rec["input"] = ident
-        pipeline._atomic_write_json(rec, pipeline.unit_manifest_path(cfg.out, spec.source, spec.index))
+        if "_held" not in rec:
+            pipeline._atomic_write_json(rec, pipeline.unit_manifest_path(cfg.out, spec.source, spec.index))
         recs.append(rec)
         progress.add(rec)
+        finalizer.add(rec)  # held units: final parts and record written here, in unit order
+        while finalizer.failures:
+            failures.append(finalizer.failures.pop())
 
 
 def _remove_stale_parts(out: str, name: str, n_units: int) -> None:
