@@ -105,6 +105,12 @@ def _find(buf, a, b, lit):
     return -1
 
 
+# 1 for the bytes a SAN/number token continues with: not whitespace, not { } ( ) ; $ (a table
+# lookup per byte instead of a chain of comparisons).
+_TOKEN_BYTE = np.ones(256, dtype=np.uint8)
+for _c in b" \t\n\r\x0b\x0c{}();$":
+    _TOKEN_BYTE[_c] = 0
+
 LIT_CLK = np.frombuffer(b"%clk", dtype=np.uint8).copy()
 LIT_OFFERS_DRAW = np.frombuffer(b"offers draw", dtype=np.uint8).copy()
 LIT_R10 = np.frombuffer(b"1-0", dtype=np.uint8).copy()
@@ -683,8 +689,8 @@ def _replay_games(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
                     i += 1
                 continue
             # A token.
-            j = i
-            while j < e and not _is_space(buf[j]) and not _is_delim(buf[j]):
+            j = i + 1
+            while j < e and _TOKEN_BYTE[buf[j]]:
                 j += 1
             a = i
             b = j
