@@ -194,7 +194,7 @@ def _promo_letter(c):
     return 0
 
 
-@njit(**HOT)
+@njit(inline="always", **HOT)
 def resolve_san(bb, mb, st, buf, a, b, chk, pinned):
     """Match SAN buf[a:b] to the legal moves: returns (move, n_matches); n = -1 if not SAN syntax.
 
