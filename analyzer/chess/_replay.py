@@ -63,6 +63,12 @@ S_UNTERMINATED = STATUS_CODES.index("unterminated")
 
 _NAN32 = np.float32(np.nan)
 
+# Inlined copies of the per-ply board helpers for the replay loop only (other callers keep
+# the shared compiled function, so compile time grows once, not per call site).
+_make_move_inl = njit(inline="always", **HOT)(make_move.py_func)
+_has_legal_move_inl = njit(inline="always", **HOT)(has_legal_move.py_func)
+_checks_and_pins_inl = njit(inline="always", **HOT)(checks_and_pins.py_func)
+
 
 @njit(inline="always", **HOT)
 def _is_space(c):
@@ -463,11 +469,11 @@ def _record(bb, mb, st, pkey, p, ws, ws97, window_start, window97, key, hmc, fla
         f |= FLAG_WINDOW97
     if legal_ep:
         f |= FLAG_LEGAL_EP
-    chk = checks_and_pins(bb, stm, king_square(bb, stm), pin_out)
+    chk = _checks_and_pins_inl(bb, stm, king_square(bb, stm), pin_out)
     if chk:
         f |= FLAG_CHECK
     pinned = pin_out[0]
-    has_move = has_legal_move(bb, mb, st, chk, pinned, scratch)
+    has_move = _has_legal_move_inl(bb, mb, st, chk, pinned, scratch)
     if has_move:
         f |= FLAG_HAS_MOVE
     elif chk:
@@ -782,7 +788,7 @@ def _replay_games(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
             rights_before = st[1]
             prev_ep_legal = (flags[p] & FLAG_LEGAL_EP) != 0
             pkey ^= _key_delta(mb, st, m)
-            make_move(bb, mb, st, m)
+            _make_move_inl(bb, mb, st, m)
             irreversible = st[3] == 0 or st[1] != rights_before or prev_ep_legal
             p += 1
             plies += 1
