@@ -16,6 +16,7 @@ def analyze_bytes(data: bytes, source: str = "memory", editions: Sequence[str | 
     eds = [e for e in editions if isinstance(e, ChessEdition)]
     eds += resolve([e for e in editions if not isinstance(e, ChessEdition)])
     buf = np.frombuffer(data, dtype=np.uint8)
+    buf.flags.writeable = False  # one compiled signature for bytes and bytearray input alike
     starts, ends = split_games(buf, final=True)[:2]
     return analyze_block(buf, starts, ends, source=source, first_game_index=0, base_offset=0,
                          editions=eds, keep_facts=keep_facts)

@@ -185,11 +185,13 @@ class RegionAnalyzer:
         # A view, not a copy: the pending text is replaced (not resized) below, so the buffer
         # export does not block anything.
         buf = np.frombuffer(self.pending, dtype=np.uint8)
+        buf.flags.writeable = False  # the kernels are compiled (and warmed up) for read-only text
         starts, ends, consumed = split_games(buf, final, draughts=self.game_type != "chess")
         n = len(starts)
         if n == 0 and not final:
             if len(self.pending) > self.max_game_bytes:
                 head = buf[: min(len(buf), TAG_PREFIX_BYTES)].copy()
+                head.flags.writeable = False
                 del buf  # release the view: _oversized resizes the pending text
                 self._oversized(head)
             return False

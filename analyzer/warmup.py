@@ -26,16 +26,29 @@ _DRAUGHTS = b"""[GameType "25"]
 
 
 def warmup() -> None:
-    import numpy as np
+    """Compile every kernel for the argument types the scan itself uses: the in-memory API and
+    a real `run_scan` over small chess and draughts files (a kernel first called with other
+    array types, e.g. writable instead of read-only text, would compile again mid-scan)."""
+    import os
+    import tempfile
 
+    from analyzer import pipeline, run
     from analyzer.api import analyze_bytes
-    from analyzer.editions import BUILTIN
+    from analyzer.chess import perft
+    from analyzer.draughts import analyze_draughts_bytes
+    from analyzer.editions import BUILTIN, resolve
 
     analyze_bytes(_CHESS, editions=list(BUILTIN), keep_facts=True)
-    from analyzer.chess import perft
-
     perft("4k3/8/8/8/8/8/4P3/4K3 w - - 0 1", 2)
-    from analyzer.draughts import analyze_draughts_bytes
-
     analyze_draughts_bytes(_DRAUGHTS)
-    del np
+    with tempfile.TemporaryDirectory(prefix="analyzer-warmup-") as tmp:
+        inputs = []
+        for name, text in (("warmup-chess.pgn", _CHESS), ("warmup-draughts.pdn", _DRAUGHTS)):
+            path = os.path.join(tmp, name)
+            with open(path, "wb") as fh:
+                fh.write(text)
+            inputs.append(path)
+        with open(os.devnull, "w") as devnull:
+            for eds in (["fide_2018"], list(BUILTIN)):
+                cfg = pipeline.Config(out=os.path.join(tmp, "out"), editions=resolve(eds))
+                run.run_scan(inputs, cfg, workers=1, force=True, progress_interval=0, log=devnull)

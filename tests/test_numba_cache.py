@@ -39,3 +39,69 @@ def test_unwritable_user_cache_falls_back_and_kernels_run(tmp_path):
         expected += board.legal_moves.count()
         board.pop()
     assert nodes == expected
+
+
+_SIGNATURES = """
+import sys
+from numba.core.registry import CPUDispatcher
+
+def signatures():
+    out = {}
+    for name, mod in list(sys.modules.items()):
+        if name.startswith("analyzer"):
+            for attr, obj in vars(mod).items():
+                if isinstance(obj, CPUDispatcher):
+                    out[f"{name}.{attr}"] = sorted(map(str, obj.signatures))
+    return out
+"""
+
+
+def test_scan_after_warmup_compiles_nothing_new(tmp_path):
+    """`analyzer warmup` must compile every kernel for the argument types a scan uses: a kernel
+    first called with other types (say writable instead of read-only text) compiles again in the
+    middle of the scan, a minute of CPU on a cold cache. Checked on the signatures each dispatcher
+    holds in the process after warmup and after scans of chess (.pgn, .pgn.zst, an oversized
+    game) and draughts inputs."""
+    import zstandard
+
+    data = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")
+    small = os.path.join(data, "lichess_small.pgn")
+    if not os.path.exists(small):
+        import pytest
+
+        pytest.skip("shared data not available")
+    text = open(small, "rb").read()[:400_000]
+    (tmp_path / "g.pgn").write_bytes(text)
+    (tmp_path / "g.pgn.zst").write_bytes(zstandard.ZstdCompressor().compress(text))
+    big = b'[Event "big"]\n\n1. e4 {' + b"x" * 300_000 + b'} e5 1-0\n\n' + text[:20_000]
+    (tmp_path / "big.pgn").write_bytes(big)
+    pdn = os.path.join(data, "draughts")
+    pdns = sorted(p for p in os.listdir(pdn) if p.endswith(".pdn"))[:1] if os.path.isdir(pdn) else []
+    inputs = [str(tmp_path / "g.pgn"), str(tmp_path / "g.pgn.zst"), str(tmp_path / "big.pgn")]
+    inputs += [os.path.join(pdn, p) for p in pdns]
+    code = _SIGNATURES + f"""
+import json, os
+from analyzer.warmup import warmup
+from analyzer import pipeline, run
+from analyzer.editions import resolve
+warmup()
+before = signatures()
+for k, inp in enumerate({inputs!r}):
+    for eds in (["fide_2018"], ["fide_2018", "fide_1997", "lichess"]):
+        cfg = pipeline.Config(out={str(tmp_path)!r} + f"/out{{k}}", editions=resolve(eds), max_game_bytes=100_000)
+        with open(os.devnull, "w") as devnull:
+            run.run_scan([inp], cfg, workers=2, force=True, progress_interval=0, log=devnull)
+after = signatures()
+new = {{k: v for k, v in after.items() if v != before.get(k)}}
+# The same kernel compiled for read-only and for writable text is compile time paid twice.
+import re
+def _no_ro(sig):  # Array(uint8, 1, 'C', True, ...): the 4th field is the read-only flag
+    return re.sub(r"(Array\\(\\w+, \\d+, '\\w+'), (True|False)", r"\\1", sig)
+twice = {{k: v for k, v in after.items() if len({{_no_ro(s) for s in v}}) < len(v)}}
+print(json.dumps([new, twice]))
+"""
+    r = _run(code, dict(os.environ))
+    assert r.returncode == 0, r.stderr[-3000:]
+    new, twice = json.loads(r.stdout.strip().splitlines()[-1])
+    assert new == {}, f"compiled after warmup: {new}"
+    assert twice == {}, f"compiled for both read-only and writable arrays: {twice}"
