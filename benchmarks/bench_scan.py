@@ -426,6 +426,9 @@ def main(argv=None) -> int:
     p.add_argument("--multiples", default=None, help="comma-separated input multiples for the RSS runs "
                    "(default 10, none with --quick; e.g. 10,20)")
     p.add_argument("--no-10x", action="store_true", help="skip the multiplied-input RSS runs")
+    p.add_argument("--scaling", type=int, default=None,
+                   help="also scan the input repeated K times as a pzstd multi-frame file (the Lichess "
+                        "dump format) with 1 and 2 workers in every round (default 3; --quick 0)")
     p.add_argument("--no-stages", action="store_true", help="skip the in-process per-stage timings")
     p.add_argument("--json-out", help="also write the JSON result to this file")
     p.add_argument("--keep-temp", action="store_true", help="keep the temp dir (for debugging)")
@@ -512,11 +515,28 @@ def main(argv=None) -> int:
             return [py, "-m", "analyzer.cli", "scan", zst, "--out", out_dir, "--workers", str(workers),
                     "--force", "--progress-interval", "0", *extra]
 
+        # Start-up (interpreter, imports, loading the cached kernels): the same scan on 10 games.
+        tiny = os.path.join(tmp, "tiny.pgn.zst")
+        subprocess.run(["zstd", "-q", "-f", "-o", tiny], input=first_games(text, 10), check=True)
         commands = {
             "zstd -d (floor)": (["zstd", "-d", "-c", "-q", zst], None),
             "analyzer w1": (scan_cmd(1), "scan"),
             "analyzer w2": (scan_cmd(2), "scan"),
+            "analyzer w1 start-up (10 games)": (scan_cmd(1)[:4] + [tiny] + scan_cmd(1)[5:], "tiny"),
         }
+        k_scale = args.scaling if args.scaling is not None else (0 if quick else 3)
+        if k_scale:
+            xs = os.path.join(tmp, f"x{k_scale}.pzstd.pgn.zst")
+            log(f"building the {k_scale}x pzstd multi-frame input (pzstd -p 2 -1) ...")
+            z = subprocess.Popen(["pzstd", "-p", "2", "-1", "-q", "-f", "-o", xs], stdin=subprocess.PIPE)
+            for _ in range(k_scale):
+                z.stdin.write(text)
+            z.stdin.close()
+            if z.wait() != 0:
+                raise RuntimeError("pzstd failed building the scaling input")
+            result["scaling"] = {"k": k_scale, "games": k_scale * n_games, "zst_bytes": os.path.getsize(xs)}
+            for w in (1, 2):
+                commands[f"analyzer w{w}, {k_scale}x pzstd"] = (scan_cmd(w)[:4] + [xs] + scan_cmd(w)[5:], "scan")
         for u in unit_variants:
             commands[f"analyzer w2 unit-mb {u:g}"] = (scan_cmd(2, ["--unit-mb", f"{u:g}"]), "scan")
         if pgn_extract:
@@ -529,13 +549,14 @@ def main(argv=None) -> int:
             for name, (cmd, kind) in commands.items():
                 so = os.path.join(tmp, "cmd.out")
                 se = os.path.join(tmp, "cmd.err")
-                m = measure(cmd, env=env, cwd=code_dir, stdout=so if kind == "scan" else None, stderr=se)
+                m = measure(cmd, env=env, cwd=code_dir, stdout=so if kind in ("scan", "tiny") else None, stderr=se)
                 m["load"] = load()
                 if kind == "scan":
                     s = _summary_json(so)
                     summaries[name] = {k: s.get(k) for k in ("games", "ok", "errors", "units", "seconds", "rules")}
-                    if s.get("games") != n_games:
-                        log(f"WARNING: {name} reported {s.get('games')} games, the file has {n_games}")
+                    expect = n_games * (int(name.split(", ")[1].split("x")[0]) if ", " in name else 1)
+                    if s.get("games") != expect:
+                        log(f"WARNING: {name} reported {s.get('games')} games, the file has {expect}")
                     m["games_reported"] = s.get("games")
                     m["units"] = s.get("units")
                 if kind == "pgnx":
@@ -633,10 +654,13 @@ def report(res: dict) -> None:
     rows = []   # name, cores, best wall, median wall, cpu(best), maxrss, tree rss, games/s
 
     for name, ms in res["runs"].items():
+        if "start-up" in name:
+            continue
         b = _best(ms)
         cores = 2 if " w2" in name else 1
+        g = n * (int(name.split(", ")[1].split("x")[0]) if ", " in name else 1)
         rows.append((name, cores, b["wall"], statistics.median(m["wall"] for m in ms), b["cpu"],
-                     max(m["maxrss_mb"] for m in ms), max(m["tree_rss_mb"] for m in ms), n / b["wall"], n))
+                     max(m["maxrss_mb"] for m in ms), max(m["tree_rss_mb"] for m in ms), g / b["wall"], g))
     for mode, m in res.get("python_chess", {}).items():
         r = m["result"]
         g = r["games"]
@@ -683,6 +707,23 @@ def report(res: dict) -> None:
     if w1:
         print(f"analyzer w1: {w1[7]:,.0f} games/s wall, {n / w1[4]:,.0f} games per CPU-second, "
               f"{1e6 * w1[4] / n:.1f} µs CPU/game (goal >= 60,000 games/s/core = <= 16.7 µs/game)")
+    tiny = res["runs"].get("analyzer w1 start-up (10 games)")
+    if w1 and tiny:
+        t = min(tiny, key=lambda m: m["wall"])
+        tc = min(m["cpu"] for m in tiny)
+        print(f"start-up (same scan on 10 games: interpreter, imports, cached kernels): {t['wall']:.2f} s wall, "
+              f"{tc:.2f} s CPU")
+        if w1[2] > t["wall"] and w1[4] > tc:
+            print(f"analyzer w1 without the start-up: {n / (w1[2] - t['wall']):,.0f} games/s wall, "
+                  f"{1e6 * (w1[4] - tc) / n:.1f} µs CPU/game = {n / (w1[4] - tc):,.0f} games per CPU-second")
+    sc = res.get("scaling")
+    if sc:
+        a = by.get(f"analyzer w1, {sc['k']}x pzstd")
+        b2 = by.get(f"analyzer w2, {sc['k']}x pzstd")
+        if a and b2:
+            print(f"{sc['k']}x input as pzstd frames ({sc['games']:,} games, {sc['zst_bytes'] / 1e6:.0f} MB): "
+                  f"w1 {a[7]:,.0f} games/s ({1e6 * a[4] / sc['games']:.1f} µs CPU/game), "
+                  f"w2 {b2[7]:,.0f} games/s: 2-worker speed-up {a[2] / b2[2]:.2f}x")
     if w2:
         m1 = max(res["runs"]["analyzer w2"], key=lambda m: m["maxrss_mb"])
         print("peak RSS with --workers 2 (sampled main process / largest worker / tree sum; ru_maxrss):")
