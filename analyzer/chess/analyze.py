@@ -236,7 +236,7 @@ def analyze_block(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, *, sour
     time_forfeit = pc.fill_null(pc.equal(headers["termination"], "Time forfeit"), False).to_numpy(zero_copy_only=False)
     date_for_rules = pc.coalesce(headers["utc_date"], headers["date"])
 
-    status_arr = pa.array(np.array(tables.STATUS_CODES, dtype=object)[status])
+    status_arr = _coded(status, tables.STATUS_CODES)
     err_list = [messages.get(g) for g in range(n)] if messages else None
     error_arr = pa.array(err_list, pa.string()) if err_list else pa.nulls(n, pa.string())
     err_ply_arr = pa.array(np.where(status != R.S_OK, err_ply, 0).astype(np.int32),
@@ -246,8 +246,8 @@ def analyze_block(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, *, sour
     fl = facts["flags"][final_idx] if len(facts["flags"]) else np.zeros(n, np.uint16)
     hm = facts["hmc"][final_idx] if len(facts["hmc"]) else np.zeros(n, np.int32)
     base = {
-        "source": pa.repeat(pa.scalar(source), n),
-        "game_type": pa.repeat(pa.scalar("chess"), n),
+        "source": _constant(source, n),
+        "game_type": _constant("chess", n),
         "game_index": pa.array(np.arange(first_game_index, first_game_index + n, dtype=np.int64)),
         "byte_offset": pa.array(starts.astype(np.int64) + base_offset),
         **headers,
@@ -348,14 +348,21 @@ def _opt_int(col):
 
 
 def _coded(col, names):
-    names = np.array(list(names) + [None], dtype=object)
-    return pa.array(names[np.where(col < 0, len(names) - 1, col)], pa.string())
+    """Codes (-1 = null) as a dictionary column of `names`: built from the integers, without a
+    Python string per row (and already of the tables' dictionary type)."""
+    col = np.asarray(col)
+    return pa.DictionaryArray.from_arrays(pa.array(col.astype(np.int32), mask=col < 0),
+                                          pa.array(list(names), pa.string()))
+
+
+def _constant(value: str, n: int):
+    return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)), pa.array([value], pa.string()))
 
 
 def _games_table(base, g_cols, ed, n, result_code):
     out, missed_clock = g_cols
     cols = dict(base)
-    cols["edition"] = pa.repeat(pa.scalar(ed.id), n)
+    cols["edition"] = _constant(ed.id, n)
     cols["first_threefold_ply"] = _opt_int(out[:, K.G_THREEFOLD])
     cols["first_threefold_claim_ply"] = _opt_int(out[:, K.G_THREEFOLD_CLAIM])
     cols["first_fifty_ply"] = _opt_int(out[:, K.G_FIFTY])
@@ -376,7 +383,7 @@ def _games_table(base, g_cols, ed, n, result_code):
     end = out[:, K.G_END_PLY]
     cols["end_ply"] = _opt_int(end)
     cols["end_rule"] = _coded(out[:, K.G_END_RULE], K.RULES)
-    cols["end_result"] = pa.array(np.where(end >= 0, "1/2-1/2", None), pa.string())
+    cols["end_result"] = _coded(np.where(end >= 0, 0, -1), ("1/2-1/2",))
     changed = (end >= 0) & (result_code != K.RESULT_DRAW)
     cols["result_changed"] = pa.array(changed, mask=result_code == K.RESULT_UNKNOWN)
     return tables.conform(pa.table(cols), tables.GAMES_SCHEMA)
@@ -385,9 +392,9 @@ def _games_table(base, g_cols, ed, n, result_code):
 def _events_table(ev, ed, source, first_game_index):
     m = len(ev["game"])
     cols = {
-        "source": pa.repeat(pa.scalar(source), m),
-        "game_type": pa.repeat(pa.scalar("chess"), m),
-        "edition": pa.repeat(pa.scalar(ed.id), m),
+        "source": _constant(source, m),
+        "game_type": _constant("chess", m),
+        "edition": _constant(ed.id, m),
         "game_index": pa.array(ev["game"] + first_game_index),
         "ply": pa.array(ev["ply"]),
         "rule": _coded(ev["rule"].astype(np.int64), K.RULES),
