@@ -15,6 +15,7 @@ import analyzer._numba_env  # noqa: F401
 import numpy as np
 from llvmlite import ir
 from numba import njit, types
+from numba.core import cgutils
 from numba.cpython.unsafe.numbers import trailing_zeros
 from numba.extending import intrinsic
 
@@ -102,6 +103,11 @@ _COMMENT_END_CHARS = (125, 10, 13)      # } \n \r: end a comment body on its lin
 # Moves, move numbers and the blanks between them are passed over a window at a time.
 _STOP_CHARS = (10, 13, 123, 40, 41, 59, 45, 42)   # \n \r { ( ) ; - *
 _NAME_CHARS = ((48, 57), (65, 90), (97, 122), 95, 45)   # tag names: 0-9 A-Z a-z _ -
+# parse_tags reads a tag line on the bits of these sets (and of _NL_CHARS, _NAME_CHARS).
+_BLANK_CHARS = (32, 9, 11, 12)
+_Q_CHARS = (34,)                        # "
+_BS_CHARS = (92,)                       # backslash
+_LB_CHARS = (91,)                       # [
 
 # Bits of _CLS.
 _SEP = 1            # a token starts after it: blank, ( )
@@ -172,6 +178,28 @@ def _first_bit(m, k):
     if m == 0:
         return _W
     return k + np.int64(trailing_zeros(m))
+
+
+@intrinsic
+def _bit_from(typingctx, m, k):
+    """_first_bit as one LLVM expression (no branches, no numba inlining): index of the lowest
+    set bit of the uint64 m at or above k (0 <= k), or _W."""
+    if not (m == types.uint64 and isinstance(k, types.Integer)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        i64 = ir.IntType(64)
+        mv = args[0]
+        kv = context.cast(builder, args[1], signature.args[1], types.int64)
+        big = builder.icmp_unsigned(">=", kv, ir.Constant(i64, _W))
+        sh = builder.select(big, ir.Constant(i64, 0), kv)
+        mm = builder.select(big, ir.Constant(i64, 0), builder.lshr(mv, sh))
+        tz = builder.cttz(mm, ir.Constant(ir.IntType(1), 0))
+        r = builder.add(kv, tz)
+        return builder.select(builder.icmp_unsigned("==", mm, ir.Constant(i64, 0)),
+                              ir.Constant(i64, _W), r)
+
+    return types.int64(m, k), codegen
 
 
 @njit(inline="always", **JIT)
@@ -402,17 +430,161 @@ def find_games(buf, n, final, draughts, starts):
     return ng - 1, starts[ng - 1]
 
 
-@njit(**JIT)
+@intrinsic
+def _load_u64(typingctx, buf, i):
+    """The 8 bytes buf[i:i + 8] as a little-endian uint64 (unaligned load; i + 8 <= len(buf))."""
+    if not (isinstance(buf, types.Array) and buf.layout == "C" and buf.dtype == types.uint8):
+        return None
+
+    def codegen(context, builder, signature, args):
+        data = context.make_array(signature.args[0])(context, builder, args[0]).data
+        ptr = builder.bitcast(builder.gep(data, [args[1]]), ir.IntType(64).as_pointer())
+        return builder.load(ptr, align=1)
+
+    return types.uint64(buf, i), codegen
+
+
+@intrinsic
+def _prefetch(typingctx, buf, i):
+    """Hint that buf[i] will be read soon (no effect on results; i may be out of range)."""
+    if not (isinstance(buf, types.Array) and buf.layout == "C" and buf.dtype == types.uint8):
+        return None
+
+    def codegen(context, builder, signature, args):
+        data = context.make_array(signature.args[0])(context, builder, args[0]).data
+        fnty = ir.FunctionType(ir.VoidType(), [ir.IntType(8).as_pointer(), ir.IntType(32),
+                                               ir.IntType(32), ir.IntType(32)])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0i8")
+        ptr = builder.gep(data, [args[1]])
+        builder.call(fn, [ptr, ir.Constant(ir.IntType(32), 0), ir.Constant(ir.IntType(32), 3),
+                          ir.Constant(ir.IntType(32), 1)])
+        return context.get_dummy_value()
+
+    return types.void(buf, i), codegen
+
+
+# parse_tags finds a tag name among the wanted ones with a hash of its length and first 8 bytes:
+# _name_table builds, for the wanted names, hash buckets of candidate indices.
+_HASH_BITS = 7
+_HASH_MUL = 0x9E3779B97F4A7C15
+_U64 = (1 << 64) - 1
+
+
+def _name_key(name: bytes) -> int:
+    """First 8 bytes of a name (zero padded) as a little-endian integer."""
+    return int.from_bytes(name[:8].ljust(8, b"\0"), "little")
+
+
+def _name_hash(key: int, ln: int, mul: int) -> int:
+    return (((key + ln * _HASH_MUL) & _U64) * mul & _U64) >> (64 - _HASH_BITS)
+
+
+def _name_table(names: bytes, name_off: np.ndarray):
+    """(bucket starts, indices by bucket, keys, multiplier) for the wanted names.
+
+    Within a bucket the indices ascend, so the first of equal names is found first, as in a
+    scan of the list. The multiplier is the first of a fixed sequence that separates the
+    distinct names (any multiplier is correct: each candidate is compared in full).
+    """
+    off = [int(x) for x in name_off]
+    items = [names[off[t]:off[t + 1]] for t in range(len(off) - 1)]
+    keys = [_name_key(x) for x in items]
+    rng = np.random.default_rng(12345)
+    best = None
+    for attempt in range(200):
+        mul = int(rng.integers(1, 1 << 62)) * 2 + 1 if attempt else 0xC2B2AE3D27D4EB4F
+        hs = [_name_hash(k, len(x), mul) for k, x in zip(keys, items)]
+        clashes = len({(h, x) for h, x in zip(hs, items)}) - len(set(hs))
+        if best is None or clashes < best[0]:
+            best = (clashes, mul, hs)
+        if clashes == 0:
+            break
+    _, mul, hs = best
+    order = sorted(range(len(items)), key=lambda t: (hs[t], t))
+    counts = np.bincount(np.array(hs, np.int64), minlength=1 << _HASH_BITS)
+    starts = np.zeros((1 << _HASH_BITS) + 1, np.int64)
+    np.cumsum(counts, out=starts[1:])
+    return starts, np.array(order, np.int64), np.array(keys, np.uint64), np.uint64(mul)
+
+
+_NAME_TABLES: dict = {}     # (names, name_off) bytes -> _name_table
+_PREFETCH_GAMES = 4         # parse_tags prefetches the tag section of the game this far ahead,
+_PREFETCH_LINES = 8         # this many cache lines of it
+
+
 def parse_tags(buf, starts, ends, names, name_off, val_s, val_e, esc, mt_start):
     """Find tag values of the wanted tag names in each game [starts[g], ends[g]).
 
     names/name_off hold the wanted names back to back. Writes value byte ranges (val_s = -1 when
     absent; the last occurrence wins, as in python-chess), an 'has escapes' flag and the start of
     the movetext (first line that is not a tag, '%' or ';' line).
+
+    A tag section is read line by line: a tag line (`[`, a name, blanks, `"`), a '%' or ';' line
+    or a blank line. On a tag line, each `[` starts a tag: its name runs to a blank or quote, then
+    blanks, then the value from the quote to the next unescaped quote or the line end (a `[`
+    without a quote is passed over). buf and names: C-contiguous uint8.
     """
+    key = (np.asarray(names, np.uint8).tobytes(), np.asarray(name_off, np.int64).tobytes())
+    table = _NAME_TABLES.get(key)
+    if table is None:
+        table = _NAME_TABLES[key] = _name_table(key[0], np.asarray(name_off, np.int64))
+    _parse_tags(buf, starts, ends, names, name_off, table[0], table[1], table[2], table[3],
+                val_s, val_e, esc, mt_start)
+
+
+@njit(inline="always", **JIT)
+def _store_tag(buf, ns, ne, names, name_off, h_start, h_order, h_key, h_mul,
+               val_s, val_e, esc, g, vs, ve, has_esc):
+    """Record the value of tag buf[ns:ne] if it is a wanted name (the first equal one)."""
+    ln = ne - ns
+    if ns + 8 <= len(buf):
+        key = _load_u64(buf, ns)
+        if ln < 8:
+            key &= (np.uint64(1) << np.uint64(8 * ln)) - np.uint64(1)
+    else:
+        key = np.uint64(0)
+        for x in range(min(ln, 8)):
+            key |= np.uint64(buf[ns + x]) << np.uint64(8 * x)
+    h = np.int64(((key + np.uint64(ln) * np.uint64(_HASH_MUL)) * h_mul)
+                 >> np.uint64(64 - _HASH_BITS))
+    for j in range(h_start[h], h_start[h + 1]):
+        t = h_order[j]
+        a = name_off[t]
+        if h_key[t] != key or name_off[t + 1] - a != ln:
+            continue
+        same = True
+        for x in range(8, ln):
+            if names[a + x] != buf[ns + x]:
+                same = False
+                break
+        if same:
+            val_s[g, t] = vs
+            val_e[g, t] = ve
+            esc[g, t] = has_esc
+            return
+
+
+@njit(**JIT)
+def _parse_tags(buf, starts, ends, names, name_off, h_start, h_order, h_key, h_mul,
+                val_s, val_e, esc, mt_start):
+    """parse_tags, with the wanted names' hash table (see _name_table)."""
     n_games = len(starts)
     n_names = len(name_off) - 1
+    nb = len(buf)
+    w = -_W                 # window of tag lines and its bits: line ends, name characters,
+    m_nl = np.uint64(0)     # blanks, quotes, backslashes, '['
+    m_name = np.uint64(0)
+    m_bl = np.uint64(0)
+    m_q = np.uint64(0)
+    m_bs = np.uint64(0)
+    m_lb = np.uint64(0)
     for g in range(n_games):
+        if g + _PREFETCH_GAMES < n_games:
+            # The tag section of a game a few ahead: its first line is otherwise a cache miss.
+            p = starts[g + _PREFETCH_GAMES]
+            for x in range(_PREFETCH_LINES):
+                if p + x * 64 < nb:
+                    _prefetch(buf, p + x * 64)
         for t in range(n_names):
             val_s[g, t] = -1
             val_e[g, t] = -1
@@ -421,11 +593,74 @@ def parse_tags(buf, starts, ends, names, name_off, val_s, val_e, esc, mt_start):
         e = ends[g]
         mt = e
         while i < e:
-            fi = _skip_line_space(buf, i, e)
-            if fi >= e:
-                i = e
-                break
-            c = buf[fi]
+            if buf[i] == 91:
+                # A line starting with '[' (the usual tag line) is read on the bits of the window
+                # at w when it is a tag line that ends in the window and in the game; otherwise
+                # below. The window moves to the line start when the line does not end in it.
+                off = i - w
+                ll = _bit_from(m_nl, off) if 0 <= off < _W else _W
+                if ll == _W and i + _W <= nb:
+                    w = i
+                    off = 0
+                    m_nl = _mask(buf, w, _NL_CHARS)
+                    m_name = _mask(buf, w, _NAME_CHARS)
+                    m_bl = _mask(buf, w, _BLANK_CHARS)
+                    m_q = _mask(buf, w, _Q_CHARS)
+                    m_bs = _mask(buf, w, _BS_CHARS)
+                    m_lb = _mask(buf, w, _LB_CHARS)
+                    ll = _bit_from(m_nl, 0)
+                if ll < _W:
+                    sh = np.uint64(off)
+                    ll -= off                                            # line length
+                    a = _bit_from(~(m_name >> sh), 1)                   # name end
+                    bl = m_bl >> sh
+                    q = _bit_from(~bl, a)                               # the quote
+                    lq = m_q >> sh
+                    if (a >= 2 and q < ll <= e - i
+                            and ((lq >> np.uint64(q)) & np.uint64(1)) != 0):
+                        lim = (np.uint64(1) << np.uint64(ll)) - np.uint64(1)
+                        lq &= lim
+                        bl &= lim
+                        qb = lq | ((m_bs >> sh) & lim)
+                        ns = 1
+                        ne = a
+                        while True:
+                            v = _bit_from(qb, q + 1)
+                            has_esc = False
+                            while v < ll and buf[i + v] == 92:
+                                if v + 1 < ll:
+                                    has_esc = True
+                                    v = _bit_from(qb, v + 2)
+                                else:
+                                    v = ll
+                            v = min(v, ll)
+                            _store_tag(buf, i + ns, i + ne, names, name_off, h_start, h_order,
+                                       h_key, h_mul, val_s, val_e, esc, g, i + q + 1, i + v,
+                                       has_esc)
+                            # The next tag on the line, if any.
+                            lb = (m_lb >> sh) & lim
+                            k = _bit_from(lb, v + 1)
+                            found = False
+                            while k < ll:
+                                ns = k + 1
+                                ne = min(_bit_from(bl | lq, ns), ll)
+                                q = min(_bit_from(~bl & lim, ne), ll)
+                                if q < ll and buf[i + q] == 34:
+                                    found = True
+                                    break
+                                k = _bit_from(lb, q + 1)
+                            if not found:
+                                break
+                        i = _next_line(buf, i + ll, e)
+                        continue
+            # Other lines, byte by byte.
+            fi = i
+            c = buf[i]
+            if _blank(c) or c == 0xEF:
+                fi = _skip_line_space(buf, i, e)
+                if fi >= e:
+                    break
+                c = buf[fi]
             if _nl(c):
                 i = _next_line(buf, fi, e)
                 continue
@@ -479,17 +714,46 @@ def parse_tags(buf, starts, ends, names, name_off, val_s, val_e, esc, mt_start):
                         break
                 k = ve + 1
             i = _next_line(buf, le, e)
-        if i >= e:
-            mt = e
         mt_start[g] = mt
+
+
+@intrinsic
+def _copy32(typingctx, dst, di, src, si):
+    """dst[di:di + 32] = src[si:si + 32] (unaligned; the caller keeps both in range)."""
+    ok = all(isinstance(x, types.Array) and x.layout == "C" and x.dtype == types.uint8
+             for x in (dst, src))
+    if not ok:
+        return None
+
+    def codegen(context, builder, signature, args):
+        vty = ir.VectorType(ir.IntType(8), 32).as_pointer()
+        d = context.make_array(signature.args[0])(context, builder, args[0]).data
+        s_ = context.make_array(signature.args[2])(context, builder, args[2]).data
+        v = builder.load(builder.bitcast(builder.gep(s_, [args[3]]), vty), align=1)
+        builder.store(v, builder.bitcast(builder.gep(d, [args[1]]), vty), align=1)
+        return context.get_dummy_value()
+
+    return types.void(dst, di, src, si), codegen
+
+
+_GATHER_AHEAD = 16      # gather_strings, parse_int_values: prefetch the value this many rows ahead
 
 
 @njit(**JIT)
 def gather_strings(buf, vs, ve, esc, offsets, data):
-    """Copy value bytes into one Arrow data buffer (unescaping \\" and \\\\); offsets int32 n+1."""
+    """Copy value bytes into one Arrow data buffer (unescaping \\" and \\\\); offsets int32 n+1.
+
+    Returns the data length p; bytes of `data` past p are unspecified (values are copied 32
+    bytes at a time where both buffers have room).
+    """
     p = 0
     n = len(vs)
+    nb = len(buf)
+    nd = len(data)
     for g in range(n):
+        if g + _GATHER_AHEAD < n:
+            # Values lie one per game along the text: the next ones are otherwise cache misses.
+            _prefetch(buf, max(vs[g + _GATHER_AHEAD], 0))
         offsets[g] = p
         a = vs[g]
         if a < 0:
@@ -506,6 +770,11 @@ def gather_strings(buf, vs, ve, esc, offsets, data):
                 p += 1
                 k += 1
         else:
+            while b - a >= 1 and a + 32 <= nb and p + 32 <= nd:
+                _copy32(data, p, buf, a)
+                step = min(b - a, 32)
+                a += step
+                p += step
             for k in range(a, b):
                 data[p] = buf[k]
                 p += 1
@@ -516,7 +785,10 @@ def gather_strings(buf, vs, ve, esc, offsets, data):
 @njit(**JIT)
 def parse_int_values(buf, vs, ve, out, valid):
     """Parse decimal integers (e.g. Elo); invalid or absent -> valid False."""
-    for g in range(len(vs)):
+    n = len(vs)
+    for g in range(n):
+        if g + _GATHER_AHEAD < n:
+            _prefetch(buf, max(vs[g + _GATHER_AHEAD], 0))
         a = vs[g]
         b = ve[g]
         out[g] = 0
