@@ -144,6 +144,9 @@ def cmd_scan(args) -> int:
                           max_game_bytes=int(args.max_game_mb * (1 << 20)),
                           unit_text_bytes=int(args.unit_mb * (1 << 20)),
                           frames_per_unit=args.frames_per_unit)
+    import gc
+
+    gc.freeze()  # the imported modules' objects need no cyclic-GC passes during the scan (GIL time)
     try:
         summary, code = run.run_scan(inputs, cfg, workers=workers, engine=args.engine,
                                      scheduler=args.scheduler, force=args.force,

@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit
 
 from analyzer.chess._board import (
-    HOT, JIT, U0, U1, bit, castle_legal, castle_now_bits, checks_and_pins, gen_legal, has_legal_move, pinned_mask, has_legal_ep, in_check,
+    HOT, JIT, U0, U1, bit, castle_legal, castle_now_bits, checks_and_pins, gen_legal, has_legal_move, has_legal_ep,
     insufficient_material, is_safe_after, king_square, lsb, m_flag, m_from, m_promo, m_to,
     make_move, bishop_attacks, rook_attacks, encode, piece_key,
 )
