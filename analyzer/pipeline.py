@@ -5,6 +5,9 @@ Layout under OUT:
   games/source=<name>/part-<unit>.parquet     final tables (global game_index, byte_offset)
   events/source=<name>/part-<unit>.parquet
   _staging/<name>/unit-<unit>.{games,events}.parquet   unit output with unit-local numbering
+                                                       (process and Dask engines; the in-process
+                                                       engines write final parts directly, in
+                                                       unit order: OrderedFinalizer)
   _manifest/<name>/unit-<unit>.json                    one record per finished unit
   _manifest/run.json                                   the last run: inputs, units, counts, versions
 
