@@ -407,8 +407,17 @@ class OrderedFinalizer:
         self.failures: list[dict] = []   # units whose parts could not be written (drained by the caller)
         self.broken = False              # after a failed write, later units are only spilled
 
+    def fail(self) -> None:
+        """A unit failed: the numbering after it is unknown for this run, so units from now on
+        go to staging at once (memory stays bounded) and a rerun finishes the source."""
+        self.broken = True
+        self.spill()
+
     def add(self, rec: dict) -> None:
         self.waiting[rec["unit"]] = rec
+        if self.broken:
+            self.spill()
+            return
         while self.next_unit in self.waiting and not self.broken:
             r = self.waiting[self.next_unit]
             start = _unit_start(r, self.text_base)
@@ -419,7 +428,8 @@ class OrderedFinalizer:
                 except Exception as exc:  # noqa: BLE001 - e.g. disk full: a failed unit, the run goes on
                     self.failures.append({"source": self.source, "unit": r["unit"],
                                           "error": f"{type(exc).__name__}: {exc}"})
-                    self.broken = True
+                    del self.waiting[self.next_unit]
+                    self.fail()
                     return
             del self.waiting[self.next_unit]
             self.game_base += r["games"]

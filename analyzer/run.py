@@ -272,6 +272,7 @@ def _collect(executor, pending, recs, failures, progress, cfg, ident, finalizer)
             rec = {"source": spec.source, "unit": spec.index, "failed": True, "error": repr(exc)}
         if rec.get("failed"):
             failures.append({k: rec[k] for k in ("source", "unit", "error")})
+            finalizer.fail()
             continue
         rec["input"] = ident
         if "_held" not in rec:
