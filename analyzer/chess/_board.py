@@ -83,6 +83,18 @@ def rook_attacks(sq, occ):
     return _ray_pos(DIR_N, sq, occ) | _ray_pos(DIR_E, sq, occ) | _ray_neg(DIR_S, sq, occ) | _ray_neg(DIR_W, sq, occ)
 
 
+@njit(inline="always", **HOT)
+def piece_attacks(pt, frm, occ):
+    """Squares a knight, bishop, rook or queen (piece type 2-5) on frm attacks with occupancy occ."""
+    if pt == 2:
+        return KNIGHT_ATTACKS[frm]
+    if pt == 3:
+        return bishop_attacks(frm, occ)
+    if pt == 4:
+        return rook_attacks(frm, occ)
+    return bishop_attacks(frm, occ) | rook_attacks(frm, occ)
+
+
 @njit(**HOT)
 def attackers(bb, sq, by_mask, occ, target_color):
     """Pieces in `by_mask` attacking `sq` with occupancy `occ`; `target_color` owns `sq` (for pawns)."""
@@ -100,16 +112,6 @@ def king_square(bb, color):
     if k == U0:
         return -1
     return lsb(k)
-
-
-@njit(**HOT)
-def in_check(bb, st):
-    stm = st[0]
-    k = king_square(bb, stm)
-    if k < 0:
-        return False
-    occ = bb[6] | bb[7]
-    return attackers(bb, k, bb[7 - stm], occ, stm) != U0
 
 
 @njit(**HOT)
@@ -228,16 +230,7 @@ def gen_legal(bb, mb, st, out, limit):
     while pieces:
         frm = lsb(pieces)
         pieces &= pieces - U1
-        pt = mb[frm]
-        if pt == 2:
-            t = KNIGHT_ATTACKS[frm]
-        elif pt == 3:
-            t = bishop_attacks(frm, occ)
-        elif pt == 4:
-            t = rook_attacks(frm, occ)
-        else:
-            t = bishop_attacks(frm, occ) | rook_attacks(frm, occ)
-        t &= ~own
+        t = piece_attacks(mb[frm], frm, occ) & ~own
         while t:
             to = lsb(t)
             t &= t - U1
@@ -294,7 +287,7 @@ def gen_legal(bb, mb, st, out, limit):
     return n
 
 
-@njit(**HOT)
+@njit(inline="always", **HOT)  # one caller: the replay loop
 def checks_and_pins(bb, stm, ksq, pin_out):
     """Is `stm` in check on ksq? Also writes its pinned pieces to pin_out[0]. One pass over the
     enemy sliders on the king's empty-board lines: no blocker = check, one own blocker = pin."""
@@ -322,26 +315,7 @@ def checks_and_pins(bb, stm, ksq, pin_out):
     return chk
 
 
-@njit(**HOT)
-def pinned_mask(bb, stm, ksq):
-    """Own pieces of `stm` pinned to its king on ksq."""
-    if ksq < 0:
-        return U0
-    own = bb[6 + stm]
-    enemy = bb[7 - stm]
-    occ = own | enemy
-    snipers = ((rook_attacks(ksq, U0) & (bb[3] | bb[4])) | (bishop_attacks(ksq, U0) & (bb[2] | bb[4]))) & enemy
-    pinned = U0
-    while snipers:
-        s = lsb(snipers)
-        snipers &= snipers - U1
-        b = BETWEEN[ksq, s] & occ
-        if b and not (b & (b - U1)) and (b & own):
-            pinned |= b
-    return pinned
-
-
-@njit(**HOT)
+@njit(inline="always", **HOT)  # one caller: the replay loop
 def has_legal_move(bb, mb, st, chk, pinned, scratch):
     """Any legal move? Fast when not in check: a piece that is not pinned (or moves along its
     pin line) with a pseudo-legal target has a legal move. Falls back to gen_legal otherwise."""
@@ -368,14 +342,7 @@ def has_legal_move(bb, mb, st, chk, pinned, scratch):
             while sl:
                 frm = lsb(sl)
                 sl &= sl - U1
-                pt = mb[frm]
-                if pt == 3:
-                    t = bishop_attacks(frm, occ)
-                elif pt == 4:
-                    t = rook_attacks(frm, occ)
-                else:
-                    t = bishop_attacks(frm, occ) | rook_attacks(frm, occ)
-                t &= ~own
+                t = piece_attacks(mb[frm], frm, occ) & ~own
                 if pinned & bit(frm):
                     t &= LINE[ksq, frm]
                 if t:

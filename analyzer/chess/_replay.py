@@ -63,11 +63,9 @@ S_UNTERMINATED = STATUS_CODES.index("unterminated")
 
 _NAN32 = np.float32(np.nan)
 
-# Inlined copies of the per-ply board helpers for the replay loop only (other callers keep
-# the shared compiled function, so compile time grows once, not per call site).
+# An inlined copy of make_move for the replay loop only (perft and the lookaheads keep the
+# shared compiled function, so compile time grows once, not per call site).
 _make_move_inl = njit(inline="always", **HOT)(make_move.py_func)
-_has_legal_move_inl = njit(inline="always", **HOT)(has_legal_move.py_func)
-_checks_and_pins_inl = njit(inline="always", **HOT)(checks_and_pins.py_func)
 
 
 @njit(inline="always", **HOT)
@@ -469,11 +467,11 @@ def _record(bb, mb, st, pkey, p, ws, ws97, window_start, window97, key, hmc, fla
         f |= FLAG_WINDOW97
     if legal_ep:
         f |= FLAG_LEGAL_EP
-    chk = _checks_and_pins_inl(bb, stm, king_square(bb, stm), pin_out)
+    chk = checks_and_pins(bb, stm, king_square(bb, stm), pin_out)
     if chk:
         f |= FLAG_CHECK
     pinned = pin_out[0]
-    has_move = _has_legal_move_inl(bb, mb, st, chk, pinned, scratch)
+    has_move = has_legal_move(bb, mb, st, chk, pinned, scratch)
     if has_move:
         f |= FLAG_HAS_MOVE
     elif chk:
@@ -702,16 +700,17 @@ def _replay_games(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
             b = j
             i = j
             c0 = buf[a]
-            # Move numbers ("12.", "12...") first: the most common token after SAN.
-            if _is_digit(c0) and buf[b - 1] == 46:
-                k = a
-                while k < b and _is_digit(buf[k]):
+            # A leading digit run: a move number ("12.", "12...", "1.e4"), a bare number, or
+            # the start of a result or null-move literal (checked below on the whole token).
+            k = a
+            while k < b and _is_digit(buf[k]):
+                k += 1
+            numbered = a < k < b and buf[k] == 46
+            if numbered:
+                while k < b and buf[k] == 46:
                     k += 1
-                if k < b and buf[k] == 46:
-                    while k < b and buf[k] == 46:
-                        k += 1
-                    if k == b:
-                        continue
+                if k == b:
+                    continue  # a move number alone: the most common token after SAN
             if (c0 == 49 or c0 == 48 or c0 == 42) and (
                     _match(buf, a, b, LIT_R10) or _match(buf, a, b, LIT_R01)
                     or _match(buf, a, b, LIT_RDRAW) or _match(buf, a, b, LIT_STAR)):
@@ -742,17 +741,10 @@ def _replay_games(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
                         rep_next, rep_next97, clock, last_clk[st[0]], fifty_min_clock, moves, scratch,
                         n_twice, cnow, pin_out, bb2, mb2, st2, want97)
                 continue
-            # Move number prefix: "12.", "12...", "1.e4".
-            if _is_digit(buf[a]):
-                k = a
-                while k < b and _is_digit(buf[k]):
-                    k += 1
-                if k < b and buf[k] == 46:
-                    while k < b and buf[k] == 46:
-                        k += 1
-                    a = k
-                elif k == b:
-                    continue  # a bare number: ignored, as python-chess does
+            if numbered:
+                a = k  # "1.e4": the move after its number
+            elif k == b:
+                continue  # a bare number: ignored, as python-chess does
             if a >= b:
                 continue
             # Annotation-only tokens: glyphs, evaluation symbols, '...' of '1. ... e5', '=' offer mark.

@@ -132,6 +132,16 @@ def _byte_classes():
 _CLS = _byte_classes()
 
 
+def _is_bytes(t) -> bool:
+    """A numba type the byte intrinsics below accept: a C-contiguous uint8 array."""
+    return isinstance(t, types.Array) and t.layout == "C" and t.dtype == types.uint8
+
+
+def _data(context, builder, signature, args, k):
+    """Data pointer (i8*) of the array argument k of an intrinsic."""
+    return context.make_array(signature.args[k])(context, builder, args[k]).data
+
+
 @intrinsic
 def _mask(typingctx, buf, i, chars):
     """uint64 with bit k set when buf[i + k] (k < _W) is in `chars`.
@@ -139,12 +149,11 @@ def _mask(typingctx, buf, i, chars):
     `chars` is a constant tuple of byte values and (lo, hi) ranges. buf: C-contiguous uint8;
     the caller makes sure that 0 <= i and i + _W <= n <= len(buf).
     """
-    if not (isinstance(buf, types.Array) and buf.layout == "C" and buf.dtype == types.uint8
-            and isinstance(chars, types.BaseTuple)):
+    if not (_is_bytes(buf) and isinstance(chars, types.BaseTuple)):
         return None
 
     def codegen(context, builder, signature, args):
-        data = context.make_array(signature.args[0])(context, builder, args[0]).data
+        data = _data(context, builder, signature, args, 0)
         vty = ir.VectorType(ir.IntType(8), _W)
         v = builder.load(builder.bitcast(builder.gep(data, [args[1]]), vty.as_pointer()), align=1)
 
@@ -433,11 +442,11 @@ def find_games(buf, n, final, draughts, starts):
 @intrinsic
 def _load_u64(typingctx, buf, i):
     """The 8 bytes buf[i:i + 8] as a little-endian uint64 (unaligned load; i + 8 <= len(buf))."""
-    if not (isinstance(buf, types.Array) and buf.layout == "C" and buf.dtype == types.uint8):
+    if not _is_bytes(buf):
         return None
 
     def codegen(context, builder, signature, args):
-        data = context.make_array(signature.args[0])(context, builder, args[0]).data
+        data = _data(context, builder, signature, args, 0)
         ptr = builder.bitcast(builder.gep(data, [args[1]]), ir.IntType(64).as_pointer())
         return builder.load(ptr, align=1)
 
@@ -447,11 +456,11 @@ def _load_u64(typingctx, buf, i):
 @intrinsic
 def _prefetch(typingctx, buf, i):
     """Hint that buf[i] will be read soon (no effect on results; i may be out of range)."""
-    if not (isinstance(buf, types.Array) and buf.layout == "C" and buf.dtype == types.uint8):
+    if not _is_bytes(buf):
         return None
 
     def codegen(context, builder, signature, args):
-        data = context.make_array(signature.args[0])(context, builder, args[0]).data
+        data = _data(context, builder, signature, args, 0)
         fnty = ir.FunctionType(ir.VoidType(), [ir.IntType(8).as_pointer(), ir.IntType(32),
                                                ir.IntType(32), ir.IntType(32)])
         fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0i8")
@@ -720,15 +729,13 @@ def _parse_tags(buf, starts, ends, names, name_off, h_start, h_order, h_key, h_m
 @intrinsic
 def _copy32(typingctx, dst, di, src, si):
     """dst[di:di + 32] = src[si:si + 32] (unaligned; the caller keeps both in range)."""
-    ok = all(isinstance(x, types.Array) and x.layout == "C" and x.dtype == types.uint8
-             for x in (dst, src))
-    if not ok:
+    if not (_is_bytes(dst) and _is_bytes(src)):
         return None
 
     def codegen(context, builder, signature, args):
         vty = ir.VectorType(ir.IntType(8), 32).as_pointer()
-        d = context.make_array(signature.args[0])(context, builder, args[0]).data
-        s_ = context.make_array(signature.args[2])(context, builder, args[2]).data
+        d = _data(context, builder, signature, args, 0)
+        s_ = _data(context, builder, signature, args, 2)
         v = builder.load(builder.bitcast(builder.gep(s_, [args[3]]), vty), align=1)
         builder.store(v, builder.bitcast(builder.gep(d, [args[1]]), vty), align=1)
         return context.get_dummy_value()
