@@ -65,14 +65,14 @@ def _version() -> str:
 
 @dataclass
 class UnitSpec:
-    """One independent piece of work. `payload` (bytes) for sequentially read inputs, or a
+    """One independent piece of work. `payload` (the text) for sequentially read inputs, or a
     frame range of a pzstd file that the worker decodes itself."""
     source: str
     game_type: str
     index: int
     path: str
     text_start: int | None = None          # global offset of the region (sequential inputs)
-    payload: bytes | None = None
+    payload: bytes | bytearray | None = None
     leading_fragment: bool = False         # region starts inside an oversized game: skip to a game start
     frames: list | None = None             # [(offset, size), ...] of the whole file (frame units)
     first_frame: int = 0
@@ -344,12 +344,13 @@ def iter_sequential_units(info: sources.InputInfo, cfg: Config):
                         break
                     s = cfg.unit_text_bytes      # a game larger than the limit spans the cut
                     forced = True
-                with memoryview(buf) as view:
-                    payload = bytes(view[:s])
+                # The unit takes the buffer itself (truncated in place); only the short tail
+                # after the cut is copied into the next buffer.
+                payload, buf = buf, bytearray(memoryview(buf)[s:])
+                del payload[s:]
                 yield UnitSpec(info.name, info.game_type, k, info.path, text_start=base,
                                payload=payload, leading_fragment=leading_fragment)
                 leading_fragment = forced
-                del buf[:s]
                 base += s
                 k += 1
             if exc is not None:
