@@ -344,9 +344,9 @@ def iter_sequential_units(info: sources.InputInfo, cfg: Config):
                         break
                     s = cfg.unit_text_bytes      # a game larger than the limit spans the cut
                     forced = True
-                # The unit takes the buffer itself (truncated in place); only the short tail
-                # after the cut is copied into the next buffer.
-                payload, buf = buf, bytearray(memoryview(buf)[s:])
+                # The unit takes the buffer itself (truncated in place); only the tail after
+                # the cut is copied into the next buffer.
+                payload, buf = buf, buf[s:]
                 del payload[s:]
                 yield UnitSpec(info.name, info.game_type, k, info.path, text_start=base,
                                payload=payload, leading_fragment=leading_fragment)
