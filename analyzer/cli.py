@@ -94,8 +94,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--force", action="store_true", help="recompute units already done by an earlier run")
     s.add_argument("--progress-interval", type=float, default=10.0, help="seconds between progress lines (0 = none)")
     s.add_argument("--max-game-mb", type=float, default=16.0, help="games larger than this are reported, not analyzed")
-    s.add_argument("--unit-mb", type=float, default=64.0, help="text per work unit for non-pzstd inputs")
-    s.add_argument("--frames-per-unit", type=_positive_int, default=4, help="pzstd frames per work unit")
+    s.add_argument("--unit-mb", type=float, default=64.0,
+                   help="text per work unit (pzstd inputs: whole frames of about this much text)")
+    s.add_argument("--frames-per-unit", type=_positive_int, default=None,
+                   help="pzstd frames per work unit (default: by size, see --unit-mb)")
     r = sub.add_parser("report", help="summary tables and an HTML page from a scan output directory")
     r.add_argument("out_dir")
     r.add_argument("--report-dir", default=None, help="where to write (default: OUT_DIR/report)")

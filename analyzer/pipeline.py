@@ -29,8 +29,14 @@ from analyzer import tables
 from analyzer.io import sources
 from analyzer.stream import RegionAnalyzer, find_strong_start
 
-UNIT_TEXT_BYTES = 64 << 20       # sequential inputs: one unit per ~64 MiB of text
-FRAMES_PER_UNIT = 4              # pzstd inputs: 4 frames (~128 MiB of text) per unit
+UNIT_TEXT_BYTES = 64 << 20       # one unit per ~64 MiB of text
+# pzstd inputs: a unit is a run of whole frames. Their text size is unknown before decoding, so
+# by default the frames are grouped by compressed size, at this many text bytes per compressed
+# byte (Lichess dumps, level 19: ~6.7; pzstd -1: ~5.3): a unit then holds about
+# UNIT_TEXT_BYTES of text whatever the frame size (Lichess: 32 MiB frames -> 2 per unit;
+# pzstd -1: 2 MiB frames -> ~30 per unit), so the per-unit costs (two Parquet parts, a
+# manifest record) stay small per game.
+TEXT_PER_COMPRESSED_BYTE = 8
 READ_CHUNK = 4 << 20
 
 
@@ -42,7 +48,7 @@ class Config:
     block_size: int = 8 << 20
     max_game_bytes: int = 16 << 20
     unit_text_bytes: int = UNIT_TEXT_BYTES
-    frames_per_unit: int = FRAMES_PER_UNIT
+    frames_per_unit: int | None = None  # pzstd frames per unit; None: by compressed size
 
     def fingerprint(self) -> dict:
         """What a finished unit must match to be reused by a rerun."""
@@ -291,13 +297,31 @@ def _count(counts: dict, games: pa.Table, events: pa.Table) -> None:
 # Planning: frame units are known up front; sequential inputs are cut while reading.
 
 
+def frame_groups(sizes: list[int], cfg: Config) -> list[tuple[int, int]]:
+    """[first, end) frame ranges of the units: `cfg.frames_per_unit` frames each, or (None)
+    consecutive frames up to ~unit_text_bytes of text, estimated from compressed sizes."""
+    if cfg.frames_per_unit:
+        step = cfg.frames_per_unit
+        return [(a, min(a + step, len(sizes))) for a in range(0, len(sizes), step)]
+    budget = max(1, cfg.unit_text_bytes // TEXT_PER_COMPRESSED_BYTE)
+    groups = []
+    first = 0
+    acc = 0
+    for i, size in enumerate(sizes):
+        acc += size
+        if acc >= budget:
+            groups.append((first, i + 1))
+            first = i + 1
+            acc = 0
+    if first < len(sizes):
+        groups.append((first, len(sizes)))
+    return groups
+
+
 def plan_frame_units(info: sources.InputInfo, frames: list, cfg: Config) -> list[UnitSpec]:
     pairs = [(f.offset, f.size) for f in frames]
-    units = []
-    for k, first in enumerate(range(0, len(frames), cfg.frames_per_unit)):
-        units.append(UnitSpec(info.name, info.game_type, k, info.path, frames=pairs,
-                              first_frame=first, end_frame=min(first + cfg.frames_per_unit, len(frames))))
-    return units
+    return [UnitSpec(info.name, info.game_type, k, info.path, frames=pairs, first_frame=first, end_frame=end)
+            for k, (first, end) in enumerate(frame_groups([f.size for f in frames], cfg))]
 
 
 def _read_some(stream, n: int):

@@ -237,3 +237,17 @@ def test_after_a_failure_units_are_not_held_in_memory(tmp_path):
     assert f.waiting == {} and "_held" not in rec
     assert all(os.path.exists(p) for p in pipeline.staging_paths(str(tmp_path), "s", 3))
     assert os.path.exists(pipeline.unit_manifest_path(str(tmp_path), "s", 3))
+
+
+def test_frame_groups_by_size_and_by_count():
+    """Default units group whole frames up to ~unit_text_bytes of text (estimated from the
+    compressed sizes); --frames-per-unit fixes the count. Every frame is in exactly one unit."""
+    budget = pipeline.UNIT_TEXT_BYTES // pipeline.TEXT_PER_COMPRESSED_BYTE
+    cfg = pipeline.Config(out="x", editions=[])
+    sizes = [budget // 3 + 1] * 10          # three frames fill a unit
+    groups = pipeline.frame_groups(sizes, cfg)
+    assert groups == [(0, 3), (3, 6), (6, 9), (9, 10)]
+    assert pipeline.frame_groups([budget * 2, 5, 5], cfg) == [(0, 1), (1, 3)]
+    assert pipeline.frame_groups([], cfg) == []
+    cfg.frames_per_unit = 4
+    assert pipeline.frame_groups(sizes, cfg) == [(0, 4), (4, 8), (8, 10)]
