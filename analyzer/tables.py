@@ -104,10 +104,12 @@ def empty_table(schema: pa.Schema) -> pa.Table:
 def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
     """Add missing columns as nulls, order and cast to `schema` (dictionary columns encoded)."""
     n = table.num_rows
+    index = {name: i for i, name in enumerate(table.schema.names)}  # (table.column_names is slow)
     cols = []
     for field in schema:
-        if field.name in table.column_names:
-            col = table.column(field.name)
+        i = index.get(field.name)
+        if i is not None:
+            col = table.column(i)
             if col.type != field.type:
                 if pa.types.is_dictionary(field.type) and not pa.types.is_dictionary(col.type):
                     col = col.cast(pa.string()).dictionary_encode()

@@ -85,6 +85,32 @@ def _strings(buf, vs, ve, esc) -> pa.Array:
     return arr
 
 
+def _dict_strings(buf, vs, ve, esc) -> tuple[pa.DictionaryArray, np.ndarray]:
+    """A dictionary string column (the tables' int32 dictionary type) and its codes (-1 =
+    null), encoded by a kernel over the value bytes: the distinct values (a few per block for
+    Result, TimeControl, ...) are the only strings built."""
+    n = len(vs)
+    codes = np.empty(n, np.int32)
+    first = np.empty(max(n, 1), np.int64)
+    table = np.full(1 << max(4, (2 * n).bit_length()), -1, np.int64)
+    u = _scan.dictionary_codes(buf, vs, ve, esc, codes, first, table)
+    if u >= 0:
+        f = first[:u]
+        dictionary = _strings(buf, vs[f], ve[f], esc[f])
+        if pc.count_distinct(dictionary).as_py() == u:  # else: undecodable bytes made two alike
+            return pa.DictionaryArray.from_arrays(pa.array(codes, mask=codes < 0), dictionary), codes
+    arr = _strings(buf, vs, ve, esc).dictionary_encode()
+    codes = arr.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int32)
+    return arr, codes
+
+
+def _dict_lookup(arr: pa.DictionaryArray, codes: np.ndarray, values_mask) -> np.ndarray:
+    """Per row: is the row's value one of those where `values_mask` (over the dictionary) is
+    True? False for null rows."""
+    hit = np.append(np.asarray(values_mask, np.bool_), False)   # code -1 -> the extra False
+    return hit[codes]
+
+
 def _ints(buf, vs, ve) -> pa.Array:
     out = np.zeros(len(vs), np.int64)
     valid = np.zeros(len(vs), np.bool_)
@@ -113,12 +139,15 @@ def analyze_block(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, *, sour
         t = _T[name]
         return _strings(buf, val_s[:, t], val_e[:, t], esc[:, t])
 
+    def dict_col(name):
+        t = _T[name]
+        return _dict_strings(buf, val_s[:, t], val_e[:, t], esc[:, t])
+
     # Start positions: standard unless the game has [FEN] or a [Variant] other than standard;
     # those few in Python.
-    variant_col = col("Variant")
-    plain_variant = pc.fill_null(pc.is_in(pc.utf8_lower(pc.utf8_trim_whitespace(variant_col)),
-                                          value_set=pa.array(sorted(_STANDARD_VARIANTS))), True)
-    plain_variant = plain_variant.to_numpy(zero_copy_only=False)
+    variant_col, variant_codes = dict_col("Variant")
+    standard = [v.strip().lower() in _STANDARD_VARIANTS for v in variant_col.dictionary.to_pylist()]
+    plain_variant = (variant_codes < 0) | _dict_lookup(variant_col, variant_codes, standard)
     init_idx = np.zeros(n, np.int64)
     pre_status = np.full(n, -1, np.int64)
     messages: dict[int, str] = {}
@@ -220,25 +249,32 @@ def analyze_block(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, *, sour
     for g in np.nonzero(status == R.S_NO_MOVES)[0]:
         messages.setdefault(int(g), "the game has no moves")
 
+    result, result_codes = dict_col("Result")
+    termination, termination_codes = dict_col("Termination")
     headers = {
         "event": col("Event"), "site": col("Site"), "white": col("White"), "black": col("Black"),
-        "result": col("Result"), "time_control": col("TimeControl"),
-        "termination": col("Termination"), "eco": col("ECO"), "utc_date": col("UTCDate"),
+        "result": result, "time_control": dict_col("TimeControl")[0],
+        "termination": termination, "eco": dict_col("ECO")[0], "utc_date": col("UTCDate"),
         "utc_time": col("UTCTime"), "date": col("Date"), "variant": variant_col,
         "start_fen": col("FEN"),
         "white_elo": _ints(buf, val_s[:, _T["WhiteElo"]], val_e[:, _T["WhiteElo"]]),
         "black_elo": _ints(buf, val_s[:, _T["BlackElo"]], val_e[:, _T["BlackElo"]]),
     }
-    result = headers["result"]
     result_code = np.full(n, K.RESULT_UNKNOWN, np.int64)
+    result_texts = result.dictionary.to_pylist()
     for code, text in ((K.RESULT_WHITE, "1-0"), (K.RESULT_BLACK, "0-1"), (K.RESULT_DRAW, "1/2-1/2")):
-        result_code[pc.fill_null(pc.equal(result, text), False).to_numpy(zero_copy_only=False)] = code
-    time_forfeit = pc.fill_null(pc.equal(headers["termination"], "Time forfeit"), False).to_numpy(zero_copy_only=False)
+        result_code[_dict_lookup(result, result_codes, [v == text for v in result_texts])] = code
+    time_forfeit = _dict_lookup(termination, termination_codes,
+                                [v == "Time forfeit" for v in termination.dictionary.to_pylist()])
     date_for_rules = pc.coalesce(headers["utc_date"], headers["date"])
 
     status_arr = _coded(status, tables.STATUS_CODES)
-    err_list = [messages.get(g) for g in range(n)] if messages else None
-    error_arr = pa.array(err_list, pa.string()) if err_list else pa.nulls(n, pa.string())
+    if messages:
+        err_obj = np.full(n, None, dtype=object)
+        err_obj[list(messages)] = list(messages.values())
+        error_arr = pa.array(err_obj, pa.string())
+    else:
+        error_arr = pa.nulls(n, pa.string())
     err_ply_arr = pa.array(np.where(status != R.S_OK, err_ply, 0).astype(np.int32),
                            mask=(status == R.S_OK) | (status == R.S_NO_MOVES) | (err_ply < 0))
     final_idx = np.maximum(pos_off[1:] - 1, 0)

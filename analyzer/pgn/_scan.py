@@ -814,3 +814,50 @@ def parse_int_values(buf, vs, ve, out, valid):
         if ok:
             out[g] = v
             valid[g] = True
+
+
+@njit(**JIT)
+def dictionary_codes(buf, vs, ve, esc, codes, first, table):
+    """Dictionary-encode the values buf[vs[g]:ve[g]] by their bytes: codes[g] = index of the
+    distinct value (-1 where absent), first[u] = the row where value u first occurs. `table`
+    is an open-addressing scratch of -1s, a power of two larger than the row count. Returns
+    the number of distinct values, or -1 at the first escaped value (whose bytes are not its
+    text: the caller encodes that column in Arrow instead)."""
+    mask = len(table) - 1
+    u = 0
+    n = len(vs)
+    for g in range(n):
+        if g + _GATHER_AHEAD < n:
+            _prefetch(buf, max(vs[g + _GATHER_AHEAD], 0))
+        a = vs[g]
+        if a < 0:
+            codes[g] = -1
+            continue
+        if esc[g]:
+            return -1
+        b = ve[g]
+        h = np.uint64(14695981039346656037)
+        for k in range(a, b):
+            h = (h ^ np.uint64(buf[k])) * np.uint64(1099511628211)
+        slot = np.int64(h & np.uint64(mask))
+        while True:
+            v = table[slot]
+            if v < 0:
+                table[slot] = u
+                first[u] = g
+                codes[g] = u
+                u += 1
+                break
+            f = first[v]
+            fa = vs[f]
+            if ve[f] - fa == b - a:
+                same = True
+                for k in range(b - a):
+                    if buf[fa + k] != buf[a + k]:
+                        same = False
+                        break
+                if same:
+                    codes[g] = v
+                    break
+            slot = (slot + 1) & mask
+    return u
