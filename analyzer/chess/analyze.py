@@ -6,6 +6,7 @@ through Python one by one: those with a [FEN] or [Variant] tag, and errors (for 
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 import chess
@@ -64,8 +65,30 @@ def _start_arrays(board: chess.Board):
 _STD_BB, _STD_MB, _STD_ST = _start_arrays(chess.Board())
 
 
+_FACT_TYPES = {"key": np.uint64, "hmc": np.int32, "flags": np.uint16, "rep_next": np.int8,
+               "rep_next97": np.int8, "clock": np.float32}
+_workspace = threading.local()
+
+
+def _fact_buffers(cap: int) -> dict:
+    """Per-thread replay output arrays of at least `cap` positions, reused from block to block:
+    fresh ones (tens of MB at the worst-case capacity) cost an mmap, page faults and an munmap
+    per block. Valid until the thread's next block (keep_facts callers get copies)."""
+    bufs = getattr(_workspace, "facts", None)
+    if bufs is None or len(bufs["key"]) < cap:
+        bufs = {name: np.empty(cap, dtype) for name, dtype in _FACT_TYPES.items()}
+        _workspace.facts = bufs
+    return bufs
+
+
 def _strings(buf, vs, ve, esc) -> pa.Array:
     """Arrow string array from value byte ranges (null where absent), UTF-8 checked."""
+    return _strings_exact(buf, vs, ve, esc)[0]
+
+
+def _strings_exact(buf, vs, ve, esc) -> tuple[pa.Array, bool]:
+    """_strings, and whether every value is its bytes as UTF-8 (False: some were decoded with
+    replacement characters, so different byte strings may have become equal)."""
     n = len(vs)
     lengths = np.where(vs >= 0, ve - vs, 0)
     offsets = np.empty(n + 1, np.int32)
@@ -81,8 +104,8 @@ def _strings(buf, vs, ve, esc) -> pa.Array:
         raw = data.tobytes()
         vals = [raw[offsets[i]:offsets[i + 1]].decode("utf-8", "replace") if valid[i] else None
                 for i in range(n)]
-        arr = pa.array(vals, pa.string())
-    return arr
+        return pa.array(vals, pa.string()), False
+    return arr, True
 
 
 def _dict_strings(buf, vs, ve, esc) -> tuple[pa.DictionaryArray, np.ndarray]:
@@ -96,8 +119,8 @@ def _dict_strings(buf, vs, ve, esc) -> tuple[pa.DictionaryArray, np.ndarray]:
     u = _scan.dictionary_codes(buf, vs, ve, esc, codes, first, table)
     if u >= 0:
         f = first[:u]
-        dictionary = _strings(buf, vs[f], ve[f], esc[f])
-        if pc.count_distinct(dictionary).as_py() == u:  # else: undecodable bytes made two alike
+        dictionary, exact = _strings_exact(buf, vs[f], ve[f], esc[f])
+        if exact or pc.count_distinct(dictionary).as_py() == u:  # undecodable bytes may make two alike
             return pa.DictionaryArray.from_arrays(pa.array(codes, mask=codes < 0), dictionary), codes
     arr = _strings(buf, vs, ve, esc).dictionary_encode()
     codes = arr.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int32)
@@ -203,12 +226,9 @@ def analyze_block(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, *, sour
     err_ply = np.empty(n, np.int32)
     err_s = np.empty(n, np.int64)
     err_e = np.empty(n, np.int64)
-    f_key = np.empty(cap, np.uint64)
-    f_hmc = np.empty(cap, np.int32)
-    f_flags = np.empty(cap, np.uint16)
-    f_next = np.empty(cap, np.int8)
-    f_next97 = np.empty(cap, np.int8)
-    f_clock = np.empty(cap, np.float32)
+    fb = _fact_buffers(cap)
+    f_key, f_hmc, f_flags = fb["key"], fb["hmc"], fb["flags"]
+    f_next, f_next97, f_clock = fb["rep_next"], fb["rep_next97"], fb["clock"]
     want97 = any(ed.identity == IDENTITY_FIDE_1997 for ed in editions)
     total = R.replay_batch(buf, mt_start, ends, init_idx, init_bb, init_mb, init_st,
                            fifty_min, want97, pos_off, status, err_ply, err_s, err_e, f_key,
@@ -308,7 +328,7 @@ def analyze_block(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, *, sour
     games = pa.concat_tables(game_tables) if len(game_tables) > 1 else game_tables[0]
     events = pa.concat_tables(event_tables) if len(event_tables) > 1 else event_tables[0]
     if keep_facts:
-        facts = dict(facts)
+        facts = {k: v.copy() for k, v in facts.items()}   # (the buffers are reused by the next block)
         facts["game_offsets"] = pos_off
         facts["halfmove_clock"] = facts["hmc"]
         facts["clock_seconds"] = facts["clock"]
