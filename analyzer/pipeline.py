@@ -22,6 +22,7 @@ import os
 import time
 from dataclasses import asdict, dataclass, field
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -267,30 +268,53 @@ def run_unit(spec: UnitSpec, cfg: Config, hold: bool = False) -> dict:
     return record
 
 
+_RULE_COLUMNS = ("first_threefold_claim_ply", "first_fifty_claim_ply", "first_fivefold_ply",
+                 "first_seventyfive_ply", "first_missed_claim_ply")
+
+
+def _codes(arr: pa.DictionaryArray):
+    """(codes as numpy, dictionary values as a list) of a dictionary column chunk without nulls."""
+    return arr.indices.to_numpy(zero_copy_only=False), arr.dictionary.to_pylist()
+
+
+def _add(table: dict, key: str, n) -> None:
+    if n:
+        table[key] = table.get(key, 0) + int(n)
+
+
 def _count(counts: dict, games: pa.Table, events: pa.Table) -> None:
+    """Add a block's status, event and rule counts to the unit's record: counted over the
+    dictionary codes with numpy, no per-row strings (this runs under the GIL per block)."""
     import pyarrow.compute as pc
 
-    # Games have one row per edition: count each game once (the rows of the first edition).
-    status = games.column("status").cast(pa.string())
-    if games.num_rows:
-        eds = games.column("edition").cast(pa.string())
-        status = status.filter(pc.equal(eds, eds[0]))
-    for item in pc.value_counts(status).to_pylist():
-        counts["status"][item["values"]] = counts["status"].get(item["values"], 0) + item["counts"]
-    if events.num_rows:
-        key = pc.binary_join_element_wise(events.column("edition").cast(pa.string()),
-                                          events.column("rule").cast(pa.string()),
-                                          events.column("kind").cast(pa.string()), ":")
-        for item in pc.value_counts(key).to_pylist():
-            counts["events"][item["values"]] = counts["events"].get(item["values"], 0) + item["counts"]
-    for colname in ("first_threefold_claim_ply", "first_fifty_claim_ply", "first_fivefold_ply",
-                    "first_seventyfive_ply", "first_missed_claim_ply"):
-        col = games.column(colname)
-        valid = pc.is_valid(col)
-        eds = games.column("edition").cast(pa.string()).filter(valid)
-        for item in pc.value_counts(eds).to_pylist():
-            k = f"{item['values']}:{colname}"
-            counts["rules"][k] = counts["rules"].get(k, 0) + item["counts"]
+    first = games.column("edition")[0].as_py() if games.num_rows else None
+    for batch in games.to_batches():
+        ed_codes, ed_names = _codes(batch.column("edition"))
+        st_codes, st_names = _codes(batch.column("status"))
+        # Games have one row per edition: count each game once (the rows of the first edition).
+        if first in ed_names:
+            n_status = np.bincount(st_codes[ed_codes == ed_names.index(first)], minlength=len(st_names))
+            for name, n in zip(st_names, n_status):
+                _add(counts["status"], name, n)
+        for colname in _RULE_COLUMNS:
+            valid = pc.is_valid(batch.column(colname)).to_numpy(zero_copy_only=False)
+            for name, n in zip(ed_names, np.bincount(ed_codes[valid], minlength=len(ed_names))):
+                _add(counts["rules"], f"{name}:{colname}", n)
+    for batch in events.to_batches():
+        ed_codes, ed_names = _codes(batch.column("edition"))
+        rule_codes, rule_names = _codes(batch.column("rule"))
+        kind_codes, kind_names = _codes(batch.column("kind"))
+        nr, nk = len(rule_names), len(kind_names)
+        combined = (ed_codes.astype(np.int64) * nr + rule_codes) * nk + kind_codes
+        for key, n in enumerate(np.bincount(combined, minlength=len(ed_names) * nr * nk)):
+            if n:
+                e, rest = divmod(key, nr * nk)
+                r, k = divmod(rest, nk)
+                _add(counts["events"], f"{ed_names[e]}:{rule_names[r]}:{kind_names[k]}", n)
+
+
+_RULE_COLUMNS = ("first_threefold_claim_ply", "first_fifty_claim_ply", "first_fivefold_ply",
+                 "first_seventyfive_ply", "first_missed_claim_ply")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -251,3 +251,25 @@ def test_frame_groups_by_size_and_by_count():
     assert pipeline.frame_groups([], cfg) == []
     cfg.frames_per_unit = 4
     assert pipeline.frame_groups(sizes, cfg) == [(0, 4), (4, 8), (8, 10)]
+
+
+def test_summary_counts_equal_the_tables(tmp_path):
+    """The run summary's status, rule and event counts (kept per block from the dictionary
+    codes) equal counts over the written tables: chess with two editions, edge cases, draughts."""
+    import polars as pl
+
+    inputs = [SMALL, os.path.join(SHARED, "edge_cases.pgn"), os.path.join(SHARED, "draughts", "russian_gametype25.pdn")]
+    cfg = pipeline.Config(out=str(tmp_path / "out"), editions=resolve(["fide_2018", "lichess"]),
+                          unit_text_bytes=300_000)
+    summary, code = run.run_scan(inputs, cfg, workers=2, progress_interval=0)
+    g, e = _tables(tmp_path / "out")
+    first_rows = g.filter(pl.col("edition") == pl.col("edition").first().over("source"))
+    status = dict(first_rows.group_by("status").len().iter_rows())
+    assert summary["status"] == status and sum(status.values()) == summary["games"]
+    rules = {}
+    for colname in pipeline._RULE_COLUMNS:
+        for ed, n in g.filter(pl.col(colname).is_not_null()).group_by("edition").len().iter_rows():
+            rules[f"{ed}:{colname}"] = n
+    assert summary["rules"] == rules and rules
+    events = {f"{a}:{b}:{c}": n for a, b, c, n in e.group_by(["edition", "rule", "kind"]).len().iter_rows()}
+    assert summary["events"] == events and events
