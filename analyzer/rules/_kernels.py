@@ -163,7 +163,9 @@ def apply_rules(pos_off, stm0, result_code, time_forfeit, auto_rep_on, params,
                 elif rc == RESULT_WHITE or rc == RESULT_BLACK:
                     won = (rc == RESULT_WHITE) == (side == 0)
                     out[g, G_MISSED_RESULT] = 0 if won else 2
-            # Events.
+            # Events (none at almost every position).
+            if not (t_now or t_int or f_now or f_int or five or seventy or insuff or (f & FLAG_OFFER)):
+                continue
             for r in range(6):
                 kind = -1
                 if r == R_THREEFOLD:
