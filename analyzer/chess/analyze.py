@@ -16,7 +16,6 @@ import pyarrow.compute as pc
 
 from analyzer import tables
 from analyzer.chess import _replay as R
-from analyzer.chess import _slow
 from analyzer.editions import IDENTITY_FIDE_1997, ChessEdition
 from analyzer.pgn import _scan
 from analyzer.rules import _kernels as K
@@ -339,6 +338,8 @@ def analyze_block(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, *, sour
 def _splice_slow(buf, starts, ends, slow_games, facts, pos_off, stm0, status, err_ply, messages,
                  fifty_min):
     """Insert the python-chess facts of the slow-path games into the flat arrays."""
+    from analyzer.chess import _slow   # (imports python-chess's PGN reader: only when needed)
+
     n = len(starts)
     per_game = {}
     for g in slow_games:
