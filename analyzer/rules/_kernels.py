@@ -102,6 +102,10 @@ def apply_rules(pos_off, stm0, result_code, time_forfeit, auto_rep_on, params,
         plies = g1 - g0 - 1
         ws = g0
         reps = 1
+        # One bit (the key's top 6 bits) per position of each parity seen in the window: a key
+        # whose bit is clear occurs for the first time, so most positions skip the walk back.
+        seen0 = np.uint64(0)
+        seen1 = np.uint64(0)
         t_now = t_int = f_now = f_int = five = seventy = False
         for p in range(g0, g1):
             i = p - g0
@@ -109,7 +113,19 @@ def apply_rules(pos_off, stm0, result_code, time_forfeit, auto_rep_on, params,
             f = flags[p]
             if f & window_flag:
                 ws = p
-            reps = count_back(keys, p, ws, keys[p])
+                seen0 = np.uint64(0)
+                seen1 = np.uint64(0)
+            k = keys[p]
+            kbit = np.uint64(1) << (k >> np.uint64(58))
+            seen = seen0 if p & 1 == 0 else seen1
+            if seen & kbit:
+                reps = count_back(keys, p, ws, k)
+            else:
+                reps = 1
+                if p & 1 == 0:
+                    seen0 |= kbit
+                else:
+                    seen1 |= kbit
             has_move = (f & FLAG_HAS_MOVE) != 0
             going_on = i < plies
             # Threefold (claims).
