@@ -103,6 +103,12 @@ def test_pzstd_multiframe_equals_single_frame(tmp_path, baseline, small_text):
     assert code == 0
     assert summary["units"] == len(frames)
     _same_tables(baseline[1], _tables(tmp_path / "out"))
+    # Default grouping by size: a budget of ~1.5 frames' compressed bytes puts two frames in a unit.
+    per_unit = int(1.5 * frames[0].size) * pipeline.TEXT_PER_COMPRESSED_BYTE
+    summary, code = _scan([mf], tmp_path / "out2", workers=2, unit_text_bytes=per_unit)
+    assert code == 0
+    assert 1 < summary["units"] < len(frames)
+    _same_tables(baseline[1], _tables(tmp_path / "out2"))
 
 
 def test_many_units_equal_one_unit(tmp_path, baseline, small_text):
