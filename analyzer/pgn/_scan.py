@@ -709,14 +709,7 @@ def _parse_tags(buf, starts, ends, names, name_off, h_start, h_order, h_key, h_m
                 for t in range(n_names):
                     a = name_off[t]
                     b = name_off[t + 1]
-                    if b - a != ne - ns:
-                        continue
-                    same = True
-                    for x in range(b - a):
-                        if names[a + x] != buf[ns + x]:
-                            same = False
-                            break
-                    if same:
+                    if b - a == ne - ns and _equal_bytes(names, a, buf, ns, b - a):
                         val_s[g, t] = vs
                         val_e[g, t] = ve
                         esc[g, t] = has_esc
@@ -741,6 +734,15 @@ def _copy32(typingctx, dst, di, src, si):
         return context.get_dummy_value()
 
     return types.void(dst, di, src, si), codegen
+
+
+@njit(inline="always", **JIT)
+def _equal_bytes(x, xa, y, ya, n):
+    """x[xa:xa + n] == y[ya:ya + n]"""
+    for k in range(n):
+        if x[xa + k] != y[ya + k]:
+            return False
+    return True
 
 
 _GATHER_AHEAD = 16      # gather_strings, parse_int_values: prefetch the value this many rows ahead
@@ -849,15 +851,8 @@ def dictionary_codes(buf, vs, ve, esc, codes, first, table):
                 u += 1
                 break
             f = first[v]
-            fa = vs[f]
-            if ve[f] - fa == b - a:
-                same = True
-                for k in range(b - a):
-                    if buf[fa + k] != buf[a + k]:
-                        same = False
-                        break
-                if same:
-                    codes[g] = v
-                    break
+            if ve[f] - vs[f] == b - a and _equal_bytes(buf, vs[f], buf, a, b - a):
+                codes[g] = v
+                break
             slot = (slot + 1) & mask
     return u
