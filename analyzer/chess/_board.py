@@ -294,19 +294,20 @@ def checks_and_pins(bb, stm, ksq, pin_out):
     pin_out[0] = U0
     if ksq < 0:
         return False
-    own = bb[6 + stm]
-    enemy = bb[7 - stm]
+    k = np.uintp(ksq)  # unsigned indices: no negative-index wraparound code
+    own = bb[np.uintp(6 + stm)]
+    enemy = bb[np.uintp(7 - stm)]
     occ = own | enemy
-    if (KNIGHT_ATTACKS[ksq] & bb[1] & enemy) or (PAWN_ATTACKS[stm, ksq] & bb[0] & enemy):
+    if (KNIGHT_ATTACKS[k] & bb[1] & enemy) or (PAWN_ATTACKS[np.uintp(stm), k] & bb[0] & enemy):
         chk = True
     else:
         chk = False
-    snipers = ((ROOK_EMPTY[ksq] & (bb[3] | bb[4])) | (BISHOP_EMPTY[ksq] & (bb[2] | bb[4]))) & enemy
+    snipers = ((ROOK_EMPTY[k] & (bb[3] | bb[4])) | (BISHOP_EMPTY[k] & (bb[2] | bb[4]))) & enemy
     pinned = U0
     while snipers:
-        s = lsb(snipers)
+        s = np.uintp(lsb(snipers))
         snipers &= snipers - U1
-        b = BETWEEN[ksq, s] & occ
+        b = BETWEEN[k, s] & occ
         if not b:
             chk = True
         elif not (b & (b - U1)) and (b & own):

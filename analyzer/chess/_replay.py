@@ -20,12 +20,14 @@ import analyzer._numba_env  # noqa: F401
 
 import numpy as np
 from numba import njit
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 from analyzer.chess._board import (
     HOT, JIT, U0, U1, bit, castle_legal, castle_now_bits, checks_and_pins, gen_legal, has_legal_move, has_legal_ep,
     insufficient_material, is_safe_after, king_square, lsb, m_flag, m_from, m_promo, m_to,
     make_move, bishop_attacks, rook_attacks, encode, piece_key,
 )
+from analyzer.pgn._scan import _load_u64
 from analyzer.tables import STATUS_CODES
 from analyzer.chess._tables import (
     CASTLE_MASK_BY_SQUARE, FILE_MASKS, KING_ATTACKS, LINE, KNIGHT_ATTACKS, MF_CASTLE, MF_DOUBLE, MF_EP,
@@ -66,6 +68,13 @@ _NAN32 = np.float32(np.nan)
 # An inlined copy of make_move for the replay loop only (perft and the lookaheads keep the
 # shared compiled function, so compile time grows once, not per call site).
 _make_move_inl = njit(inline="always", **HOT)(make_move.py_func)
+
+
+@njit(inline="always", **HOT)
+def _at(buf, i):
+    """buf[i] for 0 <= i: an unsigned index spares the negative-index wraparound code numba
+    emits at every signed index (a compare and a select per byte read)."""
+    return buf[np.uintp(i)]
 
 
 @njit(inline="always", **HOT)
@@ -115,6 +124,42 @@ _TOKEN_BYTE = np.ones(256, dtype=np.uint8)
 for _c in b" \t\n\r\x0b\x0c{}();$":
     _TOKEN_BYTE[_c] = 0
 
+
+def _splat(c: int) -> np.uint64:
+    """Byte c in each of the 8 bytes of a uint64 (for SWAR compares)."""
+    return np.uint64(c * 0x0101010101010101)
+
+
+_BYTE_LOW_BITS = _splat(0x01)
+_BYTE_HIGH_BITS = _splat(0x80)
+_BELOW_STAR = _splat(0x2A)
+_SEMICOLON_BYTES = _splat(0x3B)
+_LBRACE_BYTES = _splat(0x7B)
+_RBRACE_BYTES = _splat(0x7D)
+
+
+@njit(inline="always", **HOT)
+def _token_end(buf, j, e):
+    """First index >= j whose byte ends a token (_TOKEN_BYTE 0), or e. The next 8 bytes are
+    screened at once (SWAR: the lowest flagged byte is exact): bytes below '*' (blanks, '$',
+    '(', ')', also '!' '#' and controls) and ';' '{' '}'; the table then confirms, so a SAN token
+    costs no loop whose exit mispredicts."""
+    if j + 8 <= e:
+        x = _load_u64(buf, j)
+        m = (x - _BELOW_STAR) & ~x
+        y = x ^ _SEMICOLON_BYTES
+        m |= (y - _BYTE_LOW_BITS) & ~y
+        y = x ^ _LBRACE_BYTES
+        m |= (y - _BYTE_LOW_BITS) & ~y
+        y = x ^ _RBRACE_BYTES
+        m |= (y - _BYTE_LOW_BITS) & ~y
+        m &= _BYTE_HIGH_BITS
+        j += np.int64(trailing_zeros(m)) >> 3 if m else 8
+    while j < e and _TOKEN_BYTE[_at(buf, j)]:
+        j += 1
+    return j
+
+
 LIT_CLK = np.frombuffer(b"%clk", dtype=np.uint8).copy()
 LIT_OFFERS_DRAW = np.frombuffer(b"offers draw", dtype=np.uint8).copy()
 LIT_R10 = np.frombuffer(b"1-0", dtype=np.uint8).copy()
@@ -126,6 +171,25 @@ LIT_NULL2 = np.frombuffer(b"Z0", dtype=np.uint8).copy()
 LIT_NULL3 = np.frombuffer(b"0000", dtype=np.uint8).copy()
 LIT_NULL4 = np.frombuffer(b"@@@@", dtype=np.uint8).copy()
 LIT_EP = np.frombuffer(b"e.p.", dtype=np.uint8).copy()
+
+
+def _le64(text: bytes) -> np.uint64:
+    """8 bytes as the uint64 that _load_u64 reads for them (little-endian)."""
+    return np.uint64(int.from_bytes(text, "little"))
+
+
+# The Lichess clock comment "{ [%clk H:MM:SS] }" as 8-byte words: the opening, then H:MM:SS]
+# checked with masks (':' ':' ']' in place; the five other bytes are '0'..'9' when their high
+# nibble is 3 and still 3 after adding 6), then " }" (the top two bytes of the word at offset 10).
+_CLK_OPEN = _le64(b"{ [%clk ")
+_HMS_SEPS = _le64(bytes([0, 0xFF, 0, 0, 0xFF, 0, 0, 0xFF]))
+_HMS_SEP_BYTES = _le64(b"\0:\0\0:\0\0]")
+_HMS_DIGITS = _le64(bytes([0xFF, 0, 0xFF, 0xFF, 0, 0xFF, 0xFF, 0]))
+_HMS_HIGH = _le64(bytes([0xF0, 0, 0xF0, 0xF0, 0, 0xF0, 0xF0, 0]))
+_HMS_ZEROS = _le64(bytes([48, 0, 48, 48, 0, 48, 48, 0]))
+_HMS_SIX = _le64(bytes([6, 0, 6, 6, 0, 6, 6, 0]))
+_CLK_CLOSE = np.uint64(int.from_bytes(b" }", "little"))
+_B0 = np.uint64(0xFF)
 
 
 @njit(**HOT)
@@ -206,7 +270,8 @@ def resolve_san(bb, mb, st, buf, a, b, chk, pinned):
     file, `e2e4`-style fully specified moves name any piece, promotion must match.
     """
     # Strip check/mate/annotation suffixes.
-    while b > a and (buf[b - 1] == 43 or buf[b - 1] == 35 or buf[b - 1] == 33 or buf[b - 1] == 63):
+    while b > a and (_at(buf, b - 1) == 43 or _at(buf, b - 1) == 35 or _at(buf, b - 1) == 33
+                     or _at(buf, b - 1) == 63):
         b -= 1
     if b - a >= 4 and _match(buf, b - 4, b, LIT_EP):
         b -= 4
@@ -217,10 +282,11 @@ def resolve_san(bb, mb, st, buf, a, b, chk, pinned):
     enemy = bb[7 - stm]
     occ = own | enemy
     # Castling: O-O, O-O-O, 0-0, 0-0-0.
-    c0 = buf[a]
+    c0 = _at(buf, a)
     if c0 == 79 or c0 == 48:
         n = b - a
-        if (n == 3 or n == 5) and buf[a + 1] == 45 and buf[a + 2] == c0 and (n == 3 or (buf[a + 3] == 45 and buf[a + 4] == c0)):
+        if ((n == 3 or n == 5) and _at(buf, a + 1) == 45 and _at(buf, a + 2) == c0
+                and (n == 3 or (_at(buf, a + 3) == 45 and _at(buf, a + 4) == c0))):
             kingside = n == 3
             if castle_legal(bb, st, kingside):
                 base = 0 if stm == 0 else 56
@@ -232,18 +298,18 @@ def resolve_san(bb, mb, st, buf, a, b, chk, pinned):
     p = a + 1 if piece else a
     # Promotion suffix.
     promo = 0
-    if b - p >= 3 and _promo_letter(buf[b - 1]) and not (49 <= buf[b - 1] <= 56):
+    if b - p >= 3 and _promo_letter(_at(buf, b - 1)) and not (49 <= _at(buf, b - 1) <= 56):
         # Only a promotion if what precedes is a rank digit (optionally with '=').
         q = b - 1
-        if buf[q - 1] == 61:
+        if _at(buf, q - 1) == 61:
             q -= 1
-        if 49 <= buf[q - 1] <= 56:
-            promo = _promo_letter(buf[b - 1])
+        if 49 <= _at(buf, q - 1) <= 56:
+            promo = _promo_letter(_at(buf, b - 1))
             b = q
     if b - p < 2:
         return np.int32(0), -1
-    tf = buf[b - 2] - 97
-    tr = buf[b - 1] - 49
+    tf = _at(buf, b - 2) - 97
+    tr = _at(buf, b - 1) - 49
     if not (0 <= tf < 8 and 0 <= tr < 8):
         return np.int32(0), -1
     to = tr * 8 + tf
@@ -251,13 +317,13 @@ def resolve_san(bb, mb, st, buf, a, b, chk, pinned):
     fr = -1
     i = p
     end = b - 2
-    if i < end and 97 <= buf[i] <= 104:
-        ff = buf[i] - 97
+    if i < end and 97 <= _at(buf, i) <= 104:
+        ff = _at(buf, i) - 97
         i += 1
-    if i < end and 49 <= buf[i] <= 56:
-        fr = buf[i] - 49
+    if i < end and 49 <= _at(buf, i) <= 56:
+        fr = _at(buf, i) - 49
         i += 1
-    if i < end and (buf[i] == 120 or buf[i] == 45 or buf[i] == 58):  # x - :
+    if i < end and (_at(buf, i) == 120 or _at(buf, i) == 45 or _at(buf, i) == 58):  # x - :
         i += 1
     if i != end:
         return np.int32(0), -1
@@ -448,21 +514,27 @@ def _fifty_intended(bb, mb, st, moves, nmoves, scratch, bb2, mb2, st2):
 
 @njit(inline="always", **HOT)
 def _record(bb, mb, st, pkey, p, ws, ws97, window_start, window97, key, hmc, flags, rep_next,
-            rep_next97, clock, clk_now, fifty_min_clock, moves, scratch, n_twice, cnow, pin_out, bb2, mb2, st2,
-            want97):
-    """Compute and store the facts of the position now on the board at index p."""
+            rep_next97, clock, clk_now, fifty_min_clock, moves, scratch, n_twice, key_bits, cnow, pin_out, bb2, mb2,
+            st2, want97):
+    """Compute and store the facts of the position now on the board at index p.
+
+    key_bits[p % 2]: one bit (the key's top 6 bits) per position of that parity in the window; a key
+    whose bit is not set occurs once, so most positions skip the walk back over the window."""
     stm = st[0]
     legal_ep = has_legal_ep(bb, st) if st[2] >= 0 else False
     k = pkey ^ ZOBRIST_CASTLE[st[1]]
     if legal_ep:
         k ^= ZOBRIST_EP_FILE[st[2] % 8]
-    key[p] = k
-    hmc[p] = st[3]
+    pu = np.uintp(p)  # unsigned: no negative-index wraparound code on the stores
+    key[pu] = k
+    hmc[pu] = st[3]
     f = cnow << CASTLE_NOW_SHIFT
     if window_start:
         f |= FLAG_WINDOW_START
         n_twice[0] = 0
         n_twice[1] = 0
+        key_bits[0] = U0
+        key_bits[1] = U0
     if window97:
         f |= FLAG_WINDOW97
     if legal_ep:
@@ -482,9 +554,12 @@ def _record(bb, mb, st, pkey, p, ws, ws97, window_start, window97, key, hmc, fla
         if insufficient_material(bb):
             f |= FLAG_INSUFFICIENT
     # Repetition bookkeeping for the intended-move lookahead.
-    c = count_back(key, p, ws, k)
-    if c == 2:
-        n_twice[stm] += 1
+    key_bit = U1 << (k >> np.uint64(58))
+    if key_bits[p & 1] & key_bit:
+        if count_back(key, p, ws, k) == 2:
+            n_twice[stm] += 1
+    else:
+        key_bits[p & 1] |= key_bit
     rn = 0
     rn97 = 0
     need_rep = has_move and n_twice[1 - stm] > 0
@@ -497,10 +572,10 @@ def _record(bb, mb, st, pkey, p, ws, ws97, window_start, window97, key, hmc, fla
             f |= FLAG_FIFTY_LOOKED
             if _fifty_intended(bb, mb, st, moves, nm, scratch, bb2, mb2, st2):
                 f |= FLAG_FIFTY_INTENDED
-    rep_next[p] = rn
-    rep_next97[p] = rn97
-    flags[p] = f
-    clock[p] = clk_now
+    rep_next[pu] = rn
+    rep_next97[pu] = rn97
+    flags[pu] = f
+    clock[pu] = clk_now
 
 
 @njit(**JIT)
@@ -541,6 +616,7 @@ def _replay_games(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
     bb = ws_u64[0:8]
     bb2 = ws_u64[8:16]
     pin_out = ws_u64[16:17]
+    key_bits = ws_u64[17:19]
     last_clk = ws_f64[0:2]
     p = 0
     for g in range(n_games):
@@ -575,15 +651,16 @@ def _replay_games(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
         n_twice[0] = 0
         n_twice[1] = 0
         _record(bb, mb, st, pkey, p, ws, ws97, True, True, key, hmc, flags, rep_next, rep_next97,
-                clock, last_clk[st[0]], fifty_min_clock, moves, scratch, n_twice, cnow, pin_out, bb2, mb2, st2, want97)
+                clock, last_clk[st[0]], fifty_min_clock, moves, scratch, n_twice, key_bits, cnow, pin_out, bb2,
+                mb2, st2, want97)
         plies = 0
         i = s
         line_start = True
         while i < e:
-            c = buf[i]
+            c = _at(buf, i)
             if c == 32:  # the usual separator: skip a run of spaces in a tight loop
                 i += 1
-                while i < e and buf[i] == 32:
+                while i < e and _at(buf, i) == 32:
                     i += 1
                 continue
             if c == 10 or c == 13:
@@ -595,20 +672,31 @@ def _replay_games(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
                 continue
             at_line_start = line_start
             line_start = False
+            if 48 <= c <= 57:  # "12. ", "12... ": a move number alone, the most common token after SAN
+                k = i + 1
+                while k < e and _is_digit(_at(buf, k)):
+                    k += 1
+                if k < e and _at(buf, k) == 46:
+                    k += 1
+                    while k < e and _at(buf, k) == 46:
+                        k += 1
+                    if k < e and _at(buf, k) == 32:
+                        i = k
+                        continue
             if c == 123:  # '{' comment
-                # Fast path for Lichess' "{ [%clk H:MM:SS] }".
-                if (plies > 0 and i + 18 < e and buf[i + 1] == 32 and buf[i + 2] == 91 and buf[i + 3] == 37
-                        and buf[i + 4] == 99 and buf[i + 5] == 108 and buf[i + 6] == 107 and buf[i + 7] == 32):
+                # Fast path for Lichess' "{ [%clk H:MM:SS] }", 8 bytes at a time.
+                if plies > 0 and i + 18 < e and _load_u64(buf, i) == _CLK_OPEN:
                     # The exact "H:MM:SS] }" layout with plain arithmetic, else the general parser.
-                    d0 = buf[i + 8] - 48
-                    d2 = buf[i + 10] - 48
-                    d3 = buf[i + 11] - 48
-                    d5 = buf[i + 13] - 48
-                    d6 = buf[i + 14] - 48
-                    if (buf[i + 9] == 58 and buf[i + 12] == 58 and buf[i + 15] == 93 and buf[i + 16] == 32
-                            and buf[i + 17] == 125 and 0 <= d0 <= 9 and 0 <= d2 <= 9 and 0 <= d3 <= 9
-                            and 0 <= d5 <= 9 and 0 <= d6 <= 9):
-                        last_clk[1 - st[0]] = float(d0 * 3600 + (d2 * 10 + d3) * 60 + d5 * 10 + d6)
+                    hms = _load_u64(buf, i + 8)
+                    digits = hms & _HMS_DIGITS
+                    bad_digits = ((digits & _HMS_HIGH) ^ _HMS_ZEROS) | (((digits + _HMS_SIX) & _HMS_HIGH) ^ _HMS_ZEROS)
+                    if ((hms & _HMS_SEPS) == _HMS_SEP_BYTES and bad_digits == U0
+                            and (_load_u64(buf, i + 10) >> np.uint64(48)) == _CLK_CLOSE):
+                        d = digits - _HMS_ZEROS
+                        secs = (np.int64(d & _B0) * 3600 + np.int64((d >> np.uint64(16)) & _B0) * 600
+                                + np.int64((d >> np.uint64(24)) & _B0) * 60
+                                + np.int64((d >> np.uint64(40)) & _B0) * 10 + np.int64((d >> np.uint64(48)) & _B0))
+                        last_clk[1 - st[0]] = float(secs)
                         seen_clk = True
                         i += 18
                         continue
@@ -693,24 +781,22 @@ def _replay_games(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
                     i += 1
                 continue
             # A token.
-            j = i + 1
-            while j < e and _TOKEN_BYTE[buf[j]]:
-                j += 1
+            j = _token_end(buf, i + 1, e)
             a = i
             b = j
             i = j
-            c0 = buf[a]
+            c0 = _at(buf, a)
             # A leading digit run: a move number ("12.", "12...", "1.e4"), a bare number, or
             # the start of a result or null-move literal (checked below on the whole token).
             k = a
-            while k < b and _is_digit(buf[k]):
+            while k < b and _is_digit(_at(buf, k)):
                 k += 1
-            numbered = a < k < b and buf[k] == 46
+            numbered = a < k < b and _at(buf, k) == 46
             if numbered:
-                while k < b and buf[k] == 46:
+                while k < b and _at(buf, k) == 46:
                     k += 1
                 if k == b:
-                    continue  # a move number alone: the most common token after SAN
+                    continue  # a move number alone (not followed by a space)
             if (c0 == 49 or c0 == 48 or c0 == 42) and (
                     _match(buf, a, b, LIT_R10) or _match(buf, a, b, LIT_R01)
                     or _match(buf, a, b, LIT_RDRAW) or _match(buf, a, b, LIT_STAR)):
@@ -739,7 +825,7 @@ def _replay_games(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
                     ws97 = p
                 _record(bb, mb, st, pkey, p, ws, ws97, prev_ep_legal, prev_ep_legal, key, hmc, flags,
                         rep_next, rep_next97, clock, last_clk[st[0]], fifty_min_clock, moves, scratch,
-                        n_twice, cnow, pin_out, bb2, mb2, st2, want97)
+                        n_twice, key_bits, cnow, pin_out, bb2, mb2, st2, want97)
                 continue
             if numbered:
                 a = k  # "1.e4": the move after its number
@@ -750,15 +836,15 @@ def _replay_games(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
             # Annotation-only tokens: glyphs, evaluation symbols, '...' of '1. ... e5', '=' offer mark.
             only_glyph = True
             for k in range(a, b):
-                ck = buf[k]
+                ck = _at(buf, k)
                 if not (ck == 33 or ck == 63 or ck == 43 or ck == 45 or ck == 61 or ck == 35 or ck == 46 or ck >= 128):
                     only_glyph = False
                     break
             if only_glyph:
-                if b - a == 1 and buf[a] == 61 and plies > 0:
+                if b - a == 1 and _at(buf, a) == 61 and plies > 0:
                     flags[p] |= FLAG_OFFER
                 continue
-            if buf[a] == 101 and _match(buf, a, b, LIT_EP):
+            if _at(buf, a) == 101 and _match(buf, a, b, LIT_EP):
                 continue
             m, nmatch = resolve_san(bb, mb, st, buf, a, b, (flags[p] & FLAG_CHECK) != 0, pin_out[0])
             if nmatch != 1:
@@ -792,7 +878,8 @@ def _replay_games(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
             if window97:
                 ws97 = p
             _record(bb, mb, st, pkey, p, ws, ws97, irreversible, window97, key, hmc, flags, rep_next,
-                    rep_next97, clock, last_clk[st[0]], fifty_min_clock, moves, scratch, n_twice, cnow, pin_out, bb2, mb2, st2, want97)
+                    rep_next97, clock, last_clk[st[0]], fifty_min_clock, moves, scratch, n_twice, key_bits, cnow,
+                    pin_out, bb2, mb2, st2, want97)
         if not seen_clk:
             for q in range(g0, p + 1):
                 clock[q] = _NAN32
