@@ -79,7 +79,7 @@ class UnitSpec:
     index: int
     path: str
     text_start: int | None = None          # global offset of the region (sequential inputs)
-    payload: bytes | bytearray | None = None
+    payload: bytes | bytearray | list | None = None   # the text, or its pieces in order
     leading_fragment: bool = False         # region starts inside an oversized game: skip to a game start
     frames: list | None = None             # [(offset, size), ...] of the whole file (frame units)
     first_frame: int = 0
@@ -247,12 +247,13 @@ def run_unit(spec: UnitSpec, cfg: Config, hold: bool = False) -> dict:
         if spec.frames is not None:
             reason = _feed_frames(spec, ra, info)
         else:
-            payload = spec.payload or b""
             if spec.leading_fragment:
                 ra.start_inside()
-            view = memoryview(payload)
-            for k in range(0, len(payload), READ_CHUNK):
-                ra.feed(view[k:k + READ_CHUNK])
+            pieces = spec.payload if isinstance(spec.payload, (list, tuple)) else [spec.payload or b""]
+            for piece in pieces:
+                view = memoryview(piece)
+                for k in range(0, len(piece), READ_CHUNK):
+                    ra.feed(view[k:k + READ_CHUNK])
             reason = spec.damage
         stats = ra.finish(truncated_reason=reason)
         gw.close()
@@ -375,12 +376,39 @@ def _read_some(stream, n: int):
     return b"".join(parts), None
 
 
+def _find_cut(pieces: list, pos: int) -> int:
+    """find_strong_start over the concatenated pieces, joining only those from pos - 8 on."""
+    base = 0
+    for i, piece in enumerate(pieces):
+        if base + len(piece) > pos - 8:
+            s = find_strong_start(b"".join(pieces[i:]), pos - base)
+            return -1 if s < 0 else base + s
+        base += len(piece)
+    return -1
+
+
+def _split_pieces(pieces: list, s: int) -> tuple[list, list]:
+    """The pieces holding text [0, s) and those holding the rest (one piece is sliced)."""
+    base = 0
+    for i, piece in enumerate(pieces):
+        if base + len(piece) >= s:
+            cut = s - base
+            head = pieces[:i] + ([piece[:cut]] if cut else [])
+            tail = ([piece[cut:]] if cut < len(piece) else []) + pieces[i + 1:]
+            return head, tail
+        base += len(piece)
+    return pieces, []
+
+
 def iter_sequential_units(info: sources.InputInfo, cfg: Config):
     """Read an input once and cut it into units at strong game starts near every
-    `unit_text_bytes` of text. Yields UnitSpec with the text as payload."""
+    `unit_text_bytes` of text. Yields UnitSpec with the text as payload: the list of read
+    pieces (a unit is never one big buffer: fresh memory above glibc's mmap threshold costs
+    a page fault per 4 KiB, measured as ~3 us per game of system time)."""
     k = 0
     base = 0
-    buf = bytearray()
+    pieces: list = []
+    size = 0
     damage = None
     leading_fragment = False
     stream = sources.open_stream(info.path, info.compression)
@@ -388,23 +416,22 @@ def iter_sequential_units(info: sources.InputInfo, cfg: Config):
         while True:
             chunk, exc = _read_some(stream, min(READ_CHUNK, cfg.unit_text_bytes))
             if exc is not None:
-                damage = (f"the compressed input is damaged or truncated after {base + len(buf) + len(chunk)} "
+                damage = (f"the compressed input is damaged or truncated after {base + size + len(chunk)} "
                           f"bytes of text ({type(exc).__name__}: {exc})")
             if not chunk:
                 break
-            buf += chunk
-            while len(buf) > cfg.unit_text_bytes:
-                s = find_strong_start(buf, cfg.unit_text_bytes)
+            pieces.append(chunk)
+            size += len(chunk)
+            while size > cfg.unit_text_bytes:
+                s = _find_cut(pieces, cfg.unit_text_bytes)
                 forced = False
                 if s < 0:
-                    if len(buf) < cfg.unit_text_bytes + cfg.max_game_bytes:
+                    if size < cfg.unit_text_bytes + cfg.max_game_bytes:
                         break
                     s = cfg.unit_text_bytes      # a game larger than the limit spans the cut
                     forced = True
-                # The unit takes the buffer itself (truncated in place); only the tail after
-                # the cut is copied into the next buffer.
-                payload, buf = buf, buf[s:]
-                del payload[s:]
+                payload, pieces = _split_pieces(pieces, s)
+                size -= s
                 yield UnitSpec(info.name, info.game_type, k, info.path, text_start=base,
                                payload=payload, leading_fragment=leading_fragment)
                 leading_fragment = forced
@@ -417,7 +444,7 @@ def iter_sequential_units(info: sources.InputInfo, cfg: Config):
             stream.close()
         except Exception:
             pass
-    yield UnitSpec(info.name, info.game_type, k, info.path, text_start=base, payload=bytes(buf),
+    yield UnitSpec(info.name, info.game_type, k, info.path, text_start=base, payload=pieces,
                    leading_fragment=leading_fragment, damage=damage)
 
 

@@ -279,3 +279,24 @@ def test_summary_counts_equal_the_tables(tmp_path):
     assert summary["rules"] == rules and rules
     events = {f"{a}:{b}:{c}": n for a, b, c, n in e.group_by(["edition", "rule", "kind"]).len().iter_rows()}
     assert summary["events"] == events and events
+
+
+def test_cut_over_pieces_equals_cut_over_the_joined_text(small_text):
+    """The sequential reader keeps a unit as its read pieces: finding the cut and splitting
+    there give what the joined text gives, wherever the piece boundaries fall."""
+    import random
+
+    from analyzer.stream import find_strong_start
+
+    rng = random.Random(3)
+    text = small_text[:400_000] + b"\r\n\r\n[Event \"x\"]\n\n1. e4 *\n"
+    for _ in range(300):
+        cuts = sorted(rng.sample(range(1, len(text)), rng.randint(0, 12)))
+        pieces = [text[a:b] for a, b in zip([0] + cuts, cuts + [len(text)])]
+        pos = rng.choice([0, 1, 7, 9, rng.randrange(len(text)), len(text) - 5, len(text) + 10])
+        s = pipeline._find_cut(pieces, pos)
+        assert s == find_strong_start(text, pos)
+        at = s if s >= 0 else rng.randrange(len(text) + 1)
+        head, tail = pipeline._split_pieces(pieces, at)
+        assert b"".join(head) == text[:at] and b"".join(tail) == text[at:]
+        assert all(head) and all(tail)     # no empty pieces
