@@ -94,8 +94,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--force", action="store_true", help="recompute units already done by an earlier run")
     s.add_argument("--progress-interval", type=float, default=10.0, help="seconds between progress lines (0 = none)")
     s.add_argument("--max-game-mb", type=float, default=16.0, help="games larger than this are reported, not analyzed")
-    s.add_argument("--unit-mb", type=float, default=64.0,
-                   help="text per work unit (pzstd inputs: whole frames of about this much text)")
+    s.add_argument("--unit-mb", type=float, default=None,
+                   help="text per work unit (default: 16 for inputs read by one reader; pzstd inputs: "
+                   "whole frames of about 64 MiB of text)")
     s.add_argument("--frames-per-unit", type=_positive_int, default=None,
                    help="pzstd frames per work unit (default: by size, see --unit-mb)")
     r = sub.add_parser("report", help="summary tables and an HTML page from a scan output directory")
@@ -144,7 +145,9 @@ def cmd_scan(args) -> int:
     workers = args.workers or os.cpu_count() or 1
     cfg = pipeline.Config(out=args.out, editions=chess_eds, draughts_editions=draughts_eds,
                           max_game_bytes=int(args.max_game_mb * (1 << 20)),
-                          unit_text_bytes=int(args.unit_mb * (1 << 20)),
+                          **({} if args.unit_mb is None else {
+                              "unit_text_bytes": int(args.unit_mb * (1 << 20)),
+                              "frame_unit_text_bytes": int(args.unit_mb * (1 << 20))}),
                           frames_per_unit=args.frames_per_unit)
     import gc
 

@@ -30,13 +30,16 @@ from analyzer import tables
 from analyzer.io import sources
 from analyzer.stream import RegionAnalyzer, find_strong_start
 
-UNIT_TEXT_BYTES = 64 << 20       # one unit per ~64 MiB of text
-# pzstd inputs: a unit is a run of whole frames. Their text size is unknown before decoding, so
-# by default the frames are grouped by compressed size, at this many text bytes per compressed
-# byte (Lichess dumps, level 19: ~6.7; pzstd -1: ~5.3): a unit then holds about
-# UNIT_TEXT_BYTES of text whatever the frame size (Lichess: 32 MiB frames -> 2 per unit;
-# pzstd -1: 2 MiB frames -> ~30 per unit), so the per-unit costs (two Parquet parts, a
-# manifest record) stay small per game.
+# Text per work unit. Sequential inputs (one reader cuts the text): 16 MiB; larger units hold
+# more fresh memory at once (lichess_sample x10, one frame, 1 worker: 64 MiB units 111-119k
+# page faults, 580 MB peak; 16 MiB units 62k, 373 MB, 6% less CPU).
+UNIT_TEXT_BYTES = 16 << 20
+# pzstd inputs: a unit is a run of whole frames, and it also decodes the next frame to finish
+# its last game, so frame units are larger: ~64 MiB of text. Their text size is unknown before
+# decoding, so by default the frames are grouped by compressed size, at this many text bytes
+# per compressed byte (Lichess dumps, level 19: ~6.7; pzstd -1: ~5.3): Lichess's 32 MiB frames
+# -> 2 per unit, pzstd -1's 2 MiB frames -> ~30 per unit.
+FRAME_UNIT_TEXT_BYTES = 64 << 20
 TEXT_PER_COMPRESSED_BYTE = 8
 READ_CHUNK = 4 << 20
 
@@ -48,7 +51,8 @@ class Config:
     draughts_editions: list = field(default_factory=lambda: ["fshr_russian"])
     block_size: int = 8 << 20
     max_game_bytes: int = 16 << 20
-    unit_text_bytes: int = UNIT_TEXT_BYTES
+    unit_text_bytes: int = UNIT_TEXT_BYTES               # sequential inputs
+    frame_unit_text_bytes: int = FRAME_UNIT_TEXT_BYTES   # pzstd inputs (frames grouped by size)
     frames_per_unit: int | None = None  # pzstd frames per unit; None: by compressed size
 
     def fingerprint(self) -> dict:
@@ -59,6 +63,7 @@ class Config:
             "draughts_editions": list(self.draughts_editions),
             "max_game_bytes": self.max_game_bytes,
             "unit_text_bytes": self.unit_text_bytes,
+            "frame_unit_text_bytes": self.frame_unit_text_bytes,
             "frames_per_unit": self.frames_per_unit,
             "version": _version(),
         }
@@ -333,11 +338,11 @@ _RULE_COLUMNS = ("first_threefold_claim_ply", "first_fifty_claim_ply", "first_fi
 
 def frame_groups(sizes: list[int], cfg: Config) -> list[tuple[int, int]]:
     """[first, end) frame ranges of the units: `cfg.frames_per_unit` frames each, or (None)
-    consecutive frames up to ~unit_text_bytes of text, estimated from compressed sizes."""
+    consecutive frames up to ~frame_unit_text_bytes of text, estimated from compressed sizes."""
     if cfg.frames_per_unit:
         step = cfg.frames_per_unit
         return [(a, min(a + step, len(sizes))) for a in range(0, len(sizes), step)]
-    budget = max(1, cfg.unit_text_bytes // TEXT_PER_COMPRESSED_BYTE)
+    budget = max(1, cfg.frame_unit_text_bytes // TEXT_PER_COMPRESSED_BYTE)
     groups = []
     first = 0
     acc = 0

@@ -421,7 +421,7 @@ def main(argv=None) -> int:
     p.add_argument("--cache-dir", default=None, help="reuse this NUMBA_CACHE_DIR (warmup then measures a cache "
                    "load, not a cold compile); default: a fresh empty dir (full) / the user cache (quick)")
     p.add_argument("--unit-mb", type=float, action="append", default=None,
-                   help="extra --workers 2 rows with this --unit-mb (repeatable; default 16 in full runs)")
+                   help="extra --workers 2 rows with this --unit-mb (repeatable; default 64 in full runs)")
     p.add_argument("--multiples", default=None, help="comma-separated input multiples for the RSS runs "
                    "(default 10, none with --quick; e.g. 10,20)")
     p.add_argument("--no-10x", action="store_true", help="skip the multiplied-input RSS runs")
@@ -438,7 +438,7 @@ def main(argv=None) -> int:
     n_replay = args.replay_games or (500 if quick else 2000)
     n_claims = args.claims_games or (100 if quick else 300)
     budget = args.pychess_budget or (30.0 if quick else 120.0)
-    unit_variants = args.unit_mb if args.unit_mb is not None else ([] if quick else [16.0])
+    unit_variants = args.unit_mb if args.unit_mb is not None else ([] if quick else [64.0])
     do_10x = not args.no_10x and (args.multiples is not None or not quick)
     args.multiples = args.multiples or "10"
     if not os.path.exists(args.input):

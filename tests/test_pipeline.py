@@ -105,7 +105,7 @@ def test_pzstd_multiframe_equals_single_frame(tmp_path, baseline, small_text):
     _same_tables(baseline[1], _tables(tmp_path / "out"))
     # Default grouping by size: a budget of ~1.5 frames' compressed bytes puts two frames in a unit.
     per_unit = int(1.5 * frames[0].size) * pipeline.TEXT_PER_COMPRESSED_BYTE
-    summary, code = _scan([mf], tmp_path / "out2", workers=2, unit_text_bytes=per_unit)
+    summary, code = _scan([mf], tmp_path / "out2", workers=2, frame_unit_text_bytes=per_unit)
     assert code == 0
     assert 1 < summary["units"] < len(frames)
     _same_tables(baseline[1], _tables(tmp_path / "out2"))
@@ -246,9 +246,9 @@ def test_after_a_failure_units_are_not_held_in_memory(tmp_path):
 
 
 def test_frame_groups_by_size_and_by_count():
-    """Default units group whole frames up to ~unit_text_bytes of text (estimated from the
+    """Default units group whole frames up to ~frame_unit_text_bytes of text (estimated from the
     compressed sizes); --frames-per-unit fixes the count. Every frame is in exactly one unit."""
-    budget = pipeline.UNIT_TEXT_BYTES // pipeline.TEXT_PER_COMPRESSED_BYTE
+    budget = pipeline.FRAME_UNIT_TEXT_BYTES // pipeline.TEXT_PER_COMPRESSED_BYTE
     cfg = pipeline.Config(out="x", editions=[])
     sizes = [budget // 3 + 1] * 10          # three frames fill a unit
     groups = pipeline.frame_groups(sizes, cfg)
