@@ -96,14 +96,19 @@ def piece_attacks(pt, frm, occ):
 
 
 @njit(**HOT)
-def attackers(bb, sq, by_mask, occ, target_color):
-    """Pieces in `by_mask` attacking `sq` with occupancy `occ`; `target_color` owns `sq` (for pawns)."""
-    a = KNIGHT_ATTACKS[sq] & bb[1]
-    a |= PAWN_ATTACKS[target_color, sq] & bb[0]
-    a |= KING_ATTACKS[sq] & bb[5]
-    a |= bishop_attacks(sq, occ) & (bb[2] | bb[4])
-    a |= rook_attacks(sq, occ) & (bb[3] | bb[4])
-    return a & by_mask
+def is_attacked(bb, sq, by_mask, occ, target_color):
+    """Does a piece in `by_mask` attack `sq` with occupancy `occ`? `target_color` owns `sq` (for
+    pawns). Leapers first; a slider on one of sq's empty-board lines attacks it when nothing in
+    `occ` stands between (no ray tracing; most squares have no such slider)."""
+    if ((KNIGHT_ATTACKS[sq] & bb[1]) | (PAWN_ATTACKS[target_color, sq] & bb[0]) | (KING_ATTACKS[sq] & bb[5])) & by_mask:
+        return True
+    sliders = ((BISHOP_EMPTY[sq] & (bb[2] | bb[4])) | (ROOK_EMPTY[sq] & (bb[3] | bb[4]))) & by_mask
+    while sliders:
+        s = lsb(sliders)
+        sliders &= sliders - U1
+        if not (BETWEEN[sq, s] & occ):
+            return True
+    return False
 
 
 @njit(**HOT)
@@ -132,7 +137,7 @@ def is_safe_after(bb, stm, frm, to, ep_cap_sq, moving_king):
         k = king_square(bb, stm)
         if k < 0:
             return True
-    return attackers(bb, k, enemy, occ2, stm) == U0
+    return not is_attacked(bb, k, enemy, occ2, stm)
 
 
 @njit(**HOT)
@@ -182,11 +187,11 @@ def castle_legal_for(bb, rights, color, kingside):
     if occ & between:
         return False
     enemy = bb[7 - color]
-    if attackers(bb, path0, enemy, occ, color):
+    if is_attacked(bb, path0, enemy, occ, color):
         return False
-    if attackers(bb, path1, enemy, occ, color):
+    if is_attacked(bb, path1, enemy, occ, color):
         return False
-    if attackers(bb, path2, enemy, occ, color):
+    if is_attacked(bb, path2, enemy, occ, color):
         return False
     return True
 
@@ -317,15 +322,15 @@ def checks_and_pins(bb, stm, ksq, pin_out):
 
 
 @njit(inline="always", **HOT)  # one caller: the replay loop
-def has_legal_move(bb, mb, st, chk, pinned, scratch):
+def has_legal_move(bb, mb, st, chk, pinned, ksq, scratch):
     """Any legal move? Fast when not in check: a piece that is not pinned (or moves along its
-    pin line) with a pseudo-legal target has a legal move. Falls back to gen_legal otherwise."""
+    pin line) with a pseudo-legal target has a legal move. Falls back to gen_legal otherwise.
+    ksq: the king square of the side to move (the caller has it already)."""
     if not chk:
         stm = st[0]
         own = bb[6 + stm]
         enemy = bb[7 - stm]
         occ = own | enemy
-        ksq = king_square(bb, stm)
         if ksq >= 0:
             free = own & ~pinned
             # Any unpinned pawn with an empty square ahead (the usual case, one shift).

@@ -273,7 +273,7 @@ def resolve_san(bb, mb, st, buf, a, b, chk, pinned):
     while b > a and (_at(buf, b - 1) == 43 or _at(buf, b - 1) == 35 or _at(buf, b - 1) == 33
                      or _at(buf, b - 1) == 63):
         b -= 1
-    if b - a >= 4 and _match(buf, b - 4, b, LIT_EP):
+    if b - a >= 4 and _at(buf, b - 1) == 46 and _match(buf, b - 4, b, LIT_EP):  # only 'e.p.' ends with '.'
         b -= 4
     if b <= a:
         return np.int32(0), -1
@@ -539,11 +539,12 @@ def _record(bb, mb, st, pkey, p, ws, ws97, window_start, window97, key, hmc, fla
         f |= FLAG_WINDOW97
     if legal_ep:
         f |= FLAG_LEGAL_EP
-    chk = checks_and_pins(bb, stm, king_square(bb, stm), pin_out)
+    ksq = king_square(bb, stm)
+    chk = checks_and_pins(bb, stm, ksq, pin_out)
     if chk:
         f |= FLAG_CHECK
     pinned = pin_out[0]
-    has_move = has_legal_move(bb, mb, st, chk, pinned, scratch)
+    has_move = has_legal_move(bb, mb, st, chk, pinned, ksq, scratch)
     if has_move:
         f |= FLAG_HAS_MOVE
     elif chk:
@@ -576,6 +577,157 @@ def _record(bb, mb, st, pkey, p, ws, ws97, window_start, window97, key, hmc, fla
     rep_next97[pu] = rn97
     flags[pu] = f
     clock[pu] = clk_now
+
+
+# A non-inlined copy of _record for the rare call sites (game start, null move): the replay
+# loop keeps one inlined copy, on its common path.
+_record_call = njit(**HOT)(_record.py_func)
+
+
+@njit(**HOT)
+def _fail(status, err_ply, err_s, err_e, g, code, ply, a, b):
+    """Note why game g stopped (out of the replay loop: its rare paths stay small)."""
+    status[g] = code
+    err_ply[g] = ply
+    err_s[g] = a
+    err_e[g] = b
+
+
+@njit(**HOT)
+def _comment_end(buf, i, e, plies, last_clk, flags, p, side):
+    """Index after the '{' comment at buf[i], or -1 if unterminated; takes its %clk (into
+    last_clk[side]) and draw offer. Every comment but the exact Lichess clock layout comes here."""
+    if plies > 0 and i + 18 < e and _load_u64(buf, i) == _CLK_OPEN:
+        v, t = parse_clock_end(buf, i + 8, e)
+        if t + 2 < e and buf[t] == 93 and buf[t + 1] == 32 and buf[t + 2] == 125 and not np.isnan(v):
+            last_clk[side] = v
+            return t + 3
+    # One pass to the closing brace, noting the first '%' and any 'o' (the only
+    # bytes that can start "%clk" or "offers draw"); most comments are "[%clk ...]".
+    j = i + 1
+    pct = -1
+    has_o = False
+    while j < e:
+        cj = buf[j]
+        if cj == 125:
+            break
+        if cj == 37 and pct < 0:
+            pct = j
+        elif cj == 111:
+            has_o = True
+        j += 1
+    if j >= e:
+        return -1
+    if plies > 0:
+        if pct >= 0:
+            t = _find(buf, pct, j, LIT_CLK)
+            if t >= 0:
+                v = parse_clock(buf, t + 4, j)
+                if not np.isnan(v):
+                    last_clk[side] = v
+        if has_o and _find(buf, i + 1, j, LIT_OFFERS_DRAW) >= 0:
+            flags[p] |= FLAG_OFFER
+    return j + 1
+
+
+@njit(**HOT)
+def _skip_other(buf, i, e, plies, flags, p):
+    """Index after the ';' or '%' line, '(' variation, stray ')' or '}', or '$' NAG at buf[i];
+    -1 for an unterminated variation."""
+    c = buf[i]
+    if c == 59 or c == 37:
+        while i < e and buf[i] != 10 and buf[i] != 13:
+            i += 1
+        return i
+    if c == 36:
+        i += 1
+        while i < e and _is_digit(buf[i]):
+            i += 1
+        return i
+    if c != 40:
+        return i + 1
+    if i + 2 < e and buf[i + 1] == 61 and buf[i + 2] == 41:  # '(=)' offer mark
+        if plies > 0:
+            flags[p] |= FLAG_OFFER
+        return i + 3
+    depth = 1
+    j = i + 1
+    while j < e and depth > 0:
+        cj = buf[j]
+        if cj == 123:
+            while j < e and buf[j] != 125:
+                j += 1
+        elif cj == 59:
+            while j < e and buf[j] != 10 and buf[j] != 13:
+                j += 1
+            continue
+        elif cj == 40:
+            depth += 1
+        elif cj == 41:
+            depth -= 1
+        j += 1
+    if depth > 0:
+        return -1
+    return j
+
+
+# What a token is (_token_kind).
+TOK_SKIP = 0
+TOK_RESULT = 1
+TOK_NULL = 2
+TOK_SAN = 3
+
+
+@njit(inline="always", **HOT)
+def _is_san_start(c):
+    """A file letter a-h or N B R Q K O: the token can only be SAN (or 'e.p.')."""
+    return (97 <= c <= 104) or c == 78 or c == 66 or c == 82 or c == 81 or c == 75 or c == 79
+
+
+@njit(**HOT)
+def _token_kind(buf, a, b, plies, flags, p):
+    """(TOK_*, start of the SAN) for a token buf[a:b]; the replay loop asks only for tokens
+    that do not start like SAN: numbers, results, null moves, glyphs ('=' notes a draw offer)."""
+    c0 = buf[a]
+    # A leading digit run: a move number ("12.", "12...", "1.e4"), a bare number, or
+    # the start of a result or null-move literal (checked below on the whole token).
+    k = a
+    while k < b and _is_digit(buf[k]):
+        k += 1
+    numbered = a < k < b and buf[k] == 46
+    if numbered:
+        while k < b and buf[k] == 46:
+            k += 1
+        if k == b:
+            return TOK_SKIP, a  # a move number alone (not followed by a space)
+    if (c0 == 49 or c0 == 48 or c0 == 42) and (
+            _match(buf, a, b, LIT_R10) or _match(buf, a, b, LIT_R01)
+            or _match(buf, a, b, LIT_RDRAW) or _match(buf, a, b, LIT_STAR)):
+        return TOK_RESULT, a
+    if (c0 == 45 or c0 == 90 or c0 == 48 or c0 == 64) and (
+            _match(buf, a, b, LIT_NULL1) or _match(buf, a, b, LIT_NULL2)
+            or _match(buf, a, b, LIT_NULL3) or _match(buf, a, b, LIT_NULL4)):
+        return TOK_NULL, a
+    if numbered:
+        a = k  # "1.e4": the move after its number
+    elif k == b:
+        return TOK_SKIP, a  # a bare number: ignored, as python-chess does
+    if a >= b:
+        return TOK_SKIP, a
+    # Annotation-only tokens: glyphs, evaluation symbols, '...' of '1. ... e5', '=' offer mark.
+    only_glyph = True
+    for k in range(a, b):
+        ck = buf[k]
+        if not (ck == 33 or ck == 63 or ck == 43 or ck == 45 or ck == 61 or ck == 35 or ck == 46 or ck >= 128):
+            only_glyph = False
+            break
+    if only_glyph:
+        if b - a == 1 and buf[a] == 61 and plies > 0:
+            flags[p] |= FLAG_OFFER
+        return TOK_SKIP, a
+    if buf[a] == 101 and _match(buf, a, b, LIT_EP):
+        return TOK_SKIP, a
+    return TOK_SAN, a
 
 
 @njit(**JIT)
@@ -644,15 +796,14 @@ def _replay_games(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
         # Unknown until the side's first %clk: no clock value is recorded for plies 0 and 1.
         last_clk[0] = np.nan
         last_clk[1] = np.nan
-        seen_clk = False
         ws = p
         ws97 = p
         cnow = castle_now_bits(bb, st[1]) if want97 else 0
         n_twice[0] = 0
         n_twice[1] = 0
-        _record(bb, mb, st, pkey, p, ws, ws97, True, True, key, hmc, flags, rep_next, rep_next97,
-                clock, last_clk[st[0]], fifty_min_clock, moves, scratch, n_twice, key_bits, cnow, pin_out, bb2,
-                mb2, st2, want97)
+        _record_call(bb, mb, st, pkey, p, ws, ws97, True, True, key, hmc, flags, rep_next, rep_next97,
+                     clock, last_clk[st[0]], fifty_min_clock, moves, scratch, n_twice, key_bits, cnow, pin_out, bb2,
+                     mb2, st2, want97)
         plies = 0
         i = s
         line_start = True
@@ -684,9 +835,9 @@ def _replay_games(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
                         i = k
                         continue
             if c == 123:  # '{' comment
-                # Fast path for Lichess' "{ [%clk H:MM:SS] }", 8 bytes at a time.
+                # Fast path for Lichess' "{ [%clk H:MM:SS] }", 8 bytes at a time: the exact
+                # "H:MM:SS] }" layout with plain arithmetic, else _comment_end.
                 if plies > 0 and i + 18 < e and _load_u64(buf, i) == _CLK_OPEN:
-                    # The exact "H:MM:SS] }" layout with plain arithmetic, else the general parser.
                     hms = _load_u64(buf, i + 8)
                     digits = hms & _HMS_DIGITS
                     bad_digits = ((digits & _HMS_HIGH) ^ _HMS_ZEROS) | (((digits + _HMS_SIX) & _HMS_HIGH) ^ _HMS_ZEROS)
@@ -697,166 +848,62 @@ def _replay_games(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
                                 + np.int64((d >> np.uint64(24)) & _B0) * 60
                                 + np.int64((d >> np.uint64(40)) & _B0) * 10 + np.int64((d >> np.uint64(48)) & _B0))
                         last_clk[1 - st[0]] = float(secs)
-                        seen_clk = True
                         i += 18
                         continue
-                    v, t = parse_clock_end(buf, i + 8, e)
-                    if t + 2 < e and buf[t] == 93 and buf[t + 1] == 32 and buf[t + 2] == 125 and not np.isnan(v):
-                        last_clk[1 - st[0]] = v
-                        seen_clk = True
-                        i = t + 3
-                        continue
-                # One pass to the closing brace, noting the first '%' and any 'o' (the only
-                # bytes that can start "%clk" or "offers draw"); most comments are "[%clk ...]".
-                j = i + 1
-                pct = -1
-                has_o = False
-                while j < e:
-                    cj = buf[j]
-                    if cj == 125:
-                        break
-                    if cj == 37 and pct < 0:
-                        pct = j
-                    elif cj == 111:
-                        has_o = True
-                    j += 1
-                if j >= e:
-                    status[g] = S_UNTERMINATED
-                    err_ply[g] = plies
-                    err_s[g] = i
-                    err_e[g] = min(i + 20, e)
-                    break
-                if plies > 0:
-                    if pct >= 0:
-                        t = _find(buf, pct, j, LIT_CLK)
-                        if t >= 0:
-                            v = parse_clock(buf, t + 4, j)
-                            if not np.isnan(v):
-                                last_clk[1 - st[0]] = v
-                                seen_clk = True
-                    if has_o and _find(buf, i + 1, j, LIT_OFFERS_DRAW) >= 0:
-                        flags[p] |= FLAG_OFFER
-                i = j + 1
-                continue
-            if c == 59 or (c == 37 and at_line_start):  # ';' comment or '%' escape line
-                while i < e and buf[i] != 10 and buf[i] != 13:
-                    i += 1
-                continue
-            if c == 40:  # '(' variation, or the '(=)' offer mark
-                if i + 2 < e and buf[i + 1] == 61 and buf[i + 2] == 41:
-                    if plies > 0:
-                        flags[p] |= FLAG_OFFER
-                    i += 3
-                    continue
-                depth = 1
-                j = i + 1
-                while j < e and depth > 0:
-                    cj = buf[j]
-                    if cj == 123:
-                        while j < e and buf[j] != 125:
-                            j += 1
-                    elif cj == 59:
-                        while j < e and buf[j] != 10 and buf[j] != 13:
-                            j += 1
-                        continue
-                    elif cj == 40:
-                        depth += 1
-                    elif cj == 41:
-                        depth -= 1
-                    j += 1
-                if depth > 0:
-                    status[g] = S_UNTERMINATED
-                    err_ply[g] = plies
-                    err_s[g] = i
-                    err_e[g] = min(i + 20, e)
+                j = _comment_end(buf, i, e, plies, last_clk, flags, p, 1 - st[0])
+                if j < 0:
+                    _fail(status, err_ply, err_s, err_e, g, S_UNTERMINATED, plies, i, min(i + 20, e))
                     break
                 i = j
                 continue
-            if c == 41 or c == 125:  # stray ')' or '}'
-                i += 1
-                continue
-            if c == 36:  # '$' NAG
-                i += 1
-                while i < e and _is_digit(buf[i]):
-                    i += 1
+            if c == 59 or c == 40 or c == 41 or c == 125 or c == 36 or (c == 37 and at_line_start):
+                j = _skip_other(buf, i, e, plies, flags, p)
+                if j < 0:
+                    _fail(status, err_ply, err_s, err_e, g, S_UNTERMINATED, plies, i, min(i + 20, e))
+                    break
+                i = j
                 continue
             # A token.
             j = _token_end(buf, i + 1, e)
             a = i
             b = j
             i = j
-            c0 = _at(buf, a)
-            # A leading digit run: a move number ("12.", "12...", "1.e4"), a bare number, or
-            # the start of a result or null-move literal (checked below on the whole token).
-            k = a
-            while k < b and _is_digit(_at(buf, k)):
-                k += 1
-            numbered = a < k < b and _at(buf, k) == 46
-            if numbered:
-                while k < b and _at(buf, k) == 46:
-                    k += 1
-                if k == b:
-                    continue  # a move number alone (not followed by a space)
-            if (c0 == 49 or c0 == 48 or c0 == 42) and (
-                    _match(buf, a, b, LIT_R10) or _match(buf, a, b, LIT_R01)
-                    or _match(buf, a, b, LIT_RDRAW) or _match(buf, a, b, LIT_STAR)):
-                break
-            if (c0 == 45 or c0 == 90 or c0 == 48 or c0 == 64) and (
-                    _match(buf, a, b, LIT_NULL1) or _match(buf, a, b, LIT_NULL2)
-                    or _match(buf, a, b, LIT_NULL3) or _match(buf, a, b, LIT_NULL4)):
-                # A null move ("--"): the side to move passes, as python-chess replays it.
-                # Noted on the game (first one), not an error.
-                if err_s[g] < 0:
-                    err_ply[g] = plies
-                    err_s[g] = a
-                    err_e[g] = b
-                if p + 2 > cap:
-                    status[g] = S_INTERNAL
+            if not _is_san_start(c):
+                kind, a = _token_kind(buf, a, b, plies, flags, p)
+                if kind == TOK_SKIP:
+                    continue
+                if kind == TOK_RESULT:
                     break
-                prev_ep_legal = (flags[p] & FLAG_LEGAL_EP) != 0
-                pkey ^= ZOBRIST_WHITE_TO_MOVE
-                st[0] = 1 - st[0]
-                st[2] = -1
-                st[3] += 1
-                p += 1
-                plies += 1
-                if prev_ep_legal:
-                    ws = p
-                    ws97 = p
-                _record(bb, mb, st, pkey, p, ws, ws97, prev_ep_legal, prev_ep_legal, key, hmc, flags,
-                        rep_next, rep_next97, clock, last_clk[st[0]], fifty_min_clock, moves, scratch,
-                        n_twice, key_bits, cnow, pin_out, bb2, mb2, st2, want97)
-                continue
-            if numbered:
-                a = k  # "1.e4": the move after its number
-            elif k == b:
-                continue  # a bare number: ignored, as python-chess does
-            if a >= b:
-                continue
-            # Annotation-only tokens: glyphs, evaluation symbols, '...' of '1. ... e5', '=' offer mark.
-            only_glyph = True
-            for k in range(a, b):
-                ck = _at(buf, k)
-                if not (ck == 33 or ck == 63 or ck == 43 or ck == 45 or ck == 61 or ck == 35 or ck == 46 or ck >= 128):
-                    only_glyph = False
-                    break
-            if only_glyph:
-                if b - a == 1 and _at(buf, a) == 61 and plies > 0:
-                    flags[p] |= FLAG_OFFER
-                continue
-            if _at(buf, a) == 101 and _match(buf, a, b, LIT_EP):
+                if kind == TOK_NULL:
+                    # A null move ("--"): the side to move passes, as python-chess replays it.
+                    # Noted on the game (first one), not an error.
+                    if err_s[g] < 0:
+                        err_ply[g] = plies
+                        err_s[g] = a
+                        err_e[g] = b
+                    if p + 2 > cap:
+                        status[g] = S_INTERNAL
+                        break
+                    prev_ep_legal = (flags[p] & FLAG_LEGAL_EP) != 0
+                    pkey ^= ZOBRIST_WHITE_TO_MOVE
+                    st[0] = 1 - st[0]
+                    st[2] = -1
+                    st[3] += 1
+                    p += 1
+                    plies += 1
+                    if prev_ep_legal:
+                        ws = p
+                        ws97 = p
+                    _record_call(bb, mb, st, pkey, p, ws, ws97, prev_ep_legal, prev_ep_legal, key, hmc, flags,
+                                 rep_next, rep_next97, clock, last_clk[st[0]], fifty_min_clock, moves, scratch,
+                                 n_twice, key_bits, cnow, pin_out, bb2, mb2, st2, want97)
+                    continue
+            elif c == 101 and b - a == 4 and _at(buf, a + 1) == 46 and _match(buf, a, b, LIT_EP):
                 continue
             m, nmatch = resolve_san(bb, mb, st, buf, a, b, (flags[p] & FLAG_CHECK) != 0, pin_out[0])
             if nmatch != 1:
-                if nmatch < 0:
-                    status[g] = S_BAD_TOKEN
-                elif nmatch == 0:
-                    status[g] = S_ILLEGAL
-                else:
-                    status[g] = S_AMBIGUOUS
-                err_ply[g] = plies
-                err_s[g] = a
-                err_e[g] = b
+                code = S_BAD_TOKEN if nmatch < 0 else (S_ILLEGAL if nmatch == 0 else S_AMBIGUOUS)
+                _fail(status, err_ply, err_s, err_e, g, code, plies, a, b)
                 break
             if p + 2 > cap:
                 status[g] = S_INTERNAL
@@ -880,7 +927,8 @@ def _replay_games(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
             _record(bb, mb, st, pkey, p, ws, ws97, irreversible, window97, key, hmc, flags, rep_next,
                     rep_next97, clock, last_clk[st[0]], fifty_min_clock, moves, scratch, n_twice, key_bits, cnow,
                     pin_out, bb2, mb2, st2, want97)
-        if not seen_clk:
+        # last_clk only ever receives numbers: both still NaN = the game has no %clk.
+        if np.isnan(last_clk[0]) and np.isnan(last_clk[1]):
             for q in range(g0, p + 1):
                 clock[q] = _NAN32
         if status[g] == S_OK and plies == 0:
