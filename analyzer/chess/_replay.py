@@ -83,12 +83,6 @@ def _is_space(c):
 
 
 @njit(inline="always", **HOT)
-def _is_delim(c):
-    # '{' '}' '(' ')' ';' '$'
-    return c == 123 or c == 125 or c == 40 or c == 41 or c == 59 or c == 36
-
-
-@njit(inline="always", **HOT)
 def _is_digit(c):
     return 48 <= c <= 57
 
