@@ -1,11 +1,15 @@
 """Point numba's on-disk cache at a writable place before any kernel module is imported.
 
 `@njit(cache=True)` writes next to the source file by default; from a read-only install that
-fails at import. We default NUMBA_CACHE_DIR to the user cache (XDG) unless the caller set it.
+fails at import. We default NUMBA_CACHE_DIR to the user cache (XDG) unless the caller set it,
+in a subdirectory named by a hash of the package's sources: numba keys a cached kernel on its
+own file only, so an edit of a helper module (e.g. `_board.py`, inlined into `_replay.py`)
+would otherwise leave stale machine code in use.
 Import this module first in every module that defines kernels.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import tempfile
 
@@ -15,10 +19,26 @@ def _default_cache_dir() -> str:
     return os.path.join(base, "analyzer", "numba")
 
 
+def _source_stamp() -> str:
+    """Hash of every .py file of the package (~1 ms)."""
+    digest = hashlib.sha1()
+    root = os.path.dirname(os.path.abspath(__file__))
+    for dirpath, dirnames, files in os.walk(root):
+        dirnames.sort()
+        for name in sorted(files):
+            if name.endswith(".py"):
+                digest.update(name.encode())
+                with open(os.path.join(dirpath, name), "rb") as fh:
+                    digest.update(fh.read())
+    return digest.hexdigest()[:16]
+
+
 def _ensure_cache_dir() -> None:
     if os.environ.get("NUMBA_CACHE_DIR"):
         return
-    for path in (_default_cache_dir(), os.path.join(tempfile.gettempdir(), f"analyzer-numba-{os.getuid()}")):
+    stamp = _source_stamp()
+    for base in (_default_cache_dir(), os.path.join(tempfile.gettempdir(), f"analyzer-numba-{os.getuid()}")):
+        path = os.path.join(base, stamp)
         try:
             os.makedirs(path, exist_ok=True)
             probe = os.path.join(path, ".write-probe")

@@ -7,8 +7,9 @@ import subprocess
 import sys
 
 
-def _run(code, env):
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
+def _run(code, env, cwd=None):
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600,
+                          cwd=cwd)
 
 
 def test_cache_dir_defaults_to_user_cache(tmp_path):
@@ -16,7 +17,38 @@ def test_cache_dir_defaults_to_user_cache(tmp_path):
     env.pop("NUMBA_CACHE_DIR", None)
     r = _run("import analyzer._numba_env, os; print(os.environ['NUMBA_CACHE_DIR'])", env)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.strip() == str(tmp_path / "cache" / "analyzer" / "numba")
+    path = r.stdout.strip()
+    assert os.path.dirname(path) == str(tmp_path / "cache" / "analyzer" / "numba")
+    assert len(os.path.basename(path)) == 16
+
+
+def test_cache_dir_changes_with_any_source_file(tmp_path):
+    """numba keys a cached kernel on its own file only: a kernel that inlines a helper from
+    _board.py would keep stale code after an edit of _board.py. The default cache directory is
+    named by a hash of all sources, so such an edit gets a fresh cache."""
+    import shutil
+
+    import analyzer
+
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"))
+    env.pop("NUMBA_CACHE_DIR", None)
+    code = "import analyzer._numba_env, os; print(os.environ['NUMBA_CACHE_DIR'])"
+    dirs = []
+    for edit in (False, True):
+        copy = tmp_path / f"src{int(edit)}"
+        shutil.copytree(os.path.dirname(analyzer.__file__), copy / "analyzer",
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        if edit:
+            with open(copy / "analyzer" / "chess" / "_board.py", "a") as fh:
+                fh.write("\n# an edit\n")
+        r = _run(code + "; print(analyzer.__file__)", dict(env, PYTHONPATH=str(copy)), cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+        cache_dir, imported = r.stdout.split()
+        assert imported.startswith(str(copy))
+        dirs.append(cache_dir)
+    assert dirs[0] != dirs[1]
+    r = _run(code, dict(env, PYTHONPATH=str(tmp_path / "src0")), cwd=tmp_path)
+    assert r.stdout.strip() == dirs[0]     # same sources, same cache
 
 
 def test_unwritable_user_cache_falls_back_and_kernels_run(tmp_path):
