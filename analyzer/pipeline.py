@@ -84,7 +84,7 @@ class UnitSpec:
     index: int
     path: str
     text_start: int | None = None          # global offset of the region (sequential inputs)
-    payload: bytes | bytearray | list | None = None   # the text, or its pieces in order
+    payload: list | None = None            # the text as its read pieces, in order (sequential inputs)
     leading_fragment: bool = False         # region starts inside an oversized game: skip to a game start
     frames: list | None = None             # [(offset, size), ...] of the whole file (frame units)
     first_frame: int = 0
@@ -254,8 +254,7 @@ def run_unit(spec: UnitSpec, cfg: Config, hold: bool = False) -> dict:
         else:
             if spec.leading_fragment:
                 ra.start_inside()
-            pieces = spec.payload if isinstance(spec.payload, (list, tuple)) else [spec.payload or b""]
-            for piece in pieces:
+            for piece in spec.payload or []:
                 view = memoryview(piece)
                 for k in range(0, len(piece), READ_CHUNK):
                     ra.feed(view[k:k + READ_CHUNK])
@@ -326,10 +325,6 @@ def _count(counts: dict, games: pa.Table, events: pa.Table) -> None:
                 e, rest = divmod(key, nr * nk)
                 r, k = divmod(rest, nk)
                 _add(counts["events"], f"{ed_names[e]}:{rule_names[r]}:{kind_names[k]}", n)
-
-
-_RULE_COLUMNS = ("first_threefold_claim_ply", "first_fifty_claim_ply", "first_fivefold_ply",
-                 "first_seventyfive_ply", "first_missed_claim_ply")
 
 
 # ---------------------------------------------------------------------------------------------

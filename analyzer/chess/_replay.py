@@ -440,6 +440,18 @@ def count_back(keys, p, ws, k):
     return n
 
 
+@njit(inline="always", **HOT)
+def repetition_count(keys, p, ws, k, seen):
+    """(count_back(keys, p, ws, k) for keys[p] == k, seen with k's bit set), filtered: `seen`
+    holds one bit (the key's top 6 bits) per position of p's parity since the window start ws
+    (the caller keeps one word per parity and clears both there); a clear bit means k occurs
+    for the first time, so most positions skip the walk back."""
+    bit = U1 << (k >> np.uint64(58))
+    if seen & bit:
+        return count_back(keys, p, ws, k), seen
+    return 1, seen | bit
+
+
 @njit(**HOT)
 def _copy_board(bb, mb, st, bb2, mb2, st2):
     """bb2, mb2, st2 = copies of the position (scratch arrays: helpers here do not allocate)."""
@@ -510,10 +522,8 @@ def _fifty_intended(bb, mb, st, moves, nmoves, scratch, bb2, mb2, st2):
 def _record(bb, mb, st, pkey, p, ws, ws97, window_start, window97, key, hmc, flags, rep_next,
             rep_next97, clock, clk_now, fifty_min_clock, moves, scratch, n_twice, key_bits, cnow, pin_out, bb2, mb2,
             st2, want97):
-    """Compute and store the facts of the position now on the board at index p.
-
-    key_bits[p % 2]: one bit (the key's top 6 bits) per position of that parity in the window; a key
-    whose bit is not set occurs once, so most positions skip the walk back over the window."""
+    """Compute and store the facts of the position now on the board at index p (key_bits: the
+    seen-set of repetition_count)."""
     stm = st[0]
     legal_ep = has_legal_ep(bb, st) if st[2] >= 0 else False
     k = pkey ^ ZOBRIST_CASTLE[st[1]]
@@ -549,12 +559,9 @@ def _record(bb, mb, st, pkey, p, ws, ws97, window_start, window97, key, hmc, fla
         if insufficient_material(bb):
             f |= FLAG_INSUFFICIENT
     # Repetition bookkeeping for the intended-move lookahead.
-    key_bit = U1 << (k >> np.uint64(58))
-    if key_bits[p & 1] & key_bit:
-        if count_back(key, p, ws, k) == 2:
-            n_twice[stm] += 1
-    else:
-        key_bits[p & 1] |= key_bit
+    c, key_bits[p & 1] = repetition_count(key, p, ws, k, key_bits[p & 1])
+    if c == 2:
+        n_twice[stm] += 1
     rn = 0
     rn97 = 0
     need_rep = has_move and n_twice[1 - stm] > 0

@@ -126,9 +126,9 @@ def _dict_strings(buf, vs, ve, esc) -> tuple[pa.DictionaryArray, np.ndarray]:
     return arr, codes
 
 
-def _dict_lookup(arr: pa.DictionaryArray, codes: np.ndarray, values_mask) -> np.ndarray:
+def _dict_lookup(codes: np.ndarray, values_mask) -> np.ndarray:
     """Per row: is the row's value one of those where `values_mask` (over the dictionary) is
-    True? False for null rows."""
+    True? False for null rows (code -1)."""
     hit = np.append(np.asarray(values_mask, np.bool_), False)   # code -1 -> the extra False
     return hit[codes]
 
@@ -169,7 +169,7 @@ def analyze_block(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, *, sour
     # those few in Python.
     variant_col, variant_codes = dict_col("Variant")
     standard = [v.strip().lower() in _STANDARD_VARIANTS for v in variant_col.dictionary.to_pylist()]
-    plain_variant = (variant_codes < 0) | _dict_lookup(variant_col, variant_codes, standard)
+    plain_variant = (variant_codes < 0) | _dict_lookup(variant_codes, standard)
     init_idx = np.zeros(n, np.int64)
     pre_status = np.full(n, -1, np.int64)
     messages: dict[int, str] = {}
@@ -282,8 +282,8 @@ def analyze_block(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, *, sour
     result_code = np.full(n, K.RESULT_UNKNOWN, np.int64)
     result_texts = result.dictionary.to_pylist()
     for code, text in ((K.RESULT_WHITE, "1-0"), (K.RESULT_BLACK, "0-1"), (K.RESULT_DRAW, "1/2-1/2")):
-        result_code[_dict_lookup(result, result_codes, [v == text for v in result_texts])] = code
-    time_forfeit = _dict_lookup(termination, termination_codes,
+        result_code[_dict_lookup(result_codes, [v == text for v in result_texts])] = code
+    time_forfeit = _dict_lookup(termination_codes,
                                 [v == "Time forfeit" for v in termination.dictionary.to_pylist()])
     date_for_rules = pc.coalesce(headers["utc_date"], headers["date"])
 

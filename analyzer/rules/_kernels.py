@@ -19,7 +19,7 @@ from numba import njit
 
 from analyzer.chess._replay import (
     FLAG_FIFTY_INTENDED, FLAG_HAS_MOVE, FLAG_INSUFFICIENT, FLAG_OFFER,
-    FLAG_STALEMATE, FLAG_WINDOW97, FLAG_WINDOW_START, count_back,
+    FLAG_STALEMATE, FLAG_WINDOW97, FLAG_WINDOW_START, repetition_count,
 )
 
 JIT = dict(cache=True, nogil=True)
@@ -102,9 +102,7 @@ def apply_rules(pos_off, stm0, result_code, time_forfeit, auto_rep_on, params,
         plies = g1 - g0 - 1
         ws = g0
         reps = 1
-        # One bit (the key's top 6 bits) per position of each parity seen in the window: a key
-        # whose bit is clear occurs for the first time, so most positions skip the walk back.
-        seen0 = np.uint64(0)
+        seen0 = np.uint64(0)     # repetition_count's seen-sets, one per parity
         seen1 = np.uint64(0)
         t_now = t_int = f_now = f_int = five = seventy = False
         for p in range(g0, g1):
@@ -115,17 +113,10 @@ def apply_rules(pos_off, stm0, result_code, time_forfeit, auto_rep_on, params,
                 ws = p
                 seen0 = np.uint64(0)
                 seen1 = np.uint64(0)
-            k = keys[p]
-            kbit = np.uint64(1) << (k >> np.uint64(58))
-            seen = seen0 if p & 1 == 0 else seen1
-            if seen & kbit:
-                reps = count_back(keys, p, ws, k)
+            if p & 1:
+                reps, seen1 = repetition_count(keys, p, ws, keys[p], seen1)
             else:
-                reps = 1
-                if p & 1 == 0:
-                    seen0 |= kbit
-                else:
-                    seen1 |= kbit
+                reps, seen0 = repetition_count(keys, p, ws, keys[p], seen0)
             has_move = (f & FLAG_HAS_MOVE) != 0
             going_on = i < plies
             # Threefold (claims).
