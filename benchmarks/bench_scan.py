@@ -299,8 +299,6 @@ def _stages_main(path: str) -> int:
     # stage 4: Parquet write (zstd), to a temp dir
     tmp = tempfile.mkdtemp(prefix="bench_stages-")
     try:
-        from analyzer import tables
-
         from analyzer import pipeline
 
         # As the in-process engines write: one part per unit (here: all blocks as one unit).
