@@ -157,9 +157,11 @@ def test_truncated_compressed_input(tmp_path, small_text, fmt):
         assert a["byte_offset"] == b["byte_offset"]
 
 
-def test_corrupt_frame_in_pzstd_file(tmp_path, small_text):
-    """Bytes flipped inside frame 2 of a pzstd file: that frame's games are lost (reported),
-    the other frames are analyzed as if nothing happened."""
+@pytest.mark.parametrize("damage", ["flipped", "cut"])
+def test_corrupt_frame_in_pzstd_file(tmp_path, small_text, damage):
+    """Bytes flipped inside frame 2 of a pzstd file, or frame 2 cut short with its skippable
+    header saying so (the decoder then returns the blocks it has and no error): that frame's
+    games are lost (reported), the other frames are analyzed as if nothing happened."""
     text = small_text * 2                                  # ~11 MB: pzstd -1 cuts ~2 MiB frames
     plain = tmp_path / "big.pgn"
     plain.write_bytes(text)
@@ -176,8 +178,13 @@ def test_corrupt_frame_in_pzstd_file(tmp_path, small_text):
     for fr in frames:
         bounds.append(bounds[-1] + len(dctx.decompressobj().decompress(bytes(raw[fr.offset:fr.offset + fr.size]))))
     f2 = frames[2]
-    for k in range(100, 140):
-        raw[f2.offset + f2.size // 2 + k] ^= 0xFF
+    if damage == "flipped":
+        for k in range(100, 140):
+            raw[f2.offset + f2.size // 2 + k] ^= 0xFF
+    else:
+        cut = 100
+        raw[f2.offset - 4:f2.offset] = (f2.size - cut).to_bytes(4, "little")
+        del raw[f2.offset + f2.size - cut:f2.offset + f2.size]
     bad = tmp_path / "bad.pgn.zst"
     bad.write_bytes(bytes(raw))
     ref_out, out = tmp_path / "ref", tmp_path / "out"
