@@ -73,6 +73,19 @@ def test_python_chess_reproduces_the_vectors():
         assert chess.polyglot.zobrist_hash(chess.Board(fen)) == key
 
 
+def test_vendored_table_and_start_position_match_python_chess():
+    """The scan does not import python-chess (start-up time): its copy of the Polyglot numbers
+    and its standard start arrays must be python-chess's."""
+    import numpy as np
+
+    from analyzer.chess import _polyglot
+    from analyzer.chess.analyze import _standard_start, _start_arrays
+
+    assert _polyglot.POLYGLOT_RANDOM == tuple(chess.polyglot.POLYGLOT_RANDOM_ARRAY)
+    for ours, theirs in zip(_standard_start(), _start_arrays(chess.Board())):
+        assert ours.dtype == theirs.dtype and np.array_equal(ours, theirs)
+
+
 @pytest.mark.parametrize("fen,key", POLYGLOT_VECTORS, ids=[f"{k:016x}" for _, k in POLYGLOT_VECTORS])
 def test_polyglot_vectors(fen, key):
     assert _fide_key()(fen) == key, f"{fen}: expected {key:016x}, got {_fide_key()(fen):016x}"

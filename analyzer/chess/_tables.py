@@ -6,8 +6,9 @@ numba never mixes signed and unsigned bitboards.
 """
 from __future__ import annotations
 
-import chess.polyglot
 import numpy as np
+
+from analyzer.chess._polyglot import POLYGLOT_RANDOM
 
 WHITE = 0
 BLACK = 1
@@ -97,7 +98,7 @@ CASTLE_MASK_BY_SQUARE[63] = CASTLE_BK
 
 # Polyglot keys: 0..767 pieces (64 * kind + square, kind = 2 * (type - 1) + is_white),
 # 768..771 castling (WK, WQ, BK, BQ), 772..779 en-passant file, 780 white to move.
-POLYGLOT = np.array(chess.polyglot.POLYGLOT_RANDOM_ARRAY, dtype=np.uint64)
+POLYGLOT = np.array(POLYGLOT_RANDOM, dtype=np.uint64)
 ZOBRIST_PIECE = np.zeros((2, 7, 64), dtype=np.uint64)  # [colour, type, square]
 for _c in (WHITE, BLACK):
     for _t in range(1, 7):

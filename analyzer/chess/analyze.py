@@ -9,7 +9,6 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-import chess
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -39,7 +38,10 @@ class BlockResult:
     n_games: int
 
 
-def _start_arrays(board: chess.Board):
+def _start_arrays(board):
+    """(bitboards, mailbox, state) of a python-chess Board, as the replay kernel takes them."""
+    import chess
+
     bb = np.zeros(8, np.uint64)
     mb = np.zeros(64, np.int8)
     for sq, piece in board.piece_map().items():
@@ -61,7 +63,24 @@ def _start_arrays(board: chess.Board):
     return bb, mb, st
 
 
-_STD_BB, _STD_MB, _STD_ST = _start_arrays(chess.Board())
+def _standard_start():
+    """_start_arrays(chess.Board()) without importing python-chess (~60 ms of every scan's
+    start-up; tests/test_polyglot.py checks the two agree)."""
+    back = (4, 2, 3, 5, 6, 3, 2, 4)                    # a1..h1: R N B Q K B N R
+    mb = np.zeros(64, np.int8)
+    mb[0:8] = back
+    mb[8:16] = 1
+    mb[48:56] = 1
+    mb[56:64] = back
+    bb = np.zeros(8, np.uint64)
+    for sq in np.nonzero(mb)[0]:
+        bb[mb[sq] - 1] |= np.uint64(1 << int(sq))
+        bb[6 if sq < 32 else 7] |= np.uint64(1 << int(sq))
+    st = np.array([0, 15, -1, 0], np.int64)           # white to move, KQkq, no e.p., clock 0
+    return bb, mb, st
+
+
+_STD_BB, _STD_MB, _STD_ST = _standard_start()
 
 
 _FACT_TYPES = {"key": np.uint64, "hmc": np.int32, "flags": np.uint16, "rep_next": np.int8,
@@ -190,6 +209,8 @@ def analyze_block(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, *, sour
             messages[int(g)] = f"variant {variant!r} is not analyzed (standard chess rules only)"
             continue
         if val_s[g, _T["FEN"]] >= 0:
+            import chess
+
             fen = _text(buf, val_s[g, _T["FEN"]], val_e[g, _T["FEN"]]).strip()
             try:
                 board = chess.Board(fen)
