@@ -57,3 +57,43 @@ _ensure_cache_dir()
 # spin-waits showed up as ~3% of a 2-worker scan (perf). Effective when analyzer is imported
 # before numpy (the CLI); the caller's setting wins.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
+def skip_registry_refresh_on_cache_hits() -> bool:
+    """Load cached kernels without numba's target-context refresh (~0.15 s of a scan's start-up,
+    serial: it imports and installs every lowering registry, which only compiling needs).
+
+    numba's `Cache.load_overload` refreshes the context before each load. Here a load first
+    tries the cache with only the numba runtime initialised (the cached machine code links
+    against it); on a miss the original path runs (refresh, load, then compile), and the
+    context counts as refreshed from then on. Applied by the command line only, and only where
+    numba has the internals this relies on (else returns False and nothing changes).
+    tests/test_numba_cache.py runs scans through this path and compares their tables."""
+    try:
+        from numba.core import caching
+        from numba.core.runtime import nrt
+        import numba.cpython.hashing  # noqa: F401  (its symbols, as the refresh would load them)
+    except ImportError:
+        return False
+    cache = caching.Cache
+    original = cache.load_overload
+    if getattr(original, "_analyzer_fast", False):
+        return True
+    if not (hasattr(cache, "_load_overload") and hasattr(cache, "_guard_against_spurious_io_errors")
+            and hasattr(nrt.rtsys, "initialize")):
+        return False
+
+    def load_overload(self, sig, target_context):
+        if getattr(target_context, "_analyzer_refreshed", False):
+            return original(self, sig, target_context)
+        nrt.rtsys.initialize(target_context)
+        with self._guard_against_spurious_io_errors():
+            loaded = self._load_overload(sig, target_context)
+        if loaded is None:
+            target_context._analyzer_refreshed = True
+            return original(self, sig, target_context)
+        return loaded
+
+    load_overload._analyzer_fast = True
+    cache.load_overload = load_overload
+    return True

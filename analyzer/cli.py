@@ -151,6 +151,9 @@ def cmd_scan(args) -> int:
                           frames_per_unit=args.frames_per_unit)
     import gc
 
+    from analyzer._numba_env import skip_registry_refresh_on_cache_hits
+
+    skip_registry_refresh_on_cache_hits()
     gc.freeze()  # the imported modules' objects need no cyclic-GC passes during the scan (GIL time)
     try:
         summary, code = run.run_scan(inputs, cfg, workers=workers, engine=args.engine,

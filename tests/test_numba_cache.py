@@ -137,3 +137,51 @@ print(json.dumps([new, twice]))
     new, twice = json.loads(r.stdout.strip().splitlines()[-1])
     assert new == {}, f"compiled after warmup: {new}"
     assert twice == {}, f"compiled for both read-only and writable arrays: {twice}"
+
+
+def test_cli_loads_cached_kernels_without_the_registry_refresh(tmp_path):
+    """The command line loads cached kernels without numba's registry refresh (start-up time,
+    _numba_env.skip_registry_refresh_on_cache_hits): after a first scan has filled the cache,
+    a second one must refresh nothing, and its tables must equal those of numba's own path."""
+    import pyarrow.parquet as pq
+
+    data = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")
+    small = os.path.join(data, "lichess_small.pgn")
+    if not os.path.exists(small):
+        import pytest
+
+        pytest.skip("shared data not available")
+    (tmp_path / "g.pgn").write_bytes(open(small, "rb").read()[:600_000])
+    cli_scan = f"""
+import json, sys
+from analyzer import cli
+from numba.core import base
+calls = []
+refresh = base.BaseContext.refresh
+base.BaseContext.refresh = lambda self: (calls.append(1), refresh(self))[1]
+code = cli.main(["scan", {str(tmp_path / "g.pgn")!r}, "--out", sys.argv[1], "--workers", "2",
+                 "--progress-interval", "0"])
+from numba.core import caching
+print(json.dumps([code, len(calls), getattr(caching.Cache.load_overload, "_analyzer_fast", False)]))
+"""
+    plain_scan = f"""
+import sys
+from analyzer import pipeline, run
+from analyzer.editions import resolve
+run.run_scan([{str(tmp_path / "g.pgn")!r}], pipeline.Config(out=sys.argv[1], editions=resolve(["fide_2018"])),
+             workers=2, progress_interval=0)
+"""
+    results = []
+    for k, code in enumerate((cli_scan, cli_scan, plain_scan)):
+        out = str(tmp_path / f"out{k}")
+        r = subprocess.run([sys.executable, "-c", code, out], capture_output=True, text=True, timeout=900)
+        assert r.returncode == 0, r.stderr[-3000:]
+        results.append(r.stdout.strip().splitlines()[-1] if k < 2 else None)
+    code, refreshes, patched = json.loads(results[1])
+    assert code == 0 and patched, "the numba internals this relies on have changed"
+    assert refreshes == 0, "a scan after a warm cache still refreshed numba's registries"
+    for table in ("games", "events"):
+        fast = pq.read_table(str(tmp_path / "out1" / table))
+        plain = pq.read_table(str(tmp_path / "out2" / table))
+        assert fast.num_rows > 0 or table == "events"
+        assert fast.equals(plain)
