@@ -731,6 +731,13 @@ def report(res: dict) -> None:
                     print(f"  without the start-up ({t:.2f} s, serial in both): w1 {sc['games'] / (a[2] - t):,.0f} "
                           f"games/s ({1e6 * (a[4] - tc) / sc['games']:.1f} µs CPU/game), w2 "
                           f"{sc['games'] / (b2[2] - t):,.0f} games/s: speed-up {(a[2] - t) / (b2[2] - t):.2f}x")
+            r1 = res["runs"][f"analyzer w1, {sc['k']}x pzstd"]
+            r2 = res["runs"][f"analyzer w2, {sc['k']}x pzstd"]
+            pairs = [x["wall"] / y["wall"] for x, y in zip(r1, r2)]
+            # The machine's speed drifts by +-10% over minutes: the w1 and w2 runs of one round
+            # follow each other, so their ratio is the least disturbed estimate.
+            print(f"  per round (w1 and w2 back to back): {' '.join(f'{x:.2f}x' for x in pairs)}; "
+                  f"median {statistics.median(pairs):.2f}x")
     if w2:
         m1 = max(res["runs"]["analyzer w2"], key=lambda m: m["maxrss_mb"])
         print("peak RSS with --workers 2 (sampled main process / largest worker / tree sum; ru_maxrss):")
