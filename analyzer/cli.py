@@ -87,9 +87,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--custom", action="append", default=[], metavar="NAME:key=value,...",
                    help="a custom edition, e.g. forty:claim_moves=40,automatic_moves=0 (selected automatically)")
     s.add_argument("--workers", type=_positive_int, default=None, help="worker processes (default: all cores)")
-    s.add_argument("--engine", choices=("local", "processes", "dask"), default="local",
-                   help="local: worker threads (the kernels release the GIL); processes: a process "
-                   "pool; dask: a Dask cluster (a local one unless --scheduler)")
+    s.add_argument("--engine", choices=("local", "threads", "processes", "dask"), default="local",
+                   help="local: on Linux, pzstd inputs in forked worker processes that write their "
+                   "own parts, other inputs in worker threads (the kernels release the GIL); "
+                   "threads: worker threads for every input; processes: a spawned process pool; "
+                   "dask: a Dask cluster (a local one unless --scheduler)")
     s.add_argument("--scheduler", help="address of a Dask scheduler (implies --engine dask)")
     s.add_argument("--force", action="store_true", help="recompute units already done by an earlier run")
     s.add_argument("--progress-interval", type=float, default=10.0, help="seconds between progress lines (0 = none)")

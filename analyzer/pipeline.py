@@ -528,14 +528,19 @@ class OrderedFinalizer:
             held = r.pop("_held", None)
             if held is None:
                 continue
-            g, e = staging_paths(self.out, self.source, r["unit"])
             try:
-                _atomic_write_table(held[0], g)
-                _atomic_write_table(held[1], e)
-                _atomic_write_json(r, unit_manifest_path(self.out, self.source, r["unit"]))
+                stage_unit(self.out, self.source, r, held[0], held[1])
             except Exception:  # noqa: BLE001 - only saves work for a rerun; it recomputes the unit
                 pass
         self.waiting = {}
+
+
+def stage_unit(out: str, source: str, rec: dict, games: pa.Table, events: pa.Table) -> None:
+    """A unit's parts in staging (local numbering), then its record: a rerun reuses them."""
+    g, e = staging_paths(out, source, rec["unit"])
+    _atomic_write_table(games, g)
+    _atomic_write_table(events, e)
+    _atomic_write_json(rec, unit_manifest_path(out, source, rec["unit"]))
 
 
 def finalize_source(out: str, source: str, n_units: int) -> dict:

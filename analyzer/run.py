@@ -11,7 +11,7 @@ import time
 import traceback
 from concurrent.futures import FIRST_COMPLETED, wait
 
-from analyzer import pipeline
+from analyzer import forked, pipeline
 from analyzer.io import sources
 
 
@@ -98,8 +98,9 @@ def _unit_done(out: str, spec: pipeline.UnitSpec, fingerprint: dict, identity: d
 
 
 class _Executor:
-    """In-process, threads (`local`), process pool (`processes`) or Dask: submit(spec) ->
-    future-like; results in any order."""
+    """In-process, threads (`local`, `threads`), process pool (`processes`) or Dask:
+    submit(spec) -> future-like; results in any order. (`local` runs pzstd sources in forked
+    processes instead, see analyzer.forked, when it can.)"""
 
     def __init__(self, workers: int, engine: str, scheduler: str | None):
         self.kind = "inline" if (workers <= 1 and engine == "local" and not scheduler) else engine
@@ -224,6 +225,20 @@ def run_scan(inputs: list[str], cfg: pipeline.Config, *, workers: int = 1, engin
             pending = {}
             n_units = 0
             finalizer = pipeline.OrderedFinalizer(cfg.out, info.name)
+            if frames and executor.kind == "local" and forked.available(workers):
+                # Frame units in forked processes (no shared GIL); they write their own parts.
+                n_units = len(units)
+                done_recs: dict = {}
+                for spec in units:
+                    rec = None if force else _unit_done(cfg.out, spec, fingerprint, ident)
+                    if rec is not None:
+                        done_recs[spec.index] = rec
+                        progress.add(rec)
+                todo = [s.index for s in units if s.index not in done_recs]
+                recs, fails = forked.run_frame_units(units, todo, done_recs, cfg, workers, ident, progress,
+                                                     _run_unit_safe)
+                failures += fails
+                units = []
             for spec in units:
                 n_units += 1
                 if not frames:

@@ -300,3 +300,113 @@ def test_cut_over_pieces_equals_cut_over_the_joined_text(small_text):
         head, tail = pipeline._split_pieces(pieces, at)
         assert b"".join(head) == text[:at] and b"".join(tail) == text[at:]
         assert all(head) and all(tail)     # no empty pieces
+
+
+# ---------------------------------------------------------------------------------------------
+# The forked engine (pzstd inputs, several workers, Linux): children write their own parts
+
+
+def _pzstd_file(tmp_path, text, name="games"):
+    if shutil.which("pzstd") is None:
+        pytest.fail("pzstd (Debian package zstd) is required; .ci/run installs it")
+    plain = tmp_path / f"{name}.pgn"
+    plain.write_bytes(text)
+    mf = tmp_path / f"{name}.pgn.zst"
+    subprocess.run(["pzstd", "-q", "-1", "-p", "2", "-f", "-o", str(mf), str(plain)], check=True)
+    return mf
+
+
+def _scan_engine(inputs, out, engine, workers=2, **cfg_kw):
+    cfg = pipeline.Config(out=str(out), editions=resolve(["fide_2018"]), **cfg_kw)
+    return run.run_scan([str(p) for p in inputs], cfg, workers=workers, engine=engine, progress_interval=0)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the forked engine is for Linux")
+@pytest.mark.parametrize("failure", ["exception", "worker exits"])
+def test_forked_engine_failure_then_rerun_gives_the_threads_tables(tmp_path, small_text, monkeypatch, failure):
+    """A unit that raises, or a worker process that dies, in the forked engine: the run exits 1
+    naming the unit, the other units are kept (final or staging), and a rerun recomputes only
+    what is missing and gives the tables of a run with worker threads."""
+    mf = _pzstd_file(tmp_path, small_text * 2)
+    ref = tmp_path / "ref"
+    summary, code = _scan_engine([mf], ref, "threads", frames_per_unit=1)
+    assert code == 0 and summary["units"] >= 5
+    pids = tmp_path / "pids"
+    real = pipeline.run_unit
+
+    def flaky(spec, cfg, hold=False):
+        with open(pids, "a") as fh:
+            fh.write(f"{os.getpid()} {spec.index}\n")
+        if spec.index == 2:
+            if failure == "exception":
+                raise RuntimeError("injected failure")
+            os._exit(3)
+        return real(spec, cfg, hold=hold)
+
+    monkeypatch.setattr(pipeline, "run_unit", flaky)
+    out = tmp_path / "out"
+    summary, code = _scan_engine([mf], out, "local", frames_per_unit=1)
+    assert code == 1
+    assert any("unit 2:" in u for u in summary["units_failed"]), summary["units_failed"]
+    worker_pids = {line.split()[0] for line in pids.read_text().splitlines()}
+    assert str(os.getpid()) not in worker_pids and len(worker_pids) >= 1   # units ran in children
+    monkeypatch.setattr(pipeline, "run_unit", real)
+    summary, code = _scan_engine([mf], out, "local", frames_per_unit=1)
+    assert code == 0, summary["units_failed"]
+    _same_tables(_tables(ref), _tables(out))
+
+
+def _alive(pid: str) -> bool:
+    """Running (not gone, not a zombie waiting for a reaper)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _live_children(ppid: int) -> list[str]:
+    kids = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as fh:
+                    fields = fh.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == ppid and fields[0] != "Z":
+                kids.append(d)
+    return kids
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the forked engine is for Linux")
+def test_forked_engine_kill_9_midway_then_resume(tmp_path, small_text):
+    """kill -9 of a 2-worker scan of a pzstd file (forked workers) midway, then the same command:
+    the tables of an uninterrupted run; the workers do not outlive their parent."""
+    mf = _pzstd_file(tmp_path, small_text * 3)
+    args = ["scan", str(mf), "--workers", "2", "--frames-per-unit", "1", "--progress-interval", "0"]
+    r = _cli(*args, "--out", str(tmp_path / "ref"), "--engine", "threads")
+    assert r.returncode == 0, r.stderr
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "analyzer.cli", *args, "--out", str(out)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    mdir = out / "_manifest" / "games"
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        if mdir.exists() and len(list(mdir.glob("unit-*.json"))) >= 2:
+            break
+        time.sleep(0.02)
+    children = _live_children(proc.pid)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert not (mdir / "source.json").exists(), "run finished before the kill"
+    assert len(children) == 2, "the scan did not run in two forked workers"
+    deadline = time.time() + 60
+    while time.time() < deadline and any(_alive(p) for p in children):
+        time.sleep(0.05)
+    assert not any(_alive(p) for p in children), "worker processes outlived the killed parent"
+    for p in list((out / "games").rglob("*.parquet")) + list((out / "events").rglob("*.parquet")):
+        pl.read_parquet(p)
+    r = _cli(*args, "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    _same_tables(_tables(tmp_path / "ref"), _tables(out))

@@ -1,0 +1,196 @@
+"""pzstd frame units in forked worker processes that write their own final parts.
+
+Worker threads share one GIL: between their kernels each runs Python (Arrow assembly, counts),
+and every hand-over of the GIL can leave a core idle (measured: 4% of a worker's time, more
+with the Parquet writes of the main thread). Forked children share nothing at run time. Each
+analyzes the units the parent sends it (by index: the unit list is inherited with the fork),
+holds their tables, and writes a unit's final parts itself once the parent sends the unit's
+game and text base, which are known as soon as every earlier unit has been analyzed. Only unit
+indexes, records and those bases cross the pipes.
+
+Used by `run.run_scan` for pzstd inputs with several local workers on Linux, when the process
+has no other thread (forking a threaded process can leave locks held in the child).
+"""
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from multiprocessing.connection import Pipe, wait
+
+from analyzer import pipeline
+
+
+def available(workers: int) -> bool:
+    return workers > 1 and sys.platform.startswith("linux") and threading.active_count() == 1
+
+
+class _Child:
+    def __init__(self, pid: int, conn):
+        self.pid = pid
+        self.conn = conn
+        self.units: list[int] = []     # sent, not yet reported analyzed
+        self.held: set[int] = set()    # analyzed, tables held, no write order sent yet
+        self.writing: set[int] = set()  # write order sent, not yet acknowledged
+
+
+def _child_main(conn, specs, cfg, run_unit_safe) -> None:
+    """Messages in: ("unit", k), ("final", record, game_base, text_start), ("staging",
+    record), ("stop",). Out: ("done", record), ("written", k, error or None)."""
+    held: dict[int, tuple] = {}
+    try:
+        while True:
+            msg = conn.recv()
+            if msg[0] == "unit":
+                rec = run_unit_safe(specs[msg[1]], cfg, True)
+                if "_held" in rec:
+                    held[rec["unit"]] = rec.pop("_held")
+                conn.send(("done", rec))
+            elif msg[0] in ("final", "staging"):
+                rec = msg[1]
+                games, events = held.pop(rec["unit"])
+                error = None
+                try:
+                    if msg[0] == "final":
+                        pipeline._write_final(cfg.out, rec["source"], rec, games, events, msg[2], msg[3])
+                    else:
+                        pipeline.stage_unit(cfg.out, rec["source"], rec, games, events)
+                except Exception as exc:  # noqa: BLE001 - e.g. disk full: a failed unit, the run goes on
+                    error = f"{type(exc).__name__}: {exc}"
+                conn.send(("written", rec["unit"], error))
+            else:
+                return
+    except (EOFError, OSError, KeyboardInterrupt):
+        return   # the parent is gone or interrupted: it reruns whatever is not written
+
+
+def run_frame_units(specs: list, todo: list[int], done: dict[int, dict], cfg, workers: int,
+                    ident: dict, progress, run_unit_safe) -> tuple[list, list]:
+    """Analyze units `todo` of a source (`done`: records of units finished by an earlier run)
+    in `workers` forked children. Returns (records of this run, failures)."""
+    source = specs[0].source
+    children: list[_Child] = []
+    try:
+        for _ in range(workers):
+            parent_end, child_end = Pipe()
+            pid = os.fork()
+            if pid == 0:   # the child: never returns into the parent's code
+                code = 0
+                try:
+                    # Only the parent may hold the parent ends: a child keeping a sibling's
+                    # open would stop that sibling from seeing the parent exit.
+                    for end in [parent_end] + [c.conn for c in children]:
+                        end.close()
+                    _child_main(child_end, specs, cfg, run_unit_safe)
+                except BaseException:  # noqa: BLE001
+                    code = 1
+                finally:
+                    os._exit(code)
+            child_end.close()
+            children.append(_Child(pid, parent_end))
+        return _drive(children, specs, todo, done, cfg, ident, progress, source, workers)
+    finally:
+        for c in children:
+            try:
+                c.conn.send(("stop",))
+            except OSError:
+                pass
+            c.conn.close()
+        for c in children:
+            try:
+                os.waitpid(c.pid, 0)
+            except ChildProcessError:
+                pass
+
+
+def _drive(children, specs, todo, done, cfg, ident, progress, source, workers):
+    queue = list(todo)
+    queue.reverse()                       # pop() gives the lowest index first
+    records: dict[int, dict] = dict(done)  # unit -> record (analyzed, this run or earlier)
+    owner: dict[int, _Child] = {}
+    this_run: list[dict] = []
+    failures: list[dict] = []
+    next_unit = 0                         # first unit without its bases yet
+    game_base = text_base = 0
+    broken = False                        # a unit failed: later units go to staging
+    window = 4 * workers                  # units analyzed ahead of the numbering, at most
+
+    def dispatch(c: _Child) -> None:
+        while queue and len(c.units) < 2 and (broken or queue[-1] < next_unit + window):
+            k = queue.pop()
+            c.conn.send(("unit", k))
+            c.units.append(k)
+            owner[k] = c
+
+    def order(k: int, what: tuple) -> None:
+        c = owner[k]
+        c.held.discard(k)
+        c.writing.add(k)
+        c.conn.send(what)
+
+    def advance() -> None:
+        nonlocal next_unit, game_base, text_base
+        while not broken and next_unit in records:
+            rec = records[next_unit]
+            start = pipeline._unit_start(rec, text_base)
+            if next_unit in owner and next_unit in owner[next_unit].held:
+                order(next_unit, ("final", rec, game_base, start))
+            game_base += rec["games"]
+            text_base = pipeline._unit_text_end(rec, start)
+            next_unit += 1
+
+    def spill() -> None:
+        for c in children:
+            for k in sorted(c.held):
+                order(k, ("staging", records[k]))
+
+    def lost(c: _Child, why: str) -> None:
+        nonlocal broken
+        for k in sorted(set(c.units) | c.held | c.writing):
+            failures.append({"source": source, "unit": k, "error": why})
+        c.units, c.held, c.writing = [], set(), set()
+        broken = True
+        spill()
+
+    for c in children:
+        dispatch(c)
+    live = {c.conn: c for c in children}
+    while live and (queue or any(c.units or c.held or c.writing for c in live.values())):
+        for conn in wait(list(live)):
+            c = live[conn]
+            try:
+                msg = conn.recv()
+            except (EOFError, OSError):
+                del live[conn]
+                lost(c, "worker process exited unexpectedly")
+                continue
+            if msg[0] == "done":
+                rec = msg[1]
+                k = rec["unit"]
+                c.units.remove(k)
+                if rec.get("failed"):
+                    failures.append({key: rec[key] for key in ("source", "unit", "error")})
+                    broken = True
+                    spill()
+                else:
+                    rec["input"] = ident
+                    records[k] = rec
+                    this_run.append(rec)
+                    progress.add(rec)
+                    c.held.add(k)
+                    if broken:
+                        order(k, ("staging", rec))
+                    advance()
+            else:                                    # ("written", k, error)
+                k, error = msg[1], msg[2]
+                c.writing.discard(k)
+                if error:
+                    failures.append({"source": source, "unit": k, "error": error})
+                    broken = True
+                    spill()
+            for d in live.values():
+                dispatch(d)
+    if queue:      # every worker died: what was never sent failed too
+        failures += [{"source": source, "unit": k, "error": "not analyzed: no worker process left"}
+                     for k in reversed(queue)]
+    return this_run, failures
