@@ -115,18 +115,24 @@ def _drive(children, specs, todo, done, cfg, ident, progress, source, workers):
     broken = False                        # a unit failed: later units go to staging
     window = 4 * workers                  # units analyzed ahead of the numbering, at most
 
+    def send(c: _Child, msg: tuple) -> None:
+        try:
+            c.conn.send(msg)
+        except OSError:   # the child is gone: its end reads as EOF below, and its units fail
+            pass
+
     def dispatch(c: _Child) -> None:
         while queue and len(c.units) < 2 and (broken or queue[-1] < next_unit + window):
             k = queue.pop()
-            c.conn.send(("unit", k))
             c.units.append(k)
             owner[k] = c
+            send(c, ("unit", k))
 
     def order(k: int, what: tuple) -> None:
         c = owner[k]
         c.held.discard(k)
         c.writing.add(k)
-        c.conn.send(what)
+        send(c, what)
 
     def advance() -> None:
         nonlocal next_unit, game_base, text_base
