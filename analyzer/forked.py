@@ -88,7 +88,7 @@ def run_frame_units(specs: list, todo: list[int], done: dict[int, dict], cfg, wo
                     os._exit(code)
             child_end.close()
             children.append(_Child(pid, parent_end))
-        return _drive(children, specs, todo, done, cfg, ident, progress, source, workers)
+        return _drive(children, todo, done, ident, progress, source, workers)
     finally:
         for c in children:
             try:
@@ -103,7 +103,7 @@ def run_frame_units(specs: list, todo: list[int], done: dict[int, dict], cfg, wo
                 pass
 
 
-def _drive(children, specs, todo, done, cfg, ident, progress, source, workers):
+def _drive(children, todo, done, ident, progress, source, workers):
     queue = list(todo)
     queue.reverse()                       # pop() gives the lowest index first
     records: dict[int, dict] = dict(done)  # unit -> record (analyzed, this run or earlier)

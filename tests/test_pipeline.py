@@ -138,6 +138,19 @@ def _cli(*args, **kw):
     return subprocess.run([sys.executable, "-m", "analyzer.cli", *args], capture_output=True, text=True, **kw)
 
 
+def _start_until_units(args, out, n_units):
+    """Start `analyzer <args> --out OUT` and return once n_units unit records are written."""
+    proc = subprocess.Popen([sys.executable, "-m", "analyzer.cli", *args, "--out", str(out)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    mdir = out / "_manifest" / "games"
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        if mdir.exists() and len(list(mdir.glob("unit-*.json"))) >= n_units:
+            break
+        time.sleep(0.02)
+    return proc, mdir
+
+
 def test_kill_9_midway_then_resume_gives_identical_tables(tmp_path, small_text):
     src = tmp_path / "games.pgn"
     src.write_bytes(small_text * 3)
@@ -146,14 +159,7 @@ def test_kill_9_midway_then_resume_gives_identical_tables(tmp_path, small_text):
     r = _cli(*args, "--out", str(ref_out))
     assert r.returncode == 0, r.stderr
     out = tmp_path / "out"
-    proc = subprocess.Popen([sys.executable, "-m", "analyzer.cli", *args, "--out", str(out)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    mdir = out / "_manifest" / "games"
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        if mdir.exists() and len(list(mdir.glob("unit-*.json"))) >= 3:
-            break
-        time.sleep(0.05)
+    proc, mdir = _start_until_units(args, out, 3)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     n_units = len(list(mdir.glob("unit-*.json")))
@@ -402,14 +408,7 @@ def test_forked_engine_kill_9_midway_then_resume(tmp_path, small_text):
     r = _cli(*args, "--out", str(tmp_path / "ref"), "--engine", "threads")
     assert r.returncode == 0, r.stderr
     out = tmp_path / "out"
-    proc = subprocess.Popen([sys.executable, "-m", "analyzer.cli", *args, "--out", str(out)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    mdir = out / "_manifest" / "games"
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        if mdir.exists() and len(list(mdir.glob("unit-*.json"))) >= 2:
-            break
-        time.sleep(0.02)
+    proc, mdir = _start_until_units(args, out, 2)
     children = _live_children(proc.pid)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
