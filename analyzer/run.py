@@ -202,6 +202,7 @@ def run_scan(inputs: list[str], cfg: pipeline.Config, *, workers: int = 1, engin
     failures: list[dict] = []
     records: dict[str, list] = {}
     skipped_sources = []
+    engines: dict[str, str] = {}     # source -> how its units ran in this run
     try:
         for info in infos:
             ident = _identity(info)
@@ -225,7 +226,9 @@ def run_scan(inputs: list[str], cfg: pipeline.Config, *, workers: int = 1, engin
             pending = {}
             n_units = 0
             finalizer = pipeline.OrderedFinalizer(cfg.out, info.name)
+            engines[info.name] = executor.kind if executor.kind != "local" else "threads"
             if frames and executor.kind == "local" and forked.available(workers):
+                engines[info.name] = "forked"
                 # Frame units in forked processes (no shared GIL); they write their own parts.
                 n_units = len(units)
                 done_recs: dict = {}
@@ -272,6 +275,7 @@ def run_scan(inputs: list[str], cfg: pipeline.Config, *, workers: int = 1, engin
         executor.close()
     progress.maybe_print(force=True)
     summary = _summary(infos, records, failures, skipped_sources, time.time() - t0, cfg, workers, engine)
+    summary["engine_by_source"] = engines
     pipeline._atomic_write_json(summary | {"units_failed": failures}, os.path.join(cfg.out, "_manifest", "run.json"))
     damaged = any(u.get("damage") for recs in records.values() for u in recs)
     code = 1 if failures or damaged else 0

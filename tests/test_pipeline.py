@@ -346,7 +346,8 @@ def flaky(spec, cfg, hold=False):
 pipeline.run_unit = flaky
 cfg = pipeline.Config(out=out, editions=resolve(["fide_2018"]), frames_per_unit=1)
 summary, code = run.run_scan([mf], cfg, workers=2, progress_interval=0)
-print(json.dumps({"code": code, "failed": summary["units_failed"], "pid": os.getpid()}))
+print(json.dumps({"code": code, "failed": summary["units_failed"], "pid": os.getpid(),
+                  "engine": summary["engine_by_source"]}))
 """
 
 
@@ -372,6 +373,7 @@ def test_forked_engine_failure_then_rerun_gives_the_threads_tables(tmp_path, sma
     assert first["code"] == 1 and any("unit 2:" in u for u in first["failed"]), first
     worker_pids = {line.split()[0] for line in pids.read_text().splitlines()}
     assert str(first["pid"]) not in worker_pids and str(rerun["pid"]) not in worker_pids
+    assert first["engine"] == rerun["engine"] == {"games": "forked"}
     assert rerun["code"] == 0, rerun
     _same_tables(_tables(ref), _tables(out))
 
