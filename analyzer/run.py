@@ -226,12 +226,11 @@ def run_scan(inputs: list[str], cfg: pipeline.Config, *, workers: int = 1, engin
             pending = {}
             n_units = 0
             finalizer = pipeline.OrderedFinalizer(cfg.out, info.name)
-            engines[info.name] = executor.kind if executor.kind != "local" else "threads"
             if frames and executor.kind == "local" and forked.available(workers):
-                engines[info.name] = "forked"
                 # Frame units in forked processes (no shared GIL); they write their own parts.
+                engines[info.name] = "forked"
                 n_units = len(units)
-                done_recs: dict = {}
+                done_recs = {}
                 for spec in units:
                     rec = None if force else _unit_done(cfg.out, spec, fingerprint, ident)
                     if rec is not None:
@@ -241,23 +240,23 @@ def run_scan(inputs: list[str], cfg: pipeline.Config, *, workers: int = 1, engin
                 recs, fails = forked.run_frame_units(units, todo, done_recs, cfg, workers, ident, progress,
                                                      _run_unit_safe)
                 failures += fails
-                units = []
-            for spec in units:
-                n_units += 1
-                if not frames:
-                    progress.units_total += 1
-                spec_ident = ident
-                done = None if force else _unit_done(cfg.out, spec, fingerprint, spec_ident)
-                if done is not None:
-                    recs.append(done)
-                    progress.add(done)
-                    finalizer.add(done)
-                    continue
-                while len(pending) >= executor.capacity:
+            else:
+                engines[info.name] = "threads" if executor.kind == "local" else executor.kind
+                for spec in units:
+                    n_units += 1
+                    if not frames:
+                        progress.units_total += 1
+                    done = None if force else _unit_done(cfg.out, spec, fingerprint, ident)
+                    if done is not None:
+                        recs.append(done)
+                        progress.add(done)
+                        finalizer.add(done)
+                        continue
+                    while len(pending) >= executor.capacity:
+                        _collect(executor, pending, recs, failures, progress, cfg, ident, finalizer)
+                    pending[executor.submit(spec, cfg)] = spec
+                while pending:
                     _collect(executor, pending, recs, failures, progress, cfg, ident, finalizer)
-                pending[executor.submit(spec, cfg)] = spec
-            while pending:
-                _collect(executor, pending, recs, failures, progress, cfg, ident, finalizer)
             if any(f["source"] == info.name for f in failures):
                 finalizer.spill()
                 continue
