@@ -17,12 +17,11 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import reference as ref  # noqa: E402
 
-DATA = os.environ.get(
-    "ANALYZER_SHARED_DATA",
-    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data"))
+from conftest import need  # noqa: E402
+
 FILES = {
-    "lichess_small": os.path.join(DATA, "lichess_small.pgn"),
-    "edge_cases": os.path.join(DATA, "edge_cases.pgn"),
+    "lichess_small": need("lichess_small.pgn"),
+    "edge_cases": need("edge_cases.pgn"),
 }
 EXPECTED_GAMES = {"lichess_small": 2000, "edge_cases": 243}
 # edge_cases is small but full of long repetition-heavy games: there the oracle also checks every
