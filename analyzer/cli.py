@@ -50,7 +50,7 @@ def _fail(msg: str) -> int:
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):
-        if "invalid choice" in message and "command" in message:
+        if "invalid choice" in message and "COMMAND" in message:
             word = message.split("'")[1] if "'" in message else ""
             close = difflib.get_close_matches(word, COMMANDS, n=1)
             if close:

@@ -98,7 +98,7 @@ def run(cycles: int, seed: int, copies: int, hang_seconds: float, max_kill: floa
             stats["runs"] += 1
             proc = subprocess.Popen(_scan_cmd(src, out), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
             kill_now = killed_before < 3 and rng.random() < (0.8 if killed_before == 0 else 0.5)
-            deadline = rng.uniform(0.2, max_kill) if kill_now else hang_seconds
+            deadline = rng.uniform(0.2, max_kill or max(0.5, 1.1 * clean_seconds)) if kill_now else hang_seconds
             try:
                 proc.wait(timeout=deadline)
             except subprocess.TimeoutExpired:
@@ -140,7 +140,8 @@ def main() -> int:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--copies", type=int, default=5, help="lichess_small repeated this many times (~14 frames at 5)")
     p.add_argument("--hang-seconds", type=float, default=180.0)
-    p.add_argument("--max-kill", type=float, default=2.5, help="kill at a random moment up to this many seconds")
+    p.add_argument("--max-kill", type=float, default=0,
+                   help="kill at a random moment up to this many seconds (default: 1.1 x a clean run)")
     p.add_argument("--json", action="store_true")
     args = p.parse_args()
     with tempfile.TemporaryDirectory(prefix="analyzer-kill-loop-") as tmp:

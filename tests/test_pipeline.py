@@ -127,6 +127,7 @@ def test_rerun_skips_and_force_recomputes(tmp_path, small_text):
     cfg = engine.Config(out=str(out), editions=resolve(["fide_2018"]), unit_text_bytes=1 << 20)
     summary, code = engine.run_scan([str(src)], cfg, force=True, progress_interval=0)
     assert summary["sources_skipped_as_complete"] == []
+    assert summary["games_analyzed"] == summary["games"] == 2000     # nothing reused (failed before)
     _same_tables(first, _tables(out))
 
 

@@ -65,6 +65,21 @@ def _child_main(conn, specs, cfg) -> None:
         return   # the parent is gone or interrupted: it reruns whatever is not written
 
 
+def _die_with(parent: int) -> None:
+    """Have the kernel kill this child when the parent dies (kill -9 included): otherwise a
+    child in the middle of a unit would finish it before it notices the closed pipe (measured:
+    39 of 78 kills left a worker alive 0.3 s later)."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, 9)   # PR_SET_PDEATHSIG, SIGKILL
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:   # the parent died before the request was made
+        os._exit(1)
+
+
 def run_frame_units(specs: list, reuse, cfg, workers: int, ident: dict, progress) -> tuple[list, list, int]:
     """Analyze the frame units `specs` of a source in `workers` forked children (`reuse(spec)`:
     the record of a unit finished by an earlier run, or None). Returns (records of this run,
@@ -82,10 +97,12 @@ def run_frame_units(specs: list, reuse, cfg, workers: int, ident: dict, progress
     try:
         for _ in range(workers):
             parent_end, child_end = Pipe()
+            parent = os.getpid()
             pid = os.fork()
             if pid == 0:   # the child: never returns into the parent's code
                 code = 0
                 try:
+                    _die_with(parent)
                     # Only the parent may hold the parent ends: a child keeping a sibling's
                     # open would stop that sibling from seeing the parent exit.
                     for end in [parent_end] + [c.conn for c in children]:

@@ -79,7 +79,8 @@ def source_folders(out: str, source: str) -> list[str]:
 def temp_path(path: str) -> str:
     """A temporary name next to `path` that no user file has and that names its writer."""
     head, tail = os.path.split(path)
-    return os.path.join(head, f"{TEMP_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:8]}-{tail}")
+    # Hidden, and not ending in .parquet/.json: no reader's glob picks up a partial file.
+    return os.path.join(head, f"{TEMP_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:8]}-{tail}.partial")
 
 
 def _our_folders(out: str):

@@ -5,10 +5,24 @@ are about this run's work only."""
 from __future__ import annotations
 
 import logging
+import os
+import sys
 import threading
 import time
 
 log = logging.getLogger("analyzer")
+
+
+def _width(stream) -> dict:
+    """Follow the terminal's size; a terminal that reports none (a bare pseudo-terminal: 0 x 0)
+    gets 100 x 24 (tqdm hides a bar below the last row, and a 0-row screen has none)."""
+    try:
+        size = os.get_terminal_size((stream or sys.stderr).fileno())
+        if size.columns > 0 and size.lines > 0:
+            return {"dynamic_ncols": True}
+    except (OSError, ValueError, AttributeError):
+        pass
+    return {"ncols": 100, "nrows": 24}
 
 
 def _eta(seconds: float | None) -> str:
@@ -46,7 +60,7 @@ class Progress:
             from tqdm import tqdm
 
             self._bar = tqdm(total=total_bytes, unit="B", unit_scale=True, unit_divisor=1024,
-                             file=stream, dynamic_ncols=True, leave=True, smoothing=0.1,
+                             file=stream, leave=True, smoothing=0.1, **_width(stream),
                              bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} {rate_fmt} ETA {remaining}{postfix}")
         if self.mode != "none":
             self._thread = threading.Thread(target=self._tick, name="analyzer-progress", daemon=True)

@@ -37,6 +37,7 @@ class SourcePlan:
     editions: list         # editions to analyze (run) or held (skip)
     note: str = ""         # why (for the log and the summary)
     previous: dict | None = None
+    clear: bool = False    # remove what OUT holds of the source first (else: resume its units)
 
 
 def _check_out_dir(out: str) -> None:
@@ -89,7 +90,9 @@ def plan_sources(infos: list[sources.InputInfo], cfg: Config, force: bool) -> li
         requested = cfg.editions_for(info.game_type)
         prev = _read_previous(cfg.out, info.name)
         if force or prev is None:
-            plans.append(SourcePlan(info, "run", requested))
+            # --force starts over; without a finished record, units of an interrupted run are
+            # reused where they match (a stream cannot be checked: it starts over too).
+            plans.append(SourcePlan(info, "run", requested, clear=force or not info.seekable))
             continue
         ident = info.identity()
         prev_ident = prev.get("input", {})
@@ -107,12 +110,12 @@ def plan_sources(infos: list[sources.InputInfo], cfg: Config, force: bool) -> li
             continue
         editions, added = _union_editions(prev, requested)
         if prev_ident != ident:
-            plans.append(SourcePlan(info, "run", editions, "the input changed since the last run", prev))
+            plans.append(SourcePlan(info, "run", editions, "the input changed since the last run", prev, True))
         elif prev.get("settings") != cfg.settings():
-            plans.append(SourcePlan(info, "run", editions, "settings changed since the last run", prev))
+            plans.append(SourcePlan(info, "run", editions, "settings changed since the last run", prev, True))
         elif added:
             plans.append(SourcePlan(info, "run", editions,
-                                    f"adding edition(s) {added} to {prev.get('editions')}", prev))
+                                    f"adding edition(s) {added} to {prev.get('editions')}", prev, True))
         else:
             plans.append(SourcePlan(info, "skip", editions, "complete", prev))
     if problems:
@@ -182,7 +185,7 @@ def _run(plans, cfg, workers, engine, scheduler, progress_interval, progress_mod
                 outcomes.append({"plan": plan, "records": plan.previous["units"], "engine": None,
                                  "games": plan.previous.get("games"), "rows": plan.previous.get("rows")})
                 continue
-            if plan.previous is not None or not info.seekable:
+            if plan.clear:
                 layout.remove_source(cfg.out, info.name)
             ident = info.identity()
             frames = sources.pzstd_frames(info.path) if info.compression == "zstd" and info.seekable else None

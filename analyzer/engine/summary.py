@@ -42,7 +42,8 @@ def make_summary(outcomes: list[dict], failures: list[dict], seconds: float, cfg
         entry = {"source": info.name, "path": info.path, "compression": info.compression,
                  "game_type": info.game_type, "size": info.size, "action": plan.action,
                  "note": plan.note, "editions": [e if isinstance(e, str) else e.id for e in plan.editions],
-                 "engine": o["engine"], "units": len(recs), "games": src_games, "rows": o["rows"]}
+                 "engine": o["engine"], "units": len(recs), "games": src_games,
+                 "ok": src_status.get("ok", 0), "rows": o["rows"]}
         per_source.append(entry)
         if o["records"] is None:
             continue   # failed units: listed in units_failed
@@ -77,30 +78,40 @@ def make_summary(outcomes: list[dict], failures: list[dict], seconds: float, cfg
     }
 
 
+_RULES_SHOWN = ("first_threefold_claim_ply", "first_fifty_claim_ply", "first_fivefold_ply",
+                "first_seventyfive_ply", "first_missed_claim_ply")
+
+
 def human(summary: dict) -> str:
     """The summary as a short table for a terminal."""
     lines = []
     w = max([len(s["source"]) for s in summary["sources"]] + [6])
-    lines.append(f"{'source':<{w}}  {'games':>10}  {'ok':>10}  action")
+    lines.append(f"{'source':<{w}}  {'games':>10}  {'ok':>10}  {'not ok':>8}  how")
     for s in summary["sources"]:
-        act = "skipped (complete)" if s["action"] == "skip" else (s["engine"] or "")
-        lines.append(f"{s['source']:<{w}}  {s['games']:>10,}  {'':>10}  {act}")
-    lines.append(f"{'total':<{w}}  {summary['games']:>10,}  {summary['ok']:>10,}")
+        act = "skipped: complete" if s["action"] == "skip" else (s["engine"] or "")
+        if s["note"] and s["action"] != "skip":
+            act += f" ({s['note']})"
+        lines.append(f"{s['source']:<{w}}  {s['games']:>10,}  {s['ok']:>10,}  {s['games'] - s['ok']:>8,}  {act}")
+    if len(summary["sources"]) > 1:
+        lines.append(f"{'total':<{w}}  {summary['games']:>10,}  {summary['ok']:>10,}  {summary['errors']:>8,}")
     errs = {k: v for k, v in summary["status"].items() if k != "ok"}
     if errs:
         lines.append("not ok: " + ", ".join(f"{k} {v:,}" for k, v in errs.items()))
-    per_ed: dict = {}
-    for key, n in summary["rules"].items():
-        ed, col = key.split(":", 1)
-        per_ed.setdefault(ed, {})[col] = n
-    if per_ed:
-        cols = sorted({c for d in per_ed.values() for c in d})
-        short = {c: c.replace("first_", "").replace("_ply", "") for c in cols}
-        ew = max(len(e) for e in per_ed)
-        lines.append("games with a rule event, per edition:")
-        lines.append(f"  {'edition':<{ew}}  " + "  ".join(f"{short[c]:>16}" for c in cols))
-        for ed, d in per_ed.items():
-            lines.append(f"  {ed:<{ew}}  " + "  ".join(f"{d.get(c, 0):>16,}" for c in cols))
+    editions = []
+    for s in summary["sources"]:
+        editions += [e for e in s["editions"] if e not in editions]
+    if editions:
+        per_ed: dict = {}
+        for key, n in summary["rules"].items():
+            ed, col = key.split(":", 1)
+            per_ed.setdefault(ed, {})[col] = n
+        short = {c: c.replace("first_", "").replace("_ply", "") for c in _RULES_SHOWN}
+        ew = max(len(e) for e in editions + ["edition"])
+        lines.append("games with each rule, per edition:")
+        lines.append(f"  {'edition':<{ew}}  " + "  ".join(f"{short[c]:>16}" for c in _RULES_SHOWN))
+        for ed in editions:
+            d = per_ed.get(ed, {})
+            lines.append(f"  {ed:<{ew}}  " + "  ".join(f"{d.get(c, 0):>16,}" for c in _RULES_SHOWN))
     rate = summary["games_per_second"]
     reused = f", {summary['games_reused']:,} reused from an earlier run" if summary["games_reused"] else ""
     lines.append(f"{summary['games_analyzed']:,} games analyzed in {summary['seconds']:.1f} s"
