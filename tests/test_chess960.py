@@ -5,7 +5,7 @@
 - real games: tests/fixtures/variants/chess960.pgn (365 Lichess Chess960 games) against the
   oracle (tests/reference.py): per-ply identity classes, halfmove clocks, %clk, every fide_2018
   column and the events; per-ply flags, rep_next and the 1997 castling-now bits
-  (reference.ply_facts). The 19 Chess960 games of edge_cases.pgn are in tests/test_oracle.py.
+  (reference.ply_facts); the same per-ply facts for the 19 Chess960 games of edge_cases.pgn.
 - generated games (python-chess, fixed seed): castling both ways from start positions where the
   king or the rook does not move or they swap squares, back-and-forth shuffles that make
   threefold and fivefold repetitions, also around the loss of castling rights.
@@ -210,6 +210,22 @@ def test_fixture_games_statuses(lichess960):
     data, orc = lichess960
     res = _analyze(data)
     assert collections.Counter(res.games.column("status").to_pylist()) == {"ok": 365}
+
+
+EDGE_CASES = os.path.join(DATA, "edge_cases.pgn")
+
+
+@pytest.mark.skipif(not os.path.exists(EDGE_CASES), reason=f"{EDGE_CASES} not available")
+def test_edge_case_chess960_games_per_ply():
+    """The 19 Chess960 games of edge_cases.pgn (Lichess and cutechess `fischerandom`): per-ply
+    facts too (their game-level comparison is in test_oracle.py)."""
+    with open(EDGE_CASES, "rb") as fh:
+        text = fh.read()
+    data = b"".join(text[a:b] for a, b in ref.split_games(text)
+                    if chess.pgn.read_headers(io.StringIO(text[a:b].decode("utf-8", "replace"))).is_chess960())
+    orc = ref.analyze_text(data.decode("utf-8", "replace"))
+    assert len(orc) == 19 and all(o.chess960 for o in orc)
+    _fail_on(_compare(data, orc), orc)
 
 
 # ------------------------------------------------------------------------------------------------
