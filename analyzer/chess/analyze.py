@@ -1,9 +1,10 @@
 """One block of PGN text -> the `games` and `events` tables for each requested edition.
 
 Python here works per block (megabytes), never per ply: tags, replay and rules are numba
-kernels over the whole block; Arrow columns are built from flat buffers. Start positions other
-than the standard one ([FEN], Chess960) are read by python-chess once per distinct (variant, FEN)
-of a block, and cached across blocks; errors get their messages in Python, game by game.
+kernels over the whole block; Arrow columns are built from flat buffers. Every game, Chess960
+included, is replayed by the kernels: python-chess only sets up start positions other than the
+standard one ([FEN], Chess960), once per distinct (variant, FEN) of a block, cached across
+blocks. Errors get their messages in Python, game by game.
 """
 from __future__ import annotations
 
