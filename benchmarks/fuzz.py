@@ -52,7 +52,6 @@ EDITIONS = ("fide_2018", "lichess")
 # Columns that identify where a row is, not what it says.
 POSITION_COLUMNS = ("game_index", "byte_offset")
 MOVE_ERRORS = ("illegal_move", "ambiguous_move", "bad_token", "unterminated")
-CHESS960 = {"chess960", "chess 960", "fischerandom", "fischer random", "960"}
 
 INSERTS = [b"{", b"}", b"(", b")", b"\n", b"\r", b"\r\n", b"\n\n", b"[Event \"", b"[", b"]", b"\"",
            b"\\", b"%", b"\n%", b";", b"\n;", b"\x00", b"\xff", b"\xef\xbb\xbf", b"--", b"$1", b"!?",
@@ -185,12 +184,7 @@ def check_rows(text: bytes, n_games: int, rows: list[dict], editions=EDITIONS) -
             problems.append(f"{where}: unknown status {st!r}")
         if st not in ("ok", "no_moves") and not r["error"]:
             problems.append(f"{where}: status {st} without an error message")
-        if st in MOVE_ERRORS and (r["variant"] or "").strip().lower() in CHESS960:
-            # Known (reported to the lead): the Chess960 path (analyzer/chess/_slow.py) gives
-            # python-chess's message without the ply. Counted apart, not as a violation.
-            if r["error_ply"] is None or f"at ply {r['error_ply']}" not in (r["error"] or ""):
-                problems.append(f"KNOWN chess960 message without ply: {r['error']!r}")
-        elif st in MOVE_ERRORS:
+        if st in MOVE_ERRORS:
             if r["error_ply"] is None or f"at ply {r['error_ply']}" not in r["error"]:
                 problems.append(f"{where}: {st} message does not name the ply: {r['error']!r} (error_ply {r['error_ply']})")
             elif r["plies"] != r["error_ply"]:

@@ -65,7 +65,7 @@ def _check_accounting(summary, out, editions=("fide_2018",)):
     for r in g.to_dicts():
         if r["status"] not in ("ok", "no_moves"):
             assert r["error"], r
-        if r["status"] in MOVE_ERRORS and (r["variant"] or "").lower() != "chess960":
+        if r["status"] in MOVE_ERRORS:
             assert f"at ply {r['error_ply']}" in r["error"], r["error"]
             assert r["plies"] == r["error_ply"], r
 
@@ -398,7 +398,8 @@ def test_chess960_invalid_fen_does_not_lose_the_block(tmp_path):
 
 
 def test_chess960_invalid_fen_is_bad_fen(tmp_path):
-    """_slow.replay_text raised ValueError on an invalid Chess960 FEN (fixed in adcbbcb)."""
+    """The python-chess Chess960 path raised ValueError on an invalid Chess960 FEN (fixed in
+    adcbbcb); Chess960 start positions are now read by analyze._parse_start."""
     _, code, rows = _scan_text(tmp_path, CHESS960_BAD_FEN)
     assert _statuses(rows) == ["ok", "bad_fen", "ok"]
 
@@ -408,15 +409,14 @@ _960 = (b'[Variant "Chess960"]\n[SetUp "1"]\n'
 
 
 def test_chess960_errors_name_the_ply(tmp_path):
-    """The Chess960 (python-chess) path words errors like the fast path (fixed in adcbbcb)."""
+    """Chess960 errors are worded like standard ones (one replay kernel for both)."""
     _, code, rows = _scan_text(tmp_path, b'[Event "960 illegal"]\n' + _960 + b"1. g3 g6 2. Qxh8 *\n\n")
     assert _statuses(rows) == ["illegal_move"]
     assert rows[0]["error_ply"] == 2 and "'Qxh8' at ply 2" in rows[0]["error"] and rows[0]["plies"] == 2
 
 
-@pytest.mark.xfail(strict=True, reason="known limitation (analyzer/chess/_slow.py): python-chess skips "
-                   "unreadable tokens silently, so a Chess960 game reports ok instead of bad_token")
 def test_chess960_unreadable_token_is_bad_token(tmp_path):
+    """(python-chess, the former Chess960 path, skips unreadable tokens silently: it said ok)."""
     _, code, rows = _scan_text(tmp_path, b'[Event "960 bad token"]\n' + _960 + b"1. g3 g6 2. xyzzy *\n\n")
     assert _statuses(rows) == ["bad_token"] and rows[0]["plies"] == 2
 
