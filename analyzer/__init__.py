@@ -1,21 +1,25 @@
 """analyzer: draw-rule statistics (FIDE Article 9, Russian draughts section 32) over game databases.
 
-Public API: `analyze_bytes` (in-memory PGN), `scan_games` / `scan_events` (an output directory
-as polars LazyFrames). The CLI is `analyzer scan|report|warmup`.
+Public API: `analyze_bytes` (in-memory PGN/PDN), `scan_games` / `scan_verdicts` / `scan_events`
+and `games_with_verdicts` (an output directory as polars LazyFrames). The CLI is
+`analyzer scan|report|warmup`.
 """
 from __future__ import annotations
 
 import analyzer._numba_env  # noqa: F401  (NUMBA_CACHE_DIR before numba compiles or loads kernels)
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 
-def __getattr__(name):
-    if name in ("analyze_bytes", "scan_games", "scan_events"):
+_API = ("analyze_bytes", "scan_games", "scan_verdicts", "scan_events", "games_with_verdicts")
+
+
+def __getattr__(name: str):
+    if name in _API:
         from analyzer import api
 
         return getattr(api, name)
     raise AttributeError(name)
 
 
-__all__ = ["analyze_bytes", "scan_games", "scan_events", "__version__"]
+__all__ = [*_API, "__version__"]

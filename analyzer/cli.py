@@ -115,7 +115,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--editions-file", metavar="TOML",
                    help="TOML file of custom editions ([name] base=... claim_moves=...)")
     s.add_argument("--custom", action="append", default=[], metavar="NAME:key=value,...",
-                   help="a custom edition, e.g. forty:claim_moves=40,automatic_moves=0 (selected automatically)")
+                   help="a custom edition, e.g. forty:claim_moves=40,automatic_moves=0 or "
+                   "fshr25:base=fshr_russian,balance_moves=25 (selected automatically)")
     s.add_argument("--workers", type=_positive_int, default=None, help="parallel workers (default: all cores)")
     s.add_argument("--engine", choices=("local", "threads", "processes", "dask"), default="local",
                    help="local: on Linux, pzstd inputs in forked worker processes that write their "
@@ -152,43 +153,23 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _edition_names() -> tuple[list[str], list[str]]:
-    from analyzer import editions as E
-    from analyzer.draughts import rules as DR
-
-    return list(E.BUILTIN), list(DR.EDITIONS)
-
-
-def _editions(args):
-    from analyzer import editions as E
-    from analyzer.draughts import rules as DR
+def _editions(args) -> list:
+    """The editions asked for (any kinds; a kind none of them belongs to gets its defaults)."""
+    from analyzer import kinds
 
     custom = []
     if args.editions_file:
         try:
-            custom += E.load_toml(args.editions_file)
+            custom += kinds.load_toml(args.editions_file)
         except (OSError, ValueError) as exc:
             raise ValueError(f"--editions-file {args.editions_file}: {exc}") from None
     for text in args.custom:
-        custom.append(E.custom_edition(**_parse_custom(text)))
+        custom.append(kinds.custom_edition(**_parse_custom(text)))
     names = []
     for item in args.edition or []:
         names += [x.strip() for x in item.split(",") if x.strip()]
-    draughts = [n for n in names if n in DR.EDITIONS]
-    chess_names = [n for n in names if n not in DR.EDITIONS]
-    known = list(E.BUILTIN) + [c.id for c in custom] + list(DR.EDITIONS)
-    for n in chess_names:
-        if n not in known:
-            close = difflib.get_close_matches(n, known, n=2, cutoff=0.5)
-            hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-            raise ValueError(f"unknown edition {n!r}{hint} Known editions: chess {', '.join(E.BUILTIN)}"
-                             f"{', custom ' + ', '.join(c.id for c in custom) if custom else ''}; "
-                             f"draughts {', '.join(DR.EDITIONS)}")
-    if not chess_names and not custom:
-        chess_names = ["fide_2018"]
-    chess_eds = E.resolve(chess_names, custom)
-    chess_eds += [c for c in custom if c.id not in chess_names]
-    return chess_eds, draughts or ["fshr_russian"]
+    editions = kinds.resolve_editions(names, custom)
+    return editions + [c for c in custom if c.id not in names]
 
 
 def _progress_mode(args) -> str:
@@ -205,7 +186,7 @@ def cmd_scan(args) -> int:
     from analyzer.io.sources import InputError
 
     try:
-        chess_eds, draughts_eds = _editions(args)
+        editions = _editions(args)
     except (ValueError, TypeError) as exc:
         return _fail(str(exc))
     inputs = args.inputs or _bundled_inputs()
@@ -214,7 +195,7 @@ def cmd_scan(args) -> int:
     workers = args.workers or os.cpu_count() or 1
     size = {} if args.unit_mb is None else {"unit_text_bytes": max(1, int(args.unit_mb * (1 << 20))),
                                             "frame_unit_text_bytes": max(1, int(args.unit_mb * (1 << 20)))}
-    cfg = Config(out=args.out, editions=chess_eds, draughts_editions=draughts_eds,
+    cfg = Config(out=args.out, editions=editions,
                  max_game_bytes=max(1, int(args.max_game_mb * (1 << 20))),
                  frames_per_unit=args.frames_per_unit, **size)
     import gc

@@ -120,7 +120,7 @@ def _derive(lf: pl.LazyFrame) -> pl.LazyFrame:
 # Reading
 
 def _read(scan, out_dir: str, sub: str, schema) -> pl.LazyFrame:
-    if glob.glob(os.path.join(out_dir, sub, "**", "*.parquet"), recursive=True):
+    if glob.glob(os.path.join(out_dir, sub, "*", "part-*.parquet")):
         lf = scan(out_dir)
     else:
         lf = pl.from_arrow(schema.empty_table()).lazy()
@@ -128,14 +128,17 @@ def _read(scan, out_dir: str, sub: str, schema) -> pl.LazyFrame:
 
 
 def load_games(out_dir: str) -> pl.LazyFrame:
-    """Chess games rows (all statuses) with the derived grouping columns, lazily."""
-    lf = _read(api.scan_games, out_dir, "games", tables.GAMES_SCHEMA)
-    return _derive(lf.filter(pl.col("game_type") == "chess"))
+    """Chess games joined to their verdicts, one row per game and edition (all statuses), with
+    the derived grouping columns, lazily."""
+    g = _read(api.scan_games, out_dir, "games", tables.GAMES_SCHEMA).filter(pl.col("game_type") == "chess")
+    v = _read(api.scan_verdicts, out_dir, "verdicts", tables.VERDICTS_SCHEMA).drop("game_type")
+    lf = g.drop("platform", "date").rename({"date_tag": "date"}).join(v, on=["source", "game_index"], how="inner")
+    return _derive(lf)
 
 
 def load_events(out_dir: str) -> pl.LazyFrame:
     lf = _read(api.scan_events, out_dir, "events", tables.EVENTS_SCHEMA)
-    return lf.filter(pl.col("game_type") == "chess")
+    return lf.filter(pl.col("game_type") == "chess").with_columns((pl.col("outcome") == "missed").alias("missed"))
 
 
 # ----------------------------------------------------------------------------------------------

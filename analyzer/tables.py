@@ -1,104 +1,372 @@
-"""Arrow schemas of the output tables: the data contract every reader and rule set writes to.
+"""The output tables (the data contract) and the one builder every game kind's block goes through.
 
-One schema for chess and draughts alike, so researchers can stack any outputs. Columns that a
-game type does not use are null (e.g. `first_fifty_ply` for draughts).
+  games     one row per game: headers, derived columns, status, edition-independent facts
+  verdicts  one row per game and edition: every column an edition decides
+  events    one row per chance to claim a draw, automatic draw or draw offer, per edition
+
+Keys: (source, game_index) and edition. A kind hands over numpy arrays (codes from
+analyzer.codes) and header columns; this module applies the measures (analyzer.measures) and
+builds the Arrow tables, so every kind gets the same columns, codes and derived values.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
+
+from analyzer import codes
+from analyzer.measures import apply_measures
 
 _DICT = pa.dictionary(pa.int32(), pa.string())
 
-# Status codes of a game (the `status` column). `ok` = analyzed to the end of its movetext.
-STATUS_OK = "ok"
-STATUS_CODES = (
-    "ok",
-    "illegal_move",        # a move that is not legal in the position (facts kept up to the last legal ply)
-    "ambiguous_move",      # a SAN move that matches several legal moves
-    "bad_token",           # movetext token that is neither a move nor PGN syntax
-    "null_move",           # "--" / "Z0": not a legal chess move; facts up to it
-    "bad_fen",             # [FEN] that cannot be parsed or is not a legal position
-    "unsupported_variant", # [Variant] other than standard / chess960 / from position
-    "no_moves",            # a game with tags but no movetext (analyzed as a 0-ply game)
-    "game_too_large",      # a game above the configured maximum size in bytes
-    "truncated",           # the input ended inside this game (damaged download)
-    "decode_error",        # the compressed input is damaged here; games in the damage are lost to it
-    "internal_error",      # a bug: the kernel failed on this batch; message says where
-    "unterminated",        # a comment or variation still open at the end of the game (moves before it analyzed)
-)
-
-GAMES_SCHEMA = pa.schema([
-    ("source", _DICT),
-    ("game_type", _DICT),          # chess | russian_draughts
-    ("edition", _DICT),            # fide_2018, ...
-    ("game_index", pa.int64()),    # 0-based within the source
-    ("byte_offset", pa.int64()),   # start of the game in the decompressed text
-    ("event", pa.string()),
-    ("site", pa.string()),
-    ("white", pa.string()),
-    ("black", pa.string()),
-    ("result", _DICT),
-    ("white_elo", pa.int32()),
-    ("black_elo", pa.int32()),
-    ("time_control", _DICT),
-    ("termination", _DICT),
-    ("eco", _DICT),
-    ("utc_date", pa.string()),
-    ("utc_time", pa.string()),
-    ("date", pa.string()),
-    ("variant", _DICT),
-    ("start_fen", pa.string()),
-    ("status", _DICT),
-    ("error", pa.string()),
-    ("error_ply", pa.int32()),     # ply at which replay stopped (the position before the bad move)
-    ("plies", pa.int32()),         # half-moves replayed
-    ("first_threefold_ply", pa.int32()),
-    ("first_threefold_claim_ply", pa.int32()),
-    ("first_fifty_ply", pa.int32()),
-    ("first_fifty_claim_ply", pa.int32()),
-    ("first_fivefold_ply", pa.int32()),
-    ("first_seventyfive_ply", pa.int32()),
-    ("first_missed_claim_ply", pa.int32()),
-    ("missed_claim_rule", _DICT),
-    ("missed_claim_side", _DICT),   # white | black
-    ("missed_claim_result", _DICT), # win | draw | loss (for the side that missed), null if unknown
-    ("plies_after_missed_claim", pa.int32()),
-    ("missed_claim_clock_seconds", pa.float32()),
-    ("final_repetition_count", pa.int16()),
-    ("final_halfmove_clock", pa.int32()),
-    ("final_is_checkmate", pa.bool_()),
-    ("final_is_stalemate", pa.bool_()),
-    ("final_insufficient_material", pa.bool_()),
-    ("draw_reason", _DICT),         # for drawn games: stalemate, insufficient_material, fivefold, seventyfive, threefold, fifty, agreement
-    ("end_ply", pa.int32()),        # counterfactual: where the game ends under the edition's automatic rules (null = as played)
-    ("end_rule", _DICT),
-    ("end_result", _DICT),
-    ("result_changed", pa.bool_()),
-    # draughts-only (section 32 / FMJD-64): first ply each draughts rule applied
-    ("first_balance_ply", pa.int32()),        # no change in the balance of forces for the limit
-    ("first_kings_vs_king_ply", pa.int32()),  # 3+ kings vs lone king not captured in time
-    ("first_main_diagonal_ply", pa.int32()),  # 3 kings vs king on the main diagonal
-    ("first_small_ending_ply", pa.int32()),   # 2 kings / king+man vs man or king
-])
-
-EVENTS_SCHEMA = pa.schema([
-    ("source", _DICT),
-    ("game_type", _DICT),
-    ("edition", _DICT),
-    ("game_index", pa.int64()),
-    ("ply", pa.int32()),
-    ("rule", _DICT),         # threefold | fifty | fivefold | seventyfive | offer | draughts rules
-    ("kind", _DICT),         # claim_now | claim_intended | automatic | offer
-    ("side", _DICT),         # white | black: the side entitled (the side to move)
-    ("repetition_count", pa.int16()),
-    ("halfmove_clock", pa.int32()),
-    ("clock_seconds", pa.float32()),
-    ("missed", pa.bool_()),
-])
+# (name, type, meaning, unit) of every column: the schemas and OUT/_dataset.json come from here.
+_KEY = [
+    ("source", _DICT, "input name (file name without extensions, or --source-name)", None),
+    ("game_type", _DICT, "game kind: chess, russian_draughts, ...", None),
+]
+GAMES_COLUMNS = _KEY + [
+    ("game_index", pa.int64(), "0-based index of the game within its source", None),
+    ("byte_offset", pa.int64(), "start of the game in the decompressed text", "bytes"),
+    ("event", pa.string(), "[Event] header", None),
+    ("site", pa.string(), "[Site] header", None),
+    ("white", pa.string(), "[White] header", None),
+    ("black", pa.string(), "[Black] header", None),
+    ("result", _DICT, "[Result] header (draughts 2-0/1-1/0-2 mapped to 1-0/1/2-1/2/0-1)", None),
+    ("white_elo", pa.int32(), "[WhiteElo] header", "Elo"),
+    ("black_elo", pa.int32(), "[BlackElo] header", "Elo"),
+    ("time_control", _DICT, "[TimeControl] header", None),
+    ("termination", _DICT, "[Termination] header", None),
+    ("eco", _DICT, "[ECO] header", None),
+    ("utc_date", pa.string(), "[UTCDate] header, as written", None),
+    ("utc_time", pa.string(), "[UTCTime] header, as written", None),
+    ("date_tag", pa.string(), "[Date] header, as written", None),
+    ("variant", _DICT, "[Variant] header (chess) or [GameType] (draughts)", None),
+    ("start_fen", pa.string(), "[FEN] header", None),
+    ("platform", _DICT, "lichess, chess.com, otb (a place, no URL) or other, from Site and Event", None),
+    ("time_control_class", _DICT, "ultrabullet/bullet/blitz/rapid/classical from base + 40 x increment "
+     "(< 30, 180, 480, 1500 s; Lichess's estimate), correspondence for '-', null when unknown", None),
+    ("rating_band", _DICT, "mean Elo of the two players in 200-point bands ('1800-1999'); null unless both are known", None),
+    ("date", pa.date32(), "the game's date from UTCDate, else Date; null if partial or absent", None),
+    ("has_clock", pa.bool_(), "the movetext carries clock comments ([%clk])", None),
+    ("status", _DICT, "ok, or why the game was not (fully) analyzed: see analyzer.codes.STATUSES", None),
+    ("error", pa.string(), "what went wrong, naming the ply and the token; notes for ok games", None),
+    ("error_ply", pa.int32(), "the position at which replay stopped (facts are kept up to it)", "ply"),
+    ("plies", pa.int32(), "half-moves replayed (ply 0 is the start position)", "plies"),
+    ("first_third_occurrence_ply", pa.int32(), "first position that occurs for the 3rd time (FIDE 2009+ identity)", "ply"),
+    ("first_fifth_occurrence_ply", pa.int32(), "first position that occurs for the 5th time (FIDE 2009+ identity)", "ply"),
+    ("first_halfmove_clock_100_ply", pa.int32(), "first position with 100 plies without capture or pawn move", "ply"),
+    ("first_halfmove_clock_150_ply", pa.int32(), "first position with 150 plies without capture or pawn move", "ply"),
+    ("final_repetition_count", pa.int16(), "occurrences of the final position (FIDE 2009+ identity)", None),
+    ("final_halfmove_clock", pa.int32(), "halfmove clock of the final position (draughts: plies without a man move or capture)", "plies"),
+    ("final_is_checkmate", pa.bool_(), "the final position is checkmate", None),
+    ("final_is_stalemate", pa.bool_(), "the final position is stalemate", None),
+    ("final_insufficient_material", pa.bool_(), "neither side can mate (python-chess's material rule)", None),
+]
+VERDICTS_COLUMNS = _KEY + [
+    ("edition", _DICT, "rule edition: fide_2018, lichess, fshr_russian, ...", None),
+    ("game_index", pa.int64(), "0-based index of the game within its source", None),
+    ("first_threefold_ply", pa.int32(), "first position that is an N-th occurrence (N = the edition's claim count)", "ply"),
+    ("first_threefold_claim_ply", pa.int32(), "first position where threefold can be claimed, on the board or by a written move", "ply"),
+    ("first_fifty_ply", pa.int32(), "first position with the edition's 50-move count reached and a legal move", "ply"),
+    ("first_fifty_claim_ply", pa.int32(), "first position where the 50-move draw can be claimed, on the board or by a written move", "ply"),
+    ("first_fivefold_ply", pa.int32(), "first position where the automatic repetition rule applies", "ply"),
+    ("first_seventyfive_ply", pa.int32(), "first position where the automatic move-count rule applies (mate first)", "ply"),
+    ("first_missed_claim_ply", pa.int32(), "first claim chance on the board after which the game went on", "ply"),
+    ("missed_claim_rule", _DICT, "rule of that chance", None),
+    ("missed_claim_side", _DICT, "the side to move there (the player who could claim)", None),
+    ("missed_claim_result", _DICT, "the recorded result seen from that side: win, draw, loss", None),
+    ("plies_after_missed_claim", pa.int32(), "plies played after that chance", "plies"),
+    ("missed_claim_clock_seconds", pa.float32(), "that side's clock at the chance ([%clk])", "seconds"),
+    ("first_avoided_claim_ply", pa.int32(), "first written-move chance whose played move did not make the position claimable", "ply"),
+    ("avoided_claim_rule", _DICT, "rule of that chance", None),
+    ("avoided_claim_side", _DICT, "the side to move there", None),
+    ("draw_reason", _DICT, "drawn games: why, as far as the moves tell (agreement otherwise)", None),
+    ("end_ply", pa.int32(), "counterfactual: first position where the edition's automatic rules end the game", "ply"),
+    ("end_rule", _DICT, "the automatic rule at end_ply", None),
+    ("end_result", _DICT, "the result the automatic rule gives (1/2-1/2)", None),
+    ("result_changed", pa.bool_(), "an automatic rule would have ended a game recorded as decisive", None),
+    ("first_balance_ply", pa.int32(), "draughts: balance of forces unchanged for the limit (32.3; FMJD 7.2.6)", "ply"),
+    ("first_kings_vs_king_ply", pa.int32(), "draughts: 3+ kings vs a lone king not captured in time", "ply"),
+    ("first_main_diagonal_ply", pa.int32(), "draughts: 3 kings vs a king on the main diagonal", "ply"),
+    ("first_small_ending_ply", pa.int32(), "draughts: 2 kings / king + man vs a man or king", "ply"),
+]
+EVENTS_COLUMNS = _KEY + [
+    ("edition", _DICT, "rule edition", None),
+    ("game_index", pa.int64(), "0-based index of the game within its source", None),
+    ("ply", pa.int32(), "the position of the chance", "ply"),
+    ("rule", _DICT, "threefold, fifty, fivefold, seventyfive, insufficient_material, offer; draughts rules", None),
+    ("kind", _DICT, "claim_now (on the board), claim_intended (by a written move), automatic, offer", None),
+    ("side", _DICT, "the side entitled (the side to move; for offers, the side that offered)", None),
+    ("repetition_count", pa.int16(), "occurrences of the position so far", None),
+    ("halfmove_clock", pa.int32(), "halfmove clock (draughts: the rule's counter)", "plies"),
+    ("clock_seconds", pa.float32(), "clock of the side to move ([%clk])", "seconds"),
+    ("outcome", _DICT, "claimed, missed, avoided, passed_on, automatic, ended (docs/measures.md)", None),
+]
 
 
-def empty_table(schema: pa.Schema) -> pa.Table:
-    return schema.empty_table()
+def _schema(columns) -> pa.Schema:
+    return pa.schema([(name, typ) for name, typ, _, _ in columns])
+
+
+GAMES_SCHEMA = _schema(GAMES_COLUMNS)
+VERDICTS_SCHEMA = _schema(VERDICTS_COLUMNS)
+EVENTS_SCHEMA = _schema(EVENTS_COLUMNS)
+SCHEMAS = {"games": GAMES_SCHEMA, "verdicts": VERDICTS_SCHEMA, "events": EVENTS_SCHEMA}
+
+
+def data_dictionary() -> dict:
+    """Column, type, meaning and unit of every table (written as OUT/_dataset.json)."""
+    out = {}
+    for table, cols in (("games", GAMES_COLUMNS), ("verdicts", VERDICTS_COLUMNS), ("events", EVENTS_COLUMNS)):
+        out[table] = [{"column": n, "type": str(t), "meaning": m, "unit": u} for n, t, m, u in cols]
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# What a kind hands over for a block
+
+
+EVENT_TYPES = {"game": np.int64, "ply": np.int32, "rule": np.int8, "kind": np.int8, "side": np.int8,
+               "reps": np.int16, "hmc": np.int32, "clock": np.float32}
+
+
+def event_buffers(cap: int) -> dict:
+    return {name: np.empty(cap, dtype) for name, dtype in EVENT_TYPES.items()}
+
+
+def run_rule_kernel(call, cap: int) -> dict:
+    """Call a rule kernel `call(events) -> n` with event arrays of `cap` rows, again with room
+    if it reports more events than fit; the events trimmed to their number."""
+    cap = max(cap, 16)
+    while True:
+        ev = event_buffers(cap)
+        n = call(ev)
+        if n <= cap:
+            return {k: v[:n] for k, v in ev.items()}
+        cap = n
+
+
+@dataclass
+class EditionResult:
+    """A rule kernel's output for one edition: the verdict matrix (n x codes.N_VERDICT, int32,
+    -1 = null; the missed/avoided columns are filled by the builder) and the events."""
+    edition: str
+    verdicts: np.ndarray
+    events: dict
+
+
+@dataclass
+class BlockOutput:
+    """A kind's analysis of a block of n games (numpy arrays of length n unless noted)."""
+    headers: dict                  # column name -> Arrow array (the kind's headers; absent ones null)
+    status: np.ndarray             # codes.S_*
+    messages: dict                 # game -> error message or note
+    error_ply: np.ndarray          # -1 = null
+    plies: np.ndarray              # -1 = not replayed
+    game_facts: np.ndarray         # n x codes.N_GAME_FACTS, -1 = null
+    has_clock: np.ndarray          # bool
+    result_code: np.ndarray        # codes.RESULT_*
+    editions: list = field(default_factory=list)   # EditionResult per edition
+    facts: dict | None = None      # per-ply facts, for tests (keep_facts)
+
+
+# ---------------------------------------------------------------------------------------------
+# The builder
+
+
+def coded(col, names) -> pa.DictionaryArray:
+    """Codes (-1 = null) as a dictionary column of `names`, without a Python string per row."""
+    col = np.asarray(col)
+    return pa.DictionaryArray.from_arrays(pa.array(col.astype(np.int32), mask=col < 0),
+                                          pa.array(list(names), pa.string()))
+
+
+def constant(value: str, n: int) -> pa.DictionaryArray:
+    return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)), pa.array([value], pa.string()))
+
+
+def _opt_int(col, dtype=np.int32) -> pa.Array:
+    col = np.asarray(col)
+    return pa.array(col.astype(dtype), mask=col < 0)
+
+
+def _opt_bool(col) -> pa.Array:
+    col = np.asarray(col)
+    return pa.array(col > 0, mask=col < 0)
+
+
+_TC_CLASSES = ("ultrabullet", "bullet", "blitz", "rapid", "classical", "correspondence")
+
+
+def time_control_class(text: str | None) -> str | None:
+    """Lichess's estimate of a game's duration, base + 40 x increment seconds: ultrabullet
+    < 30 s, bullet < 180, blitz < 480, rapid < 1500, classical otherwise; '-' is
+    correspondence; PGN's 'moves/seconds' counts the first period; anything else unknown."""
+    if text is None:
+        return None
+    t = text.strip()
+    if t == "-":
+        return "correspondence"
+    est = None
+    head = t.split(":")[0]
+    if "/" in head:
+        secs = head.split("/", 1)[1]
+        est = int(secs) if secs.isdigit() else None
+    else:
+        base, _, inc = head.partition("+")
+        if base.isdigit() and (inc == "" or inc.isdigit()):
+            est = int(base) + 40 * int(inc or 0)
+    if est is None:
+        return None
+    for limit, name in ((30, "ultrabullet"), (180, "bullet"), (480, "blitz"), (1500, "rapid")):
+        if est < limit:
+            return name
+    return "classical"
+
+
+def _derived_tc(tc: pa.Array) -> pa.Array:
+    if not pa.types.is_dictionary(tc.type):
+        tc = tc.dictionary_encode()
+    classes = [time_control_class(v) for v in tc.dictionary.to_pylist()]
+    codes_ = np.array([_TC_CLASSES.index(c) if c else -1 for c in classes] + [-1], np.int32)
+    idx = tc.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+    return coded(codes_[idx], _TC_CLASSES)
+
+
+_BANDS = tuple(f"{lo:04d}-{lo + 199:04d}" for lo in range(0, 4000, 200))
+
+
+def _rating_band(white: pa.Array, black: pa.Array) -> pa.Array:
+    w = white.to_numpy(zero_copy_only=False) if white.null_count == 0 else white.fill_null(0).to_numpy(zero_copy_only=False)
+    b = black.to_numpy(zero_copy_only=False) if black.null_count == 0 else black.fill_null(0).to_numpy(zero_copy_only=False)
+    ok = (w > 0) & (b > 0)
+    band = np.where(ok, np.clip(((w.astype(np.int64) + b) // 2) // 200, 0, len(_BANDS) - 1), -1)
+    return coded(band, _BANDS)
+
+
+_PLATFORMS = ("lichess", "chess.com", "otb", "other")
+_ONLINE = r"://|www\.|\.com\b|\.org\b|\.net\b|internet|\bicc\b|\bfics\b|playchess|chess24|online|lidraughts"
+
+
+def _platform(site: pa.Array, event: pa.Array) -> pa.Array:
+    """lichess / chess.com by name in Site or Event; other when Site or Event names a server or
+    a URL, or Site is unknown; otb when Site names a place."""
+    s = pc.utf8_lower(site.fill_null(""))
+    e = pc.utf8_lower(event.fill_null(""))
+    both = pc.binary_join_element_wise(s, e, " | ")
+    lichess = pc.match_substring(both, "lichess.org").to_numpy(zero_copy_only=False)
+    chesscom = pc.match_substring(both, "chess.com").to_numpy(zero_copy_only=False)
+    online = pc.match_substring_regex(both, _ONLINE).to_numpy(zero_copy_only=False)
+    unknown = pc.match_substring_regex(s, r"^\s*(\?*|-)\s*$").to_numpy(zero_copy_only=False)
+    code = np.where(lichess, 0, np.where(chesscom, 1, np.where(online | unknown, 3, 2)))
+    return coded(code, _PLATFORMS)
+
+
+def _date(utc_date: pa.Array, date_tag: pa.Array) -> pa.Array:
+    raw = pc.coalesce(utc_date, date_tag)
+    out = None
+    for fmt in ("%Y.%m.%d", "%Y-%m-%d", "%Y/%m/%d"):
+        d = pc.strptime(pc.utf8_trim_whitespace(raw), format=fmt, unit="s", error_is_null=True)
+        out = d if out is None else pc.coalesce(out, d)
+    return out.cast(pa.date32())
+
+
+def _side_result(result_code: np.ndarray, side: np.ndarray) -> np.ndarray:
+    """The recorded result from `side`'s view: codes.SR_* (-1 when side or result unknown)."""
+    out = np.full(len(side), -1, np.int32)
+    out[(result_code == codes.RESULT_DRAW) & (side >= 0)] = codes.SR_DRAW
+    decisive = ((result_code == codes.RESULT_WHITE) | (result_code == codes.RESULT_BLACK)) & (side >= 0)
+    won = (result_code == codes.RESULT_WHITE) == (side == codes.WHITE)
+    out[decisive & won] = codes.SR_WIN
+    out[decisive & ~won] = codes.SR_LOSS
+    return out
+
+
+def build(block: BlockOutput, *, source: str, game_type: str, first_game_index: int,
+          byte_offsets: np.ndarray) -> tuple[pa.Table, pa.Table, pa.Table]:
+    """The games, verdicts and events tables of a block."""
+    n = len(block.status)
+    h = block.headers
+    nulls = {name: pa.nulls(n, typ) for name, typ, _, _ in GAMES_COLUMNS}
+    header = {name: h.get(name, nulls[name]) for name in (
+        "event", "site", "white", "black", "result", "white_elo", "black_elo", "time_control",
+        "termination", "eco", "utc_date", "utc_time", "date_tag", "variant", "start_fen")}
+    index = pa.array(np.arange(first_game_index, first_game_index + n, dtype=np.int64))
+    if block.messages:
+        err = np.full(n, None, dtype=object)
+        err[list(block.messages)] = list(block.messages.values())
+        error = pa.array(err, pa.string())
+    else:
+        error = pa.nulls(n, pa.string())
+    facts = block.game_facts
+    replayed = np.asarray(block.plies) >= 0
+    games = {
+        "source": constant(source, n), "game_type": constant(game_type, n),
+        "game_index": index, "byte_offset": pa.array(np.asarray(byte_offsets, np.int64)),
+        **header,
+        "platform": _platform(header["site"], header["event"]),
+        "time_control_class": _derived_tc(header["time_control"]),
+        "rating_band": _rating_band(header["white_elo"], header["black_elo"]),
+        "date": _date(header["utc_date"], header["date_tag"]),
+        "has_clock": pa.array(np.asarray(block.has_clock, np.bool_), mask=~replayed),
+        "status": coded(block.status, codes.STATUSES), "error": error,
+        "error_ply": _opt_int(block.error_ply),
+        "plies": _opt_int(block.plies),
+    }
+    for c, name in enumerate(codes.GAME_FACT_COLUMNS):
+        col = facts[:, c]
+        if name.startswith("final_is") or name == "final_insufficient_material":
+            games[name] = _opt_bool(col)
+        elif name == "final_repetition_count":
+            games[name] = _opt_int(col, np.int16)
+        else:
+            games[name] = _opt_int(col)
+    games_t = conform(pa.table(games), GAMES_SCHEMA)
+
+    plies = np.where(replayed, block.plies, -1).astype(np.int64)
+    v_tables, e_tables = [], []
+    for ed in block.editions:
+        out = ed.verdicts
+        ev = ed.events
+        m = len(ev["game"])
+        missed_clock = np.empty(n, np.float32)
+        outcome = np.empty(m, np.int8)
+        apply_measures(m, plies, block.result_code, ev["game"], ev["ply"], ev["rule"], ev["kind"],
+                       ev["side"], ev["clock"], out, missed_clock, outcome)
+        cols = {"source": constant(source, n), "game_type": constant(game_type, n),
+                "edition": constant(ed.edition, n), "game_index": index}
+        for c, name in enumerate(codes.VERDICT_COLUMNS):
+            vocab = codes.VERDICT_CODED.get(name)
+            cols[name] = coded(out[:, c], vocab) if vocab else _opt_int(out[:, c])
+        missed = out[:, codes.V_MISSED_PLY]
+        cols["missed_claim_result"] = coded(_side_result(block.result_code, out[:, codes.V_MISSED_SIDE]),
+                                            codes.SIDE_RESULTS)
+        cols["plies_after_missed_claim"] = pa.array((plies - missed).astype(np.int32), mask=missed < 0)
+        cols["missed_claim_clock_seconds"] = pa.array(missed_clock, mask=np.isnan(missed_clock))
+        end = out[:, codes.V_END_PLY]
+        cols["end_result"] = coded(np.where(end >= 0, codes.RESULT_DRAW, -1), codes.RESULTS)
+        cols["result_changed"] = pa.array((end >= 0) & (block.result_code != codes.RESULT_DRAW),
+                                          mask=block.result_code == codes.RESULT_UNKNOWN)
+        v_tables.append(conform(pa.table(cols), VERDICTS_SCHEMA))
+        reps = ev["reps"]
+        e_tables.append(conform(pa.table({
+            "source": constant(source, m), "game_type": constant(game_type, m),
+            "edition": constant(ed.edition, m),
+            "game_index": pa.array(ev["game"].astype(np.int64) + first_game_index),
+            "ply": pa.array(ev["ply"]),
+            "rule": coded(ev["rule"], codes.RULES),
+            "kind": coded(ev["kind"], codes.KINDS),
+            "side": coded(ev["side"], codes.SIDES),
+            "repetition_count": pa.array(reps, mask=reps < 0),
+            "halfmove_clock": pa.array(ev["hmc"]),
+            "clock_seconds": pa.array(ev["clock"], mask=np.isnan(ev["clock"])),
+            "outcome": coded(outcome, codes.OUTCOMES),
+        }), EVENTS_SCHEMA))
+    verdicts_t = pa.concat_tables(v_tables) if v_tables else VERDICTS_SCHEMA.empty_table()
+    events_t = pa.concat_tables(e_tables) if e_tables else EVENTS_SCHEMA.empty_table()
+    return games_t, verdicts_t, events_t
 
 
 def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
@@ -106,17 +374,17 @@ def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
     n = table.num_rows
     index = {name: i for i, name in enumerate(table.schema.names)}  # (table.column_names is slow)
     cols = []
-    for field in schema:
-        i = index.get(field.name)
+    for fld in schema:
+        i = index.get(fld.name)
         if i is not None:
             col = table.column(i)
-            if col.type != field.type:
-                if pa.types.is_dictionary(field.type) and not pa.types.is_dictionary(col.type):
+            if col.type != fld.type:
+                if pa.types.is_dictionary(fld.type) and not pa.types.is_dictionary(col.type):
                     col = col.cast(pa.string()).dictionary_encode()
-                    col = col.cast(field.type)
+                    col = col.cast(fld.type)
                 else:
-                    col = col.cast(field.type)
+                    col = col.cast(fld.type)
             cols.append(col)
         else:
-            cols.append(pa.nulls(n, field.type))
+            cols.append(pa.nulls(n, fld.type))
     return pa.Table.from_arrays(cols, schema=schema)

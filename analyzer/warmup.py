@@ -77,15 +77,16 @@ def warmup() -> None:
     array types, e.g. writable instead of read-only text, would compile again mid-scan)."""
     import tempfile
 
-    from analyzer.engine import Config, run_scan
+    from analyzer import kinds
     from analyzer.api import analyze_bytes
-    from analyzer.chess import perft
-    from analyzer.draughts import analyze_draughts_bytes
-    from analyzer.editions import BUILTIN, resolve
+    from analyzer.engine import Config, run_scan
+    from analyzer.kinds.chess import perft
 
-    analyze_bytes(_CHESS, editions=list(BUILTIN), keep_facts=True)
+    chess_editions = list(kinds.get("chess").editions())
+    draughts_editions = list(kinds.get("russian_draughts").editions())
+    analyze_bytes(_CHESS, editions=chess_editions, keep_facts=True)
     perft("4k3/8/8/8/8/8/4P3/4K3 w - - 0 1", 2)
-    analyze_draughts_bytes(_DRAUGHTS)
+    analyze_bytes(_DRAUGHTS, editions=draughts_editions)
     with tempfile.TemporaryDirectory(prefix="analyzer-warmup-") as tmp:
         inputs = []
         for name, text in (("warmup-chess.pgn", _CHESS), ("warmup-draughts.pdn", _DRAUGHTS)):
@@ -93,8 +94,8 @@ def warmup() -> None:
             with open(path, "wb") as fh:
                 fh.write(text)
             inputs.append(path)
-        for eds in (["fide_2018"], list(BUILTIN)):
-            cfg = Config(out=os.path.join(tmp, "out"), editions=resolve(eds))
+        for eds in (["fide_2018"], chess_editions + draughts_editions):
+            cfg = Config(out=os.path.join(tmp, "out"), editions=kinds.resolve_editions(eds))
             run_scan(inputs, cfg, workers=1, force=True, progress_interval=0, progress_mode="none")
     m = _marker()
     if m is not None:

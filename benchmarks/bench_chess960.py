@@ -73,9 +73,9 @@ def _read(path: str) -> bytes:
 def _child_main(spec_json: str) -> int:
     import numpy as np
 
-    import analyzer.chess._replay as R
-    import analyzer.chess.analyze as A
-    from analyzer.editions import resolve
+    import analyzer.kinds.chess._replay as R
+    import analyzer.kinds.chess.analyze as A
+    from analyzer.kinds import resolve_editions as resolve
     from analyzer.pgn.split import split_games
     from analyzer.warmup import warmup
 

@@ -210,10 +210,10 @@ def _stages_main(path: str) -> int:
     import pyarrow as pa
     import zstandard
 
-    import analyzer.chess._replay as R
-    import analyzer.chess.analyze as A
+    import analyzer.kinds.chess._replay as R
+    import analyzer.kinds.chess.analyze as A
     import analyzer.pgn._scan as S
-    from analyzer.editions import resolve
+    from analyzer.kinds import resolve_editions as resolve
     from analyzer.pgn.split import split_games
 
     clocks: dict = {}

@@ -4,8 +4,10 @@ them): every column of `games` and `events`, row by row, after sorting by their 
     python benchmarks/compare_tables.py OUT_A OUT_B [--ignore COL ...]
 
 Reads the Parquet parts directly (not through the analyzer's API, so old and new layouts
-compare alike). Prints per table the row counts and, for every column that differs, how
-many rows differ with an example; exit status 0 only when everything is equal.
+compare alike). An OUT with a `verdicts` table (0.2 layout: games one row per game) is compared
+as the 0.1 layout: games joined to verdicts (one row per game and edition), the Date header as
+`date`. Prints per table the row counts and, for every column that differs, how many rows
+differ with an example; exit status 0 only when everything compared is equal.
 """
 from __future__ import annotations
 
@@ -20,12 +22,21 @@ KEYS = {"games": ["source", "edition", "game_index"],
         "events": ["source", "edition", "game_index", "ply", "rule", "kind"]}
 
 
-def load(out: str, table: str) -> pl.DataFrame | None:
+def _read(out: str, table: str) -> pl.DataFrame | None:
     parts = sorted(glob.glob(os.path.join(out, table, "*", "part-*.parquet")))
     if not parts:
         return None
     df = pl.concat([pl.read_parquet(p, hive_partitioning=False) for p in parts], how="diagonal_relaxed")
-    df = df.with_columns([pl.col(c).cast(pl.String) for c, t in df.schema.items() if t == pl.Categorical])
+    return df.with_columns([pl.col(c).cast(pl.String) for c, t in df.schema.items() if t == pl.Categorical])
+
+
+def load(out: str, table: str) -> pl.DataFrame | None:
+    df = _read(out, table)
+    if df is None:
+        return None
+    if table == "games" and os.path.isdir(os.path.join(out, "verdicts")):
+        v = _read(out, "verdicts").drop("game_type")
+        df = df.drop("date").rename({"date_tag": "date"}).join(v, on=["source", "game_index"], how="inner")
     keys = [k for k in KEYS[table] if k in df.columns]
     return df.sort(keys)
 

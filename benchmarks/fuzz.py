@@ -164,7 +164,7 @@ def content(row: dict, loose: bool = False) -> tuple:
 
 def check_rows(text: bytes, n_games: int, rows: list[dict], editions=EDITIONS) -> list[str]:
     """Accounting and message invariants of one run's rows."""
-    from analyzer.tables import STATUS_CODES
+    from analyzer.codes import STATUSES as STATUS_CODES
 
     problems = []
     n_ed = len(editions)
@@ -287,7 +287,7 @@ _EDS: dict = {}
 def analyze(text: bytes, block_size: int = 8 << 20, chunk: int = 1 << 22,
             max_game_bytes: int = 16 << 20, editions=EDITIONS) -> tuple[int, list[dict]]:
     """(games counted, rows) of one text through the streaming reader."""
-    from analyzer.editions import resolve
+    from analyzer.kinds import resolve_editions as resolve
     from analyzer.engine.region import analyze_chunks
 
     editions = tuple(editions)
@@ -296,11 +296,13 @@ def analyze(text: bytes, block_size: int = 8 << 20, chunk: int = 1 << 22,
     out = []
     chunks = (text[k:k + chunk] for k in range(0, len(text), chunk))
     stats = analyze_chunks(chunks, game_type="chess", source="fuzz", editions=_EDS[editions],
-                           sink=lambda g, e: out.append(g), block_size=block_size,
+                           sink=lambda g, v, e: out.append((g, v)), block_size=block_size,
                            max_game_bytes=max_game_bytes)
     rows = []
-    for t in out:
-        rows += t.drop_columns(["source"]).to_pylist()
+    for g, v in out:   # one row per game and edition: the game's columns and that edition's verdicts
+        games = {r["game_index"]: r for r in g.drop_columns(["source"]).to_pylist()}
+        for r in v.drop_columns(["source"]).to_pylist():
+            rows.append({**games[r["game_index"]], **r})
     rows.sort(key=lambda r: (r["edition"], r["game_index"]))
     return stats.games, rows
 
@@ -315,7 +317,7 @@ def run_compressed(text: bytes, rng: random.Random, workdir: str) -> list[str]:
     import zstandard
 
     from analyzer import engine
-    from analyzer.editions import resolve
+    from analyzer.kinds import resolve_editions as resolve
 
     fmt = rng.choice(("gz", "zst", "bz2"))
     comp = {"gz": gzip.compress, "bz2": bz2.compress,

@@ -42,8 +42,9 @@ def _tables(out: str):
     import polars as pl
 
     g = pl.scan_parquet(os.path.join(out, "games", "*", "part-*.parquet")).collect()
+    v = pl.scan_parquet(os.path.join(out, "verdicts", "*", "part-*.parquet")).collect()
     e = pl.scan_parquet(os.path.join(out, "events", "*", "part-*.parquet")).collect()
-    return (g.sort(["source", "edition", "game_index"]),
+    return (g.sort(["source", "game_index"]), v.sort(["source", "edition", "game_index"]),
             e.sort(["source", "edition", "game_index", "ply", "rule", "kind"]))
 
 
@@ -121,10 +122,10 @@ def run(cycles: int, seed: int, copies: int, hang_seconds: float, max_kill: floa
                 raise SystemExit(f"cycle {cycle}: rerun exited {proc.returncode}: {err[-2000:]}")
             stats["finished_runs"] += 1
             break
-        g, e = _tables(out)
-        rg, re_ = ref_tables
+        g, v, e = _tables(out)
+        rg, rv, re_ = ref_tables
         stats["games_lost"] += max(0, rg.height - g.height)
-        same = g.equals(rg) and e.equals(re_)
+        same = g.equals(rg) and v.equals(rv) and e.equals(re_)
         stats["final_equal"] += int(same)
         if not same:
             stats["rows_changed"] += abs(rg.height - g.height) or 1

@@ -79,3 +79,74 @@ def small_path() -> str:
 @pytest.fixture(scope="session")
 def edge_path() -> str:
     return need("edge_cases.pgn")
+
+
+# ---------------------------------------------------------------------------------------------
+# Analyzing text in tests
+
+
+def analyze(data: bytes, editions=("fide_2018",), source: str = "test", **kw):
+    """The tables of the games in `data` (analyzer.api.analyze_bytes)."""
+    from analyzer.api import analyze_bytes
+
+    return analyze_bytes(data, source=source, editions=editions, **kw)
+
+
+def verdict_rows(res) -> list[dict]:
+    """One dict per (game, edition): the game's columns and that edition's verdicts, editions in
+    the order analyzed, games in order within each."""
+    games = {r["game_index"]: r for r in res.games.to_pylist()}
+    out = []
+    for v in res.verdicts.to_pylist():
+        row = dict(games[v["game_index"]])
+        row.update(v)
+        out.append(row)
+    return out
+
+
+def game_spans(data: bytes, draughts: bool = False):
+    """(starts, ends) of the games in `data`, as the reader splits them."""
+    import numpy as np
+
+    from analyzer.pgn.split import split_games
+
+    buf = np.frombuffer(data, dtype=np.uint8)
+    starts, ends, _ = split_games(buf, True, draughts=draughts)
+    return starts, ends
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading an OUT directory in tests
+
+
+def out_tables(out) -> tuple:
+    """(games, verdicts, events) of an OUT directory, sorted by their keys."""
+    import analyzer
+
+    g = analyzer.scan_games(str(out)).collect().sort(["source", "game_index"])
+    v = analyzer.scan_verdicts(str(out)).collect().sort(["source", "edition", "game_index"])
+    e = analyzer.scan_events(str(out)).collect().sort(["source", "edition", "game_index", "ply", "rule", "kind"])
+    return g, v, e
+
+
+def same_tables(a: tuple, b: tuple, ignore_source: bool = False) -> None:
+    for name, x, y in zip(("games", "verdicts", "events"), a, b):
+        if ignore_source:
+            x, y = x.drop("source"), y.drop("source")
+        assert x.shape == y.shape, (name, x.shape, y.shape)
+        assert x.equals(y), f"{name} tables differ"
+
+
+def out_rows(out, edition: str = "fide_2018") -> list[dict]:
+    """One dict per game of an OUT directory: its games row and its verdicts of `edition`."""
+    import glob
+
+    import polars as pl
+
+    import analyzer
+
+    if not glob.glob(os.path.join(str(out), "games", "*", "part-*.parquet")):
+        return []
+    g = analyzer.scan_games(str(out)).collect()
+    v = analyzer.scan_verdicts(str(out)).filter(pl.col("edition") == edition).drop("game_type").collect()
+    return g.join(v, on=["source", "game_index"], how="left").sort(["source", "game_index"]).to_dicts()

@@ -28,14 +28,18 @@ Expected ``fide_2018`` game columns (exact definitions):
   ``first_fifty_claim_ply`` = first p with ``can_claim_fifty_moves()``;
   ``first_fivefold_ply`` = first p with ``is_fivefold_repetition()``;
   ``first_seventyfive_ply`` = first p with ``is_seventyfive_moves()``; None when never.
-* A claim opportunity at ply p (threefold claim or fifty claim available to the side to move) is
-  **missed** when ``p < plies`` (the side to move played a move instead of the game ending there).
-  ``first_missed_claim_ply`` = first missed p; ``missed_claim_rule`` = "threefold" if a threefold
-  claim was available at that p, else "fifty"; ``missed_claim_side`` = "white"/"black" (side to
-  move at p); ``missed_claim_result`` = the recorded ``Result`` seen from that side:
-  "win"/"draw"/"loss", None when the result is not 1-0/0-1/1/2-1/2;
-  ``plies_after_missed_claim`` = plies - first_missed_claim_ply;
-  ``missed_claim_clock_seconds`` = ``clock[first_missed_claim_ply]``.
+* A **board chance** at ply p: threefold ``is_repetition(3)`` with a legal move for the side to
+  move, or fifty ``is_fifty_moves()``. A **written-move chance**: ``can_claim_threefold_repetition()``
+  without ``is_repetition(3)``, or ``can_claim_fifty_moves()`` without ``is_fifty_moves()``.
+  A board chance at p < plies is **missed** (the side to move played on): ``first_missed_claim_ply``
+  = the first such p; ``missed_claim_rule`` = "threefold" if the threefold chance is on the board
+  there, else "fifty"; ``missed_claim_side`` = "white"/"black" (side to move at p);
+  ``missed_claim_result`` = the recorded ``Result`` seen from that side: "win"/"draw"/"loss", None
+  when the result is not 1-0/0-1/1/2-1/2; ``plies_after_missed_claim`` = plies - that p;
+  ``missed_claim_clock_seconds`` = ``clock[p]``.
+* A written-move chance at p < plies is **avoided** when position p + 1 is not a board chance of
+  the same rule: ``first_avoided_claim_ply``, ``avoided_claim_rule`` (threefold first),
+  ``avoided_claim_side``.
 * ``draw_reason`` (only when Result is "1/2-1/2", else None), evaluated on the final position,
   first match wins: Termination "Time forfeit" -> "timeout_vs_insufficient_material";
   is_stalemate -> "stalemate"; is_insufficient_material -> "insufficient_material";
@@ -43,13 +47,19 @@ Expected ``fide_2018`` game columns (exact definitions):
   can_claim_threefold_repetition -> "threefold"; can_claim_fifty_moves -> "fifty";
   else "agreement".
 * ``final_repetition_count``, ``final_halfmove_clock``, ``final_is_checkmate``,
-  ``final_is_stalemate``, ``final_insufficient_material``: the per-ply values at ply ``plies``.
+  ``final_is_stalemate``, ``final_insufficient_material``: the per-ply values at ply ``plies``;
+  ``first_third_occurrence_ply`` / ``first_fifth_occurrence_ply``: first p with ``rep_count``
+  >= 3 / >= 5; ``first_halfmove_clock_100_ply`` / ``_150_ply``: first p with the clock >= 100 / 150.
 * Events (one row per (ply, rule)): threefold: kind "claim_now" if is_repetition(3) else
   "claim_intended" if can_claim_threefold_repetition(); fifty: "claim_now" if is_fifty_moves()
   else "claim_intended" if can_claim_fifty_moves(); fivefold "automatic" if
   is_fivefold_repetition(); seventyfive "automatic" if is_seventyfive_moves(); with ``side`` (side
   to move), ``repetition_count`` (``rep_count[p]``), ``halfmove_clock``, ``clock_seconds``
-  (``clock[p]``), ``missed`` = p < plies.
+  (``clock[p]``), and ``outcome``: automatic rules "automatic"; claim_now "missed" if p < plies,
+  else "claimed" if the game is recorded drawn, else "ended"; claim_intended at the last ply
+  "claimed"/"ended" likewise, else "passed_on" when ply p + 1 is a board chance of the same rule
+  ("claimed" if that is the last ply of a drawn game), else "avoided". The threefold claim_now
+  needs a legal move (a repeated checkmate or stalemate is not a chance).
 
 Shortcuts (all provably identical to calling the method; ``exhaustive=True`` calls every method at
 every ply and asserts that the shortcut agrees — the default test run does that on edge_cases.pgn):
@@ -102,6 +112,9 @@ GAME_COLUMNS = (
     "missed_claim_side",
     "missed_claim_result",
     "plies_after_missed_claim",
+    "first_avoided_claim_ply",
+    "avoided_claim_rule",
+    "avoided_claim_side",
     "draw_reason",
 )
 # Further well-defined columns of GAMES_SCHEMA, compared in a separate test.
@@ -112,6 +125,10 @@ EXTRA_GAME_COLUMNS = (
     "final_is_checkmate",
     "final_is_stalemate",
     "final_insufficient_material",
+    "first_third_occurrence_ply",
+    "first_fifth_occurrence_ply",
+    "first_halfmove_clock_100_ply",
+    "first_halfmove_clock_150_ply",
 )
 
 PER_PLY_FLAGS = ("rep3", "claim3", "fifty", "claim50", "fivefold", "seventyfive",
@@ -183,7 +200,7 @@ class GameOracle:
 EVENT_RULES = ("threefold", "fifty", "fivefold", "seventyfive")
 
 EVENT_FIELDS = ("ply", "rule", "kind", "side", "repetition_count", "halfmove_clock",
-                "clock_seconds", "missed")
+                "clock_seconds", "outcome")
 
 
 def analyze_game(game: chess.pgn.Game, index: int = 0, exhaustive: bool = False) -> GameOracle:
@@ -303,11 +320,28 @@ def _columns(o: GameOracle) -> dict:
         "first_fivefold_ply": _first(f["fivefold"]),
         "first_seventyfive_ply": _first(f["seventyfive"]),
     }
+    board3 = [f["rep3"][p] and not (f["checkmate"][p] or f["stalemate"][p]) for p in range(n + 1)]
+    board50 = f["fifty"]
+    written3 = [f["claim3"][p] and not f["rep3"][p] for p in range(n + 1)]
+    written50 = [f["claim50"][p] and not f["fifty"][p] for p in range(n + 1)]
     missed = None
     for p in range(n):  # p < plies
-        if f["claim3"][p] or f["claim50"][p]:
+        if board3[p] or board50[p]:
             missed = p
             break
+    avoided = None
+    for p in range(n):
+        for rule, written, board in (("threefold", written3, board3), ("fifty", written50, board50)):
+            if written[p] and not board[p + 1]:
+                avoided = (p, rule)
+                break
+        if avoided:
+            break
+    if avoided is None:
+        cols.update(first_avoided_claim_ply=None, avoided_claim_rule=None, avoided_claim_side=None)
+    else:
+        cols.update(first_avoided_claim_ply=avoided[0], avoided_claim_rule=avoided[1],
+                    avoided_claim_side=_side(o.turn[avoided[0]]))
     if missed is None:
         cols.update(first_missed_claim_ply=None, missed_claim_rule=None, missed_claim_side=None,
                     missed_claim_result=None, plies_after_missed_claim=None,
@@ -315,7 +349,7 @@ def _columns(o: GameOracle) -> dict:
     else:
         side = _side(o.turn[missed])
         cols.update(first_missed_claim_ply=missed,
-                    missed_claim_rule="threefold" if f["claim3"][missed] else "fifty",
+                    missed_claim_rule="threefold" if board3[missed] else "fifty",
                     missed_claim_side=side,
                     missed_claim_result=_result_for(result, side),
                     plies_after_missed_claim=n - missed,
@@ -344,27 +378,49 @@ def _columns(o: GameOracle) -> dict:
     cols["final_is_checkmate"] = f["checkmate"][n]
     cols["final_is_stalemate"] = f["stalemate"][n]
     cols["final_insufficient_material"] = f["insufficient"][n]
+    cols["first_third_occurrence_ply"] = _first(c >= 3 for c in o.rep_count)
+    cols["first_fifth_occurrence_ply"] = _first(c >= 5 for c in o.rep_count)
+    cols["first_halfmove_clock_100_ply"] = _first(h >= 100 for h in o.halfmove_clock)
+    cols["first_halfmove_clock_150_ply"] = _first(h >= 150 for h in o.halfmove_clock)
     return cols
 
 
 def _events(o: GameOracle) -> list:
     f = o.flags
+    n = o.plies
+    drawn = o.headers.get("Result") == "1/2-1/2"
+    board = {"threefold": [f["rep3"][p] and not (f["checkmate"][p] or f["stalemate"][p]) for p in range(n + 1)],
+             "fifty": f["fifty"]}
+
+    def outcome(p: int, rule: str, kind: str) -> str:
+        if kind == "automatic":
+            return "automatic"
+        if p == n:
+            return "claimed" if drawn else "ended"
+        if kind == "claim_now":
+            return "missed"
+        if not board[rule][p + 1]:
+            return "avoided"
+        return "claimed" if (p + 1 == n and drawn) else "passed_on"
+
     out = []
-    for p in range(o.plies + 1):
-        common = (_side(o.turn[p]), o.rep_count[p], o.halfmove_clock[p], f32(o.clock[p]),
-                  p < o.plies)
-        if f["rep3"][p]:
-            out.append((p, "threefold", "claim_now") + common)
-        elif f["claim3"][p]:
-            out.append((p, "threefold", "claim_intended") + common)
+    for p in range(n + 1):
+        common = (_side(o.turn[p]), o.rep_count[p], o.halfmove_clock[p], f32(o.clock[p]))
+        rows = []
+        if board["threefold"][p]:
+            rows.append(("threefold", "claim_now"))
+        elif f["claim3"][p] and not f["rep3"][p]:
+            rows.append(("threefold", "claim_intended"))
         if f["fifty"][p]:
-            out.append((p, "fifty", "claim_now") + common)
+            rows.append(("fifty", "claim_now"))
         elif f["claim50"][p]:
-            out.append((p, "fifty", "claim_intended") + common)
+            rows.append(("fifty", "claim_intended"))
         if f["fivefold"][p]:
-            out.append((p, "fivefold", "automatic") + common)
+            rows.append(("fivefold", "automatic"))
         if f["seventyfive"][p]:
-            out.append((p, "seventyfive", "automatic") + common)
+            rows.append(("seventyfive", "automatic"))
+        for rule, kind in rows:
+            out.append((p, rule, kind) + common + (outcome(p, rule, kind),))
     return sorted(out, key=_event_sort_key)
 
 
@@ -552,10 +608,15 @@ class EngineGame:
 
 
 def engine_games(res, edition: str = EDITION) -> list:
-    """Turn an analyze_bytes result into a list of EngineGame, indexed by game_index."""
+    """Turn an analyze_bytes result into a list of EngineGame, indexed by game_index: each
+    game's columns are its games row and its verdicts row of `edition`."""
     import numpy as np
-    games = res.games.to_pylist()
-    games = [g for g in games if g.get("edition") in (edition, None)]
+    verdicts = {v["game_index"]: v for v in res.verdicts.to_pylist() if v["edition"] == edition}
+    games = []
+    for g in res.games.to_pylist():
+        g = dict(g)
+        g.update(verdicts.get(g["game_index"], {}))
+        games.append(g)
     games.sort(key=lambda g: g["game_index"])
     by_index: dict[int, list] = collections.defaultdict(list)
     ev = res.events

@@ -30,6 +30,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import reference as ref  # noqa: E402
+from conftest import verdict_rows  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "fixtures")
@@ -71,7 +72,7 @@ PERFT = load_perft(PERFT_FIXTURE)
 
 
 def _perft(fen: str, depth: int) -> int:
-    from analyzer.chess import perft
+    from analyzer.kinds.chess import perft
     return perft(fen, depth, chess960=True)
 
 
@@ -139,7 +140,7 @@ def test_perft_shared_depth_4_and_5():
 def _compare(data: bytes, oracles: list, want97: bool = True) -> list:
     """Mismatches of the engine against the oracle: the reference comparison (identity classes,
     clocks, fide_2018 columns, events) and, per ply, flags, rep_next and castling-now bits."""
-    from analyzer.chess import _replay as R
+    from analyzer.kinds.chess import _replay as R
 
     editions = (ref.EDITION, "fide_1997") if want97 else (ref.EDITION,)
     res = _analyze(data, editions)
@@ -369,7 +370,7 @@ def _one(fen: str, movetext: str, variant: str = "Chess960"):
     """(engine games row, per-ply keys, the python-chess oracle) of one game."""
     data = _game(fen, movetext, variant)
     res = _analyze(data)
-    row = res.games.to_pylist()[0]
+    row = verdict_rows(res)[0]
     off = res.facts["game_offsets"]
     keys = [int(k) for k in res.facts["key"][off[0]:off[1]]]
     orc = ref.analyze_text(data.decode())
@@ -407,8 +408,8 @@ def test_castling_cases(name):
     assert row["status"] == "ok" and row["plies"] == 2, row["error"]
     assert o.fen_at(2) == after            # python-chess agrees with the hand-made FEN
     board = chess.Board(after, chess960=True)
-    from analyzer.chess import _board as B
-    from analyzer.chess.analyze import _start_arrays
+    from analyzer.kinds.chess import _board as B
+    from analyzer.kinds.chess.analyze import _start_arrays
     bb, mb, st, _ = _start_arrays(board)
     exp = B.fide_key_from_piece_key(bb, st, B.piece_key(bb, mb, st[0]), False)
     assert keys[2] == int(exp)             # the replayed position is that FEN's, rights included
@@ -521,7 +522,7 @@ def test_standard_variant_with_chess960_castling_rights():
 
 def test_start_positions_parsed_once_per_fen(monkeypatch):
     """A block of Chess960 games builds one python-chess board per distinct start FEN."""
-    from analyzer.chess import analyze as A
+    from analyzer.kinds.chess import analyze as A
 
     A._parse_start.cache_clear()
     calls = collections.Counter()

@@ -158,7 +158,7 @@ def test_progress_in_a_log_is_timed_lines(tmp_path, small_text):
 
 def test_resumed_run_counts_only_new_work(tmp_path, small_text):
     from analyzer import engine
-    from analyzer.editions import resolve
+    from analyzer.kinds import resolve_editions as resolve
     from analyzer.engine.progress import Progress
 
     src = tmp_path / "g.pgn"

@@ -6,14 +6,11 @@ import pytest
 
 import analyzer
 from analyzer import engine
-from analyzer.editions import resolve
+from analyzer.kinds import resolve_editions as resolve
 
 
 
-def _tables(out):
-    g = analyzer.scan_games(str(out)).collect().sort(["edition", "game_index"])
-    e = analyzer.scan_events(str(out)).collect().sort(["edition", "game_index", "ply", "rule", "kind"])
-    return g, e
+from conftest import out_tables as _tables
 
 
 def test_dask_local_cluster_equals_local_run(tmp_path, small_path):
@@ -29,7 +26,7 @@ def test_dask_local_cluster_equals_local_run(tmp_path, small_path):
     s2, c2 = engine.run_scan([str(src)], dask_cfg, workers=2, engine="dask", progress_interval=0)
     assert c1 == c2 == 0
     assert s2["engine"] == "dask" and s2["units"] == s1["units"] > 1
-    g1, e1 = _tables(tmp_path / "local")
-    g2, e2 = _tables(tmp_path / "dask")
-    assert g1.height == s1["games"] * 2
-    assert g1.equals(g2) and e1.equals(e2)
+    g1, v1, e1 = _tables(tmp_path / "local")
+    g2, v2, e2 = _tables(tmp_path / "dask")
+    assert g1.height == s1["games"] and v1.height == s1["games"] * 2
+    assert g1.equals(g2) and v1.equals(v2) and e1.equals(e2)

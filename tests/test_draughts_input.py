@@ -6,25 +6,28 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from analyzer import tables
-from analyzer.draughts import analyze_draughts_block, analyze_draughts_bytes
-from analyzer.draughts.pdn import parse_fen, split_games
+from analyzer import codes, tables
+from analyzer.analysis import analyze_block
+from analyzer.kinds import resolve_editions
+from analyzer.kinds.russian_draughts.pdn import parse_fen
 
-from conftest import need
-
+from conftest import analyze, game_spans, need, verdict_rows
 
 
 def _data(name: str) -> Path:
     return Path(need(f"draughts/{name}"))
 
 
+def _analyze(data: bytes, editions=("fshr_russian",), source="test"):
+    res = analyze(data, editions=editions, source=source)
+    assert res.games.schema.equals(tables.GAMES_SCHEMA)
+    assert res.verdicts.schema.equals(tables.VERDICTS_SCHEMA)
+    assert res.events.schema.equals(tables.EVENTS_SCHEMA)
+    return res
 
 
 def _rows(data: bytes, editions=("fshr_russian",)):
-    games, events = analyze_draughts_bytes(data, editions=editions)
-    assert games.schema.equals(tables.GAMES_SCHEMA)
-    assert events.schema.equals(tables.EVENTS_SCHEMA)
-    return games.to_pylist()
+    return verdict_rows(_analyze(data, editions))
 
 
 @pytest.mark.parametrize("name,count", [("international_gametype20.pdn", 207), ("english_gametype21.pdn", 111),
@@ -37,33 +40,37 @@ def test_other_gametypes_unsupported(name, count):
     assert all(r["game_type"] == "russian_draughts" for r in rows)
 
 
-def test_one_row_per_game_and_edition():
+def test_one_games_row_per_game_one_verdict_row_per_game_and_edition():
     data = _data("russian_gametype25.pdn").read_bytes()
-    games, events = analyze_draughts_bytes(data, source="ussr", editions=("fshr_russian", "fmjd_64"))
-    assert games.num_rows == 2 * 209
-    g = games.to_pylist()
-    assert [r["game_index"] for r in g[:209]] == list(range(209))
-    assert {r["edition"] for r in g} == {"fshr_russian", "fmjd_64"}
+    res = _analyze(data, source="ussr", editions=("fshr_russian", "fmjd_64"))
+    assert res.games.num_rows == 209 and res.verdicts.num_rows == 2 * 209
+    g = res.games.to_pylist()
+    assert [r["game_index"] for r in g] == list(range(209))
+    assert {r["edition"] for r in res.verdicts.to_pylist()} == {"fshr_russian", "fmjd_64"}
     assert {r["source"] for r in g} == {"ussr"}
     assert {r["result"] for r in g} <= {"1-0", "0-1", "1/2-1/2"}
-    spans = split_games(data)
-    assert [r["byte_offset"] for r in g[:209]] == [int(s) for s in spans[:, 0]]
+    starts, _ = game_spans(data, draughts=True)
+    assert [r["byte_offset"] for r in g] == [int(s) for s in starts]
     assert data[g[0]["byte_offset"]:].startswith(b"[White")
 
 
 def test_block_offsets_and_indices():
     data = _data("russian_gametype25.pdn").read_bytes()
-    spans = split_games(data)[10:13]
-    games, _ = analyze_draughts_block(data, spans, source="s", first_game_index=1000,
-                                      base_offset=5_000_000, editions=["fshr_russian"])
-    g = games.to_pylist()
+    starts, ends = game_spans(data, draughts=True)
+    starts, ends = starts[10:13], ends[10:13]
+    buf = np.frombuffer(data, np.uint8)
+    res = analyze_block("russian_draughts", buf, starts, ends, source="s", first_game_index=1000,
+                        base_offset=5_000_000, editions=resolve_editions(["fshr_russian"]))
+    g = res.games.to_pylist()
     assert [r["game_index"] for r in g] == [1000, 1001, 1002]
-    assert [r["byte_offset"] for r in g] == [5_000_000 + int(s) for s in spans[:, 0]]
+    assert [r["byte_offset"] for r in g] == [5_000_000 + int(s) for s in starts]
 
 
-def test_unknown_edition():
-    with pytest.raises(ValueError, match="unknown draughts edition 'fide_2018'.*fmjd_64.*fshr_russian"):
-        analyze_draughts_bytes(b'[GameType "25"]\n1. c3-d4 *\n', editions=("fide_2018",))
+def test_chess_edition_for_draughts_games_is_refused():
+    with pytest.raises(ValueError, match="editions of \\['chess'\\] given for russian_draughts"):
+        analyze(b'[GameType "25"]\n1. c3-d4 *\n', editions=("fide_2018",), kind="russian_draughts")
+    with pytest.raises(ValueError, match="unknown edition 'fshr_rusian'; did you mean 'fshr_russian'"):
+        analyze(b'[GameType "25"]\n1. c3-d4 *\n', editions=("fshr_rusian",))
 
 
 GAME = '[Event "x"]\n[GameType "{gt}"]\n[Result "{res}"]\n{fen}\n{moves}\n\n'
@@ -143,7 +150,7 @@ def test_promotion_during_capture_continues_as_king():
     # the long path above: the man crowned on d8 goes on capturing as a king
     row = _one("1. d4:b6:d8:h4 *", fen="W:W18:B14,6,26,15,16,8")
     assert row["status"] == "ok"
-    from analyzer.draughts.analyze import replay_positions
+    from analyzer.kinds.russian_draughts.analyze import replay_positions
     data = GAME.format(gt="25", res="*", fen='[FEN "W:W18:B14,6,26,15,16,8"]', moves="1. d4:b6:d8:h4 *").encode()
     (status, positions), = replay_positions(data)
     wm, wk, bm, bk, stm = positions[-1]
@@ -153,15 +160,15 @@ def test_promotion_during_capture_continues_as_king():
 
 def test_kernel_does_not_raise_on_garbage():
     for junk in (b"", b"\x00\xff" * 50, b"[GameType \"25\"]\n(((((", b"1. c3-d4 " * 3 + b"}{)(", b"[FEN \"W\"]\n1-0"):
-        games, events = analyze_draughts_bytes(junk)
-        assert games.num_rows == len(split_games(junk))
-    empty = analyze_draughts_block(b"", np.zeros((0, 2), np.int64), source="s", first_game_index=0,
-                                   base_offset=0, editions=["fshr_russian"])
-    assert empty[0].num_rows == 0 and empty[1].num_rows == 0
+        res = _analyze(junk)
+        assert res.games.num_rows == len(game_spans(junk, draughts=True)[0])
+    empty = _analyze(b"")
+    assert empty.games.num_rows == 0 and empty.verdicts.num_rows == 0 and empty.events.num_rows == 0
 
 
 def test_mutated_file_never_raises():
-    """Random damage (changed bytes, cut anywhere): every game still gets one row per edition."""
+    """Random damage (changed bytes, cut anywhere): every game still gets its row, and one
+    verdict row per edition."""
     import random
     data = _data("russian_gametype25.pdn").read_bytes()
     rnd = random.Random(5)
@@ -171,7 +178,8 @@ def test_mutated_file_never_raises():
         for _ in range(rnd.randint(1, 100)):
             b[rnd.randrange(len(b))] = rnd.choice(b"abcdefgh12345678-:x{}()[] \n\"*/.K,W:B")
         cut = bytes(b[:rnd.randrange(len(b))])
-        games, _ = analyze_draughts_bytes(cut, editions=("fshr_russian", "fmjd_64"))
-        assert games.num_rows == 2 * len(split_games(cut))
-        statuses.update(games.column("status").to_pylist())
-    assert "ok" in statuses and statuses <= set(tables.STATUS_CODES)
+        res = _analyze(cut, editions=("fshr_russian", "fmjd_64"))
+        n = len(game_spans(cut, draughts=True)[0])
+        assert res.games.num_rows == n and res.verdicts.num_rows == 2 * n
+        statuses.update(res.games.column("status").to_pylist())
+    assert "ok" in statuses and statuses <= set(codes.STATUSES)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.draughts._board import perft
+from analyzer.kinds.russian_draughts._board import perft
 
 from conftest import need
 

@@ -6,12 +6,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from analyzer.draughts import analyze_draughts_bytes
-from analyzer.draughts._board import legal_moves, square_name
-from analyzer.draughts.analyze import replay_positions
-from analyzer.draughts.pdn import parse_fen
+from analyzer.kinds.russian_draughts._board import legal_moves, square_name
+from analyzer.kinds.russian_draughts.analyze import replay_positions
+from analyzer.kinds.russian_draughts.pdn import parse_fen
 
-from conftest import need
+from conftest import analyze, need
 
 
 
@@ -79,7 +78,7 @@ def test_all_playable_games_replay(russian):
     assert statuses.count("ok") == 208
     bad = [i for i, s in enumerate(statuses) if s != "ok"]
     assert len(bad) == 1
-    g, _ = analyze_draughts_bytes(data)
+    g = analyze(data, editions=("fshr_russian",)).games
     row = g.slice(bad[0], 1).to_pylist()[0]
     assert row["status"] == "null_move"
     assert row["black"] == "Лебедев Ю." and "placeholder" in row["error"] and row["error_ply"] == 0
@@ -125,11 +124,11 @@ def test_positions_match_pydraughts(russian):
 def test_per_ply_keys_material_and_counters(russian):
     """Zobrist key = f(position, side to move) with no collision over the file; the material
     signature and the two clocks agree with a plain Python recount."""
-    from analyzer.draughts._board import zobrist_key
-    from analyzer.draughts.analyze import replay_facts
+    from analyzer.kinds.russian_draughts._board import zobrist_key
+    from analyzer.kinds.russian_draughts.analyze import replay_facts
 
     data, games = russian
-    spans, active, f = replay_facts(data)
+    _, _, active, f = replay_facts(data)
     seen: dict[int, tuple] = {}
     for gi, (status, positions) in enumerate(games):
         if status != "ok":

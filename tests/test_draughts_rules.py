@@ -11,7 +11,8 @@ from __future__ import annotations
 import pytest
 
 from analyzer import tables
-from analyzer.draughts import analyze_draughts_bytes
+
+from conftest import analyze, verdict_rows
 
 
 def _pdn(fen: str, moves: list[str], result: str = "1-1", gametype: str = "25") -> bytes:
@@ -23,10 +24,12 @@ def _pdn(fen: str, moves: list[str], result: str = "1-1", gametype: str = "25") 
 
 
 def _run(data: bytes, editions=("fshr_russian",)):
-    games, events = analyze_draughts_bytes(data, editions=editions)
-    assert games.schema.equals(tables.GAMES_SCHEMA)
-    assert events.schema.equals(tables.EVENTS_SCHEMA)
-    return games.to_pylist(), events.to_pylist()
+    """(one dict per game and edition: game and verdict columns, the events)."""
+    res = analyze(data, editions=editions)
+    assert res.games.schema.equals(tables.GAMES_SCHEMA)
+    assert res.verdicts.schema.equals(tables.VERDICTS_SCHEMA)
+    assert res.events.schema.equals(tables.EVENTS_SCHEMA)
+    return verdict_rows(res), res.events.to_pylist()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -48,8 +51,11 @@ def test_threefold_claims():
     #   down and claim without playing it -> claim_intended, black, ply 7 (at ply 6, white's
     #   21-30 would give P3 only its 2nd occurrence) -> first_threefold_claim_ply = 7.
     # The game goes on to ply 10 (P2 a 3rd time, white to move) and ends drawn there.
-    # 32.3: a claim not made before the next move is lost -> the first missed claim is black's
-    #   intended-move claim at ply 7; 10 - 7 = 3 plies were played after it.
+    # Outcomes (docs/measures.md): black did not write 12-3 and claim at ply 7, but played it,
+    #   which gave WHITE the claim on the board at ply 8 -> passed_on; 32.3: a claim not made
+    #   before the next move is lost -> white's chance at ply 8 and black's at 9 are missed
+    #   (the first missed claim: white at ply 8, 10 - 8 = 2 plies after it); the game ends
+    #   drawn on the board chance at ply 10 -> claimed.
     moves = CYCLE * 2 + CYCLE[:2]
     games, events = _run(_pdn(THREEFOLD_FEN, moves, "1-1"))
     (g,) = games
@@ -57,23 +63,21 @@ def test_threefold_claims():
     assert g["result"] == "1/2-1/2"                 # 1-1 mapped
     assert g["first_threefold_ply"] == 8
     assert g["first_threefold_claim_ply"] == 7
-    assert g["first_missed_claim_ply"] == 7
+    assert g["first_missed_claim_ply"] == 8
     assert g["missed_claim_rule"] == "threefold"
-    assert g["missed_claim_side"] == "black"
+    assert g["missed_claim_side"] == "white"
     assert g["missed_claim_result"] == "draw"
-    assert g["plies_after_missed_claim"] == 3
+    assert g["plies_after_missed_claim"] == 2
+    assert g["first_avoided_claim_ply"] is None     # black's written-move chance was passed on, not avoided
     assert g["final_repetition_count"] == 3
+    assert g["first_third_occurrence_ply"] == 8
     assert g["draw_reason"] == "threefold"           # P2 occurs a 3rd time on the last ply
     assert g["end_ply"] is None                      # threefold is a claim, never automatic
-    ev = {(e["ply"], e["kind"], e["side"]) for e in events if e["rule"] == "threefold"}
-    # claim_now on every 3rd occurrence: plies 8 (P0), 9 (P1), 10 (P2);
-    # claim_intended one ply before each 3rd occurrence: 7 (black, 12-3 -> P0), 8 (white,
-    # 30-21 -> P1), 9 (black, 3-12 -> P2), 10 (white, 21-30 -> P3, seen at plies 3 and 7)
-    assert ev == {(8, "claim_now", "white"), (9, "claim_now", "black"), (10, "claim_now", "white"),
-                  (7, "claim_intended", "black"), (8, "claim_intended", "white"),
-                  (9, "claim_intended", "black"), (10, "claim_intended", "white")}
-    missed = {e["ply"]: e["missed"] for e in events if e["kind"] == "claim_now"}
-    assert missed == {8: True, 9: True, 10: False}
+    ev = {(e["ply"], e["kind"], e["side"], e["outcome"]) for e in events if e["rule"] == "threefold"}
+    # claim_now on every 3rd occurrence: plies 8 (P0), 9 (P1), 10 (P2); claim_intended where the
+    # board is not yet claimable but a written move would make it so: ply 7 (black, 12-3 -> P0).
+    assert ev == {(7, "claim_intended", "black", "passed_on"), (8, "claim_now", "white", "missed"),
+                  (9, "claim_now", "black", "missed"), (10, "claim_now", "white", "claimed")}
 
 
 def test_threefold_fmjd_has_no_intended_claim():
@@ -100,9 +104,10 @@ def test_balance_32_moves():
     (g,) = games
     assert g["status"] == "ok" and g["plies"] == 67 and g["result"] == "1-0"
     assert g["first_balance_ply"] == 65
-    bal = [(e["ply"], e["kind"], e["side"], e["missed"], e["halfmove_clock"]) for e in events if e["rule"] == "balance"]
-    assert bal == [(65, "claim_now", "black", True, 64), (66, "claim_now", "white", True, 65),
-                   (67, "claim_now", "black", False, 66)]
+    # The game went on after 65 and 66 (missed) and ended at 67, won by white (ended).
+    bal = [(e["ply"], e["kind"], e["side"], e["outcome"], e["halfmove_clock"]) for e in events if e["rule"] == "balance"]
+    assert bal == [(65, "claim_now", "black", "missed", 64), (66, "claim_now", "white", "missed", 65),
+                   (67, "claim_now", "black", "ended", 66)]
     assert g["end_ply"] is None
     # the first missed claim is an earlier threefold (the shuttle repeats positions), not balance
     assert g["first_missed_claim_ply"] < 65 and g["missed_claim_rule"] == "threefold"
@@ -126,8 +131,8 @@ def test_kings_vs_king_stronger_to_move():
     assert g["first_main_diagonal_ply"] is None and g["first_small_ending_ply"] is None
     assert g["end_ply"] == 29 and g["end_rule"] == "kings_vs_king" and g["end_result"] == "1/2-1/2"
     assert g["result_changed"] is True           # played on and scored 2-0
-    auto = [(e["ply"], e["rule"], e["kind"], e["missed"]) for e in events if e["kind"] == "automatic"]
-    assert auto == [(29, "kings_vs_king", "automatic", True)]
+    auto = [(e["ply"], e["rule"], e["kind"], e["outcome"]) for e in events if e["kind"] == "automatic"]
+    assert auto == [(29, "kings_vs_king", "automatic", "automatic")]
 
 
 def test_kings_vs_king_ratio_set_by_promotion():

@@ -20,7 +20,10 @@ import polars as pl
 import pytest
 
 import analyzer
-from analyzer import editions as E
+from analyzer import kinds
+from analyzer.kinds.chess import editions as E
+
+from conftest import verdict_rows
 
 
 # ---------------------------------------------------------------------------------------------
@@ -58,8 +61,8 @@ def _games(pgn: str, editions) -> dict[str, dict]:
     """Game rows by edition id (one game in `pgn`)."""
     _legal(pgn)
     res = analyzer.analyze_bytes(pgn.encode(), editions=editions)
-    rows = pl.from_arrow(res.games).to_dicts()
-    assert len(rows) == len(editions)
+    rows = verdict_rows(res)
+    assert len(rows) == len(editions) and res.games.num_rows == 1
     return {r["edition"]: r for r in rows}
 
 
@@ -316,7 +319,7 @@ def test_custom_forty_move_rule():
 def test_custom_forty_move_rule_from_toml(tmp_path):
     path = tmp_path / "eds.toml"
     path.write_text('[forty]\nbase = "fide_2018"\nclaim_moves = 40\n')
-    (forty,) = E.load_toml(str(path))
+    (forty,) = kinds.load_toml(str(path))
     assert forty.id == "forty" and forty.claim_moves == 40
     pgn = _pgn("60. Ra2 Ke7 61. Ra1 Ke8 62. Ra2 Ke7 63. Ra1 Ke8", fen=FORTY_FEN)
     _check_forty(_games(pgn, [forty])["forty"])
@@ -416,7 +419,7 @@ def test_cli_editions_side_by_side(tmp_path):
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout.strip().splitlines()[-1])
     assert summary["games"] == 2
-    g = (analyzer.scan_games(str(out)).collect()
+    g = (analyzer.scan_verdicts(str(out)).collect()
          .with_columns(pl.col("edition").cast(pl.String)).sort("edition", "game_index"))
     assert sorted(set(g["edition"])) == ["fide_2018", "forty", "lichess"]
     assert g.group_by("edition").len().sort("edition")["len"].to_list() == [2, 2, 2]
@@ -429,11 +432,9 @@ def test_cli_editions_side_by_side(tmp_path):
 
 
 def test_cli_summary_counts_each_game_once_with_several_editions(tmp_path):
-    # README: the final JSON line gives "games, ok, errors, status counts". With N editions the
-    # games table has N rows per game, but a game is one game: ok + errors == games, errors >= 0.
-    # FAILS as of this commit: analyzer/pipeline.py `_count` adds the status of every (game,
-    # edition) row, so run.py's summary has ok = N * games and errors = games - ok < 0
-    # (full samples, 5 editions: "games":81636, "ok":407745, "errors":-326109).
+    # README: the summary gives "games, ok, errors, status counts". With N editions a game is
+    # still one game: ok + errors == games, errors >= 0 (an earlier version counted every
+    # (game, edition) row: "games":81636, "ok":407745, "errors":-326109).
     src = tmp_path / "games.pgn"
     src.write_text(_pgn(SHUFFLE_16) + _pgn("1. e4 e5", result="1-0"))
     out = tmp_path / "out"

@@ -24,7 +24,9 @@ import zstandard
 
 import analyzer
 from analyzer import engine
-from analyzer.editions import resolve
+
+from conftest import out_rows
+from analyzer.kinds import resolve_editions as resolve
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "hostile")
 MOVE_ERRORS = ("illegal_move", "ambiguous_move", "bad_token", "unterminated")
@@ -38,29 +40,26 @@ def _cfg(out, editions=("fide_2018",), **kw):
     return engine.Config(out=str(out), editions=resolve(list(editions)), **kw)
 
 
-def _rows(out, edition="fide_2018"):
-    g = analyzer.scan_games(str(out)).collect()
-    if g.height == 0:
-        return []
-    g = g.filter(pl.col("edition") == edition).sort(["source", "game_index"])
-    return g.to_dicts()
+_rows = out_rows
 
 
 def _check_accounting(summary, out, editions=("fide_2018",)):
     """The invariant of the issue on one finished run."""
-    g = analyzer.scan_games(str(out)).collect() if glob.glob(os.path.join(str(out), "games", "*", "*.parquet")) else None
+    has = bool(glob.glob(os.path.join(str(out), "games", "*", "*.parquet")))
+    g = analyzer.scan_games(str(out)).collect() if has else None
+    v = analyzer.scan_verdicts(str(out)).collect() if has else None
     n_rows = 0 if g is None else g.height
-    assert n_rows == summary["games"] * len(editions), (n_rows, summary["games"])
-    # The summary counts games (not rows) per status.
+    assert n_rows == summary["games"], (n_rows, summary["games"])     # one games row per game
     assert sum(summary["status"].values()) == summary["games"]
     if g is None:
         return
+    assert v.height == g.height * len(editions)                        # one verdict row per game and edition
+    counts = dict(zip(*g.group_by("status").len().sort("status").to_dict(as_series=False).values()))
+    assert counts == summary["status"]
+    for src, part in g.group_by("source"):
+        assert sorted(part["game_index"].to_list()) == list(range(part.height))
     for ed in editions:
-        ge = g.filter(pl.col("edition") == ed)
-        counts = dict(zip(*ge.group_by("status").len().sort("status").to_dict(as_series=False).values()))
-        assert counts == summary["status"], ed
-    for ed in editions:
-        for src, part in g.filter(pl.col("edition") == ed).group_by("source"):
+        for src, part in v.filter(pl.col("edition") == ed).group_by("source"):
             assert sorted(part["game_index"].to_list()) == list(range(part.height))
     for r in g.to_dicts():
         if r["status"] not in ("ok", "no_moves"):
@@ -366,7 +365,7 @@ def test_fen_without_setup_and_invalid_fens(tmp_path):
     _, code, rows = _scan_text(tmp_path, text)
     assert _statuses(rows) == ["ok", "bad_fen", "bad_fen", "ok", "bad_fen", "ok"]
     assert rows[0]["plies"] == 2 and rows[0]["start_fen"].startswith("4k3/")
-    assert "not a fen" in rows[1]["error"] and rows[1]["plies"] == 0
+    assert "not a fen" in rows[1]["error"] and rows[1]["plies"] is None     # not replayed: no plies
 
 
 def test_chess960_and_unknown_variants(tmp_path):

@@ -39,7 +39,7 @@ def test_cache_dir_changes_with_any_source_file(tmp_path):
         shutil.copytree(os.path.dirname(analyzer.__file__), copy / "analyzer",
                         ignore=shutil.ignore_patterns("__pycache__"))
         if edit:
-            with open(copy / "analyzer" / "chess" / "_board.py", "a") as fh:
+            with open(copy / "analyzer" / "kinds" / "chess" / "_board.py", "a") as fh:
                 fh.write("\n# an edit\n")
         r = _run(code + "; print(analyzer.__file__)", dict(env, PYTHONPATH=str(copy)), cwd=tmp_path)
         assert r.returncode == 0, r.stderr
@@ -56,7 +56,7 @@ def test_unwritable_user_cache_falls_back_and_kernels_run(tmp_path):
     blocker.write_text("x")
     env = dict(os.environ, XDG_CACHE_HOME=str(blocker / "cache"), HOME=str(blocker))
     env.pop("NUMBA_CACHE_DIR", None)
-    code = ("import os, json; from analyzer.chess import perft; "
+    code = ("import os, json; from analyzer.kinds.chess import perft; "
             "print(json.dumps([os.environ['NUMBA_CACHE_DIR'], perft('4k3/8/8/8/8/8/4P3/4K3 w - - 0 1', 2)]))")
     r = _run(code, env)
     assert r.returncode == 0, r.stderr
@@ -110,7 +110,7 @@ def test_scan_after_warmup_compiles_nothing_new(tmp_path):
 import json, os
 from analyzer.warmup import warmup
 from analyzer import engine
-from analyzer.editions import resolve
+from analyzer.kinds import resolve_editions as resolve
 warmup()
 before = signatures()
 for k, inp in enumerate({inputs!r}):
@@ -159,7 +159,7 @@ print(json.dumps([code, len(calls), getattr(caching.Cache.load_overload, "_analy
     plain_scan = f"""
 import sys
 from analyzer import engine
-from analyzer.editions import resolve
+from analyzer.kinds import resolve_editions as resolve
 engine.run_scan([{str(tmp_path / "g.pgn")!r}], engine.Config(out=sys.argv[1], editions=resolve(["fide_2018"])),
              workers=2, progress_interval=0)
 """

@@ -14,7 +14,7 @@ import pytest
 
 import analyzer
 from analyzer import engine
-from analyzer.editions import resolve
+from analyzer.kinds import resolve_editions as resolve
 from analyzer.engine.lock import OutLock
 
 
@@ -97,7 +97,7 @@ def test_no_blank_lines_between_games_read_in_units(tmp_path, small_text):
     many, code2 = _scan([src], tmp_path / "many", unit_text_bytes=100_000, max_game_bytes=50_000)
     assert code1 == code2 == 0
     assert one["games"] == many["games"] == 2000 and many["units"] > 10
-    cols = ["game_index", "byte_offset", "site", "status", "plies", "first_threefold_claim_ply"]
+    cols = ["game_index", "byte_offset", "site", "status", "plies", "first_third_occurrence_ply"]
     assert _games(tmp_path / "one").select(cols).sort("game_index").equals(
         _games(tmp_path / "many").select(cols).sort("game_index"))
 
@@ -143,7 +143,8 @@ def test_summary_accounts_games_in_and_rows(tmp_path, small_text):
     summary, code = _scan([src], tmp_path / "out", editions=("fide_2018", "lichess"))
     assert code == 0 and summary["accounting_errors"] == []
     (entry,) = summary["sources"]
-    assert entry["games"] == 2000 and entry["rows"] == 4000     # one row per game and edition
+    assert entry["games"] == entry["rows"] == 2000               # one games row per game
+    assert analyzer.scan_verdicts(str(tmp_path / "out")).collect().height == 4000   # and edition
 
 
 # 3. Files the tool does not own.
@@ -204,20 +205,21 @@ def test_other_editions_are_added_not_replaced(tmp_path, small_text):
     s1, _ = _scan([src], out, editions=("fide_2018",))
     s2, code = _scan([src], out, editions=("lichess",))
     assert code == 0 and "adding" in s2["sources"][0]["note"]
-    g = _games(out)
-    assert sorted(g["edition"].unique().to_list()) == ["fide_2018", "lichess"]
-    assert g.height == 2 * s1["games"]
+    v = analyzer.scan_verdicts(str(out)).collect()
+    assert sorted(v["edition"].unique().to_list()) == ["fide_2018", "lichess"]
+    assert v.height == 2 * s1["games"] and _games(out).height == s1["games"]
     s3, _ = _scan([src], out, editions=("fide_2018",))
-    assert s3["sources_skipped_as_complete"] == ["x"] and _games(out).height == 2 * s1["games"]
+    assert s3["sources_skipped_as_complete"] == ["x"]
+    assert analyzer.scan_verdicts(str(out)).collect().height == 2 * s1["games"]
     # The rows of fide_2018 are the same as in a run of fide_2018 alone.
     s4, _ = _scan([src], tmp_path / "alone", editions=("fide_2018",))
-    a = _games(tmp_path / "alone").sort("game_index")
-    b = _games(out).filter(pl.col("edition") == "fide_2018").sort("game_index")
-    assert a.drop("edition").equals(b.drop("edition"))
+    a = analyzer.scan_verdicts(str(tmp_path / "alone")).collect().sort("game_index")
+    b = analyzer.scan_verdicts(str(out)).filter(pl.col("edition") == "fide_2018").collect().sort("game_index")
+    assert a.equals(b)
 
 
 def test_an_edition_id_with_other_parameters_is_refused(tmp_path, small_text):
-    from analyzer.editions import custom_edition
+    from analyzer.kinds.chess.editions import custom_edition
 
     src = tmp_path / "x.pgn"
     src.write_bytes(small_text[:20000])

@@ -176,8 +176,12 @@ def test_oracle_manifest_examples():
     assert o.columns["first_fivefold_ply"] == 101
     o = find("Carlsen", "Le Quang Liem")   # 50-move claim possible at ply 203, White won at 205
     assert (o.columns["first_fifty_ply"], o.plies, o.headers["Result"]) == (203, 205, "1-0")
-    assert o.columns["first_missed_claim_ply"] == 202 and o.columns["missed_claim_rule"] == "fifty"
-    assert o.columns["missed_claim_result"] == "win"
+    # The claim on the board at ply 203 belongs to black (ply 203 of a game from the standard
+    # start: black to move), who played on and lost; white's written-move chance at 202 made
+    # the position claimable for black: passed on, not avoided.
+    assert o.columns["first_missed_claim_ply"] == 203 and o.columns["missed_claim_rule"] == "fifty"
+    assert o.columns["missed_claim_side"] == "black" and o.columns["missed_claim_result"] == "loss"
+    assert [e[-1] for e in o.events if e[:3] == (202, "fifty", "claim_intended")] == ["passed_on"]
     o = find("Bykova", "Gaprindashvili")  # a position occurs 8 times
     assert max(o.rep_count) == 8
     o = find("Nikolic", "Arsovic")         # 538 plies; clock >= 100 from 322, 150 at 483, max 205

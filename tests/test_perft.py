@@ -1,4 +1,4 @@
-"""Perft of the bitboard move generator (`analyzer.chess.perft`) against published node counts.
+"""Perft of the bitboard move generator (`analyzer.kinds.chess.perft`) against published node counts.
 
 Default run: for each position the deepest depth whose published count is <= 200,000 nodes.
 `pytest -m slow`: every published depth.
@@ -75,7 +75,7 @@ def test_files_parsed():
 
 
 def _perft():
-    from analyzer.chess import perft  # a missing engine must fail, not skip
+    from analyzer.kinds.chess import perft  # a missing engine must fail, not skip
     return perft
 
 

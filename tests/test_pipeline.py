@@ -16,10 +16,10 @@ import pytest
 
 import analyzer
 from analyzer import engine
-from analyzer.editions import resolve
+from analyzer.kinds import resolve_editions as resolve
 from analyzer.engine import unit as unit_mod
 
-from conftest import need
+from conftest import need, out_tables, same_tables
 
 SMALL = need("lichess_small.pgn")
 
@@ -30,20 +30,8 @@ def _scan(inputs, out, workers=1, **cfg_kw):
     return summary, code
 
 
-def _tables(out):
-    g = analyzer.scan_games(str(out)).collect().sort(["source", "edition", "game_index"])
-    e = analyzer.scan_events(str(out)).collect().sort(["source", "edition", "game_index", "ply", "rule", "kind"])
-    return g, e
-
-
-def _same_tables(a, b, ignore_source=False):
-    ga, ea = a
-    gb, eb = b
-    if ignore_source:
-        ga, gb, ea, eb = (t.drop("source") for t in (ga, gb, ea, eb))
-    assert ga.shape == gb.shape
-    assert ga.equals(gb), "games tables differ"
-    assert ea.equals(eb), "events tables differ"
+_tables = out_tables
+_same_tables = same_tables
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +47,7 @@ def baseline(tmp_path_factory, small_text):
 
 
 def test_every_game_has_a_row(baseline, small_text):
-    summary, (games, _) = baseline
+    summary, (games, _, _) = baseline
     assert summary["games"] == small_text.count(b"[Event ") == games.height == 2000
     assert games["game_index"].to_list() == list(range(2000))
     # byte_offset points at the game's first tag.
@@ -245,7 +233,7 @@ def test_after_a_failure_units_are_not_held_in_memory(tmp_path):
 
     f = OrderedFinalizer(str(tmp_path), "s")
     rec = {"unit": 3, "games": 0, "text_start": 0, "text_bytes": 0, "frame_text_bytes": None,
-           "_held": (tables.GAMES_SCHEMA.empty_table(), tables.EVENTS_SCHEMA.empty_table())}
+           "_held": tuple(tables.SCHEMAS[t].empty_table() for t in layout.TABLES)}
     f.fail()
     f.add(rec)
     assert "_held" not in rec
@@ -279,13 +267,12 @@ def test_summary_counts_equal_the_tables(tmp_path):
     cfg = engine.Config(out=str(tmp_path / "out"), editions=resolve(["fide_2018", "lichess"]),
                           unit_text_bytes=300_000)
     summary, code = engine.run_scan(inputs, cfg, workers=2, progress_interval=0)
-    g, e = _tables(tmp_path / "out")
-    first_rows = g.filter(pl.col("edition") == pl.col("edition").first().over("source"))
-    status = dict(first_rows.group_by("status").len().iter_rows())
-    assert summary["status"] == status and sum(status.values()) == summary["games"]
+    g, v, e = _tables(tmp_path / "out")
+    status = dict(g.group_by("status").len().iter_rows())
+    assert summary["status"] == status and sum(status.values()) == summary["games"] == g.height
     rules = {}
     for colname in unit_mod.RULE_COLUMNS:
-        for ed, n in g.filter(pl.col(colname).is_not_null()).group_by("edition").len().iter_rows():
+        for ed, n in v.filter(pl.col(colname).is_not_null()).group_by("edition").len().iter_rows():
             rules[f"{ed}:{colname}"] = n
     assert summary["rules"] == rules and rules
     events = {f"{a}:{b}:{c}": n for a, b, c, n in e.group_by(["edition", "rule", "kind"]).len().iter_rows()}
@@ -332,7 +319,7 @@ def _scan_engine(inputs, out, kind, workers=2, **cfg_kw):
 _FLAKY_SCAN = """
 import json, os, sys
 from analyzer import engine
-from analyzer.editions import resolve
+from analyzer.kinds import resolve_editions as resolve
 mf, out, pids, failure = sys.argv[1:5]
 from analyzer.engine import unit as U
 real = U.run_unit

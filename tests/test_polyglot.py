@@ -1,4 +1,4 @@
-"""Polyglot known-answer hashes and `analyzer.chess.fide_key` against `chess.polyglot.zobrist_hash`.
+"""Polyglot known-answer hashes and `analyzer.kinds.chess.fide_key` against `chess.polyglot.zobrist_hash`.
 
 `fide_key` is Polyglot's Zobrist key except that the en-passant file is hashed only when an
 en-passant capture is *legal* (FIDE 9.2.2). python-chess's `zobrist_hash` hashes it whenever a pawn
@@ -49,7 +49,7 @@ ILLEGAL_EP = [
 
 
 def _fide_key():
-    from analyzer.chess import fide_key  # a missing engine must fail, not skip
+    from analyzer.kinds.chess import fide_key  # a missing engine must fail, not skip
     return fide_key
 
 
@@ -76,8 +76,8 @@ def test_vendored_table_and_start_position_match_python_chess():
     and its standard start arrays must be python-chess's."""
     import numpy as np
 
-    from analyzer.chess import _polyglot
-    from analyzer.chess.analyze import _standard_start, _start_arrays
+    from analyzer.kinds.chess import _polyglot
+    from analyzer.kinds.chess.analyze import _standard_start, _start_arrays
 
     assert _polyglot.POLYGLOT_RANDOM == tuple(chess.polyglot.POLYGLOT_RANDOM_ARRAY)
     for ours, theirs in zip(_standard_start(), _start_arrays(chess.Board())):

@@ -10,8 +10,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from analyzer.chess.analyze import analyze_block
-from analyzer.editions import resolve
+from analyzer.analysis import analyze_block
+from analyzer.kinds import resolve_editions as resolve
 from analyzer.pgn.split import split_games
 
 from conftest import need
@@ -23,17 +23,18 @@ def test_other_editions_unchanged_by_1997_facts(name):
     buf = np.frombuffer(path.read_bytes(), np.uint8)
     starts, ends, _ = split_games(buf, True)
     kw = dict(source="s", first_game_index=0, base_offset=0, keep_facts=True)
-    without = analyze_block(buf, starts, ends, editions=resolve(["fide_2018", "lichess"]), **kw)
-    with97 = analyze_block(buf, starts, ends, editions=resolve(["fide_2018", "lichess", "fide_1997"]), **kw)
-    n_rows = without.games.num_rows
-    assert with97.games.slice(0, n_rows).equals(without.games)
+    without = analyze_block("chess", buf, starts, ends, editions=resolve(["fide_2018", "lichess"]), **kw)
+    with97 = analyze_block("chess", buf, starts, ends, editions=resolve(["fide_2018", "lichess", "fide_1997"]), **kw)
+    assert with97.games.equals(without.games)
+    n_rows = without.verdicts.num_rows
+    assert with97.verdicts.slice(0, n_rows).equals(without.verdicts)
     edition = pc.cast(with97.events.column("edition"), pa.string())
     ev97 = with97.events.filter(pc.not_equal(edition, "fide_1997"))
     assert ev97.to_pydict() == without.events.to_pydict()
     for k in ("key", "hmc", "rep_next", "clock"):
         np.testing.assert_array_equal(with97.facts[k], without.facts[k])
     # Flags differ only in the 1997 bits (castling-now and the 1997 window start).
-    from analyzer.chess._replay import CASTLE_NOW_SHIFT, FLAG_WINDOW97
+    from analyzer.kinds.chess._replay import CASTLE_NOW_SHIFT, FLAG_WINDOW97
     keep = np.uint16(0xFFFF & ~((0xF << CASTLE_NOW_SHIFT) | FLAG_WINDOW97))
     np.testing.assert_array_equal(with97.facts["flags"] & keep, without.facts["flags"] & keep)
     # And the 1997 facts really were computed: castling-now bits appear in real games.

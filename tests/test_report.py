@@ -70,10 +70,13 @@ def run(tmp_path_factory):
 
 
 def _raw_games(out: str) -> pl.DataFrame:
-    """The games table, read directly (no report code), categoricals as strings."""
-    return (pl.read_parquet(os.path.join(out, "games", "**", "*.parquet"), hive_partitioning=True)
-            .with_columns(pl.col(pl.Categorical).cast(pl.String))
-            .filter(pl.col("game_type") == "chess"))
+    """Chess games joined to their verdicts (one row per game and edition), read directly (no
+    report code), categoricals as strings; the Date header as `date`."""
+    def read(table):
+        return (pl.read_parquet(os.path.join(out, table, "*", "part-*.parquet"), hive_partitioning=False)
+                .with_columns(pl.col(pl.Categorical).cast(pl.String)))
+    g = read("games").filter(pl.col("game_type") == "chess").drop("platform", "date").rename({"date_tag": "date"})
+    return g.join(read("verdicts").drop("game_type"), on=["source", "game_index"], how="inner")
 
 
 def _rt(run, name):

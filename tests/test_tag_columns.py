@@ -7,7 +7,7 @@ import random
 import numpy as np
 import pyarrow as pa
 
-from analyzer.chess import analyze as A
+from analyzer.pgn import tags as A
 
 
 def _python_value(raw: bytes | None, escaped: bool):
@@ -49,12 +49,12 @@ def _column(values):
 def _check(values):
     buf, vs, ve, esc = _column(values)
     expected = [_python_value(raw, e) for raw, e in values]
-    arr, codes = A._dict_strings(buf, vs, ve, esc)
+    arr, codes = A.dict_strings(buf, vs, ve, esc)
     assert arr.type == pa.dictionary(pa.int32(), pa.string())
     assert arr.to_pylist() == expected
     assert len(set(arr.dictionary.to_pylist())) == len(arr.dictionary)    # no duplicate values
     assert list(codes) == [(-1 if v is None else arr.indices[i].as_py()) for i, v in enumerate(expected)]
-    assert A._strings(buf, vs, ve, esc).to_pylist() == expected
+    assert A.strings(buf, vs, ve, esc)[0].to_pylist() == expected
 
 
 def test_dictionary_column_random_values():

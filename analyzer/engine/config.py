@@ -1,7 +1,7 @@
 """What a scan is asked to do (Config) and one piece of its work (UnitSpec)."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 # Text per work unit. Sequential inputs (one reader cuts the text): 16 MiB; larger units hold
 # more fresh memory at once (lichess_sample x10, one frame, 1 worker: 64 MiB units 111-119k
@@ -24,19 +24,18 @@ def version() -> str:
 
 
 def edition_ids(editions) -> list[str]:
-    return [e if isinstance(e, str) else e.id for e in editions]
+    return [e.id for e in editions]
 
 
 def edition_params(editions) -> dict:
     """Edition id -> its parameters (what makes two editions of one id differ)."""
-    return {e.id: asdict(e) for e in editions if not isinstance(e, str)}
+    return {e.id: e.fingerprint() for e in editions}
 
 
 @dataclass
 class Config:
     out: str
-    editions: list                     # chess editions (editions.ChessEdition)
-    draughts_editions: list = field(default_factory=lambda: ["fshr_russian"])
+    editions: list = field(default_factory=list)   # edition objects of any kinds (analyzer.kinds)
     block_size: int = 8 << 20
     max_game_bytes: int = 16 << 20
     unit_text_bytes: int = UNIT_TEXT_BYTES               # sequential inputs
@@ -50,8 +49,12 @@ class Config:
         if self.frames_per_unit is not None and self.frames_per_unit < 1:
             raise ValueError(f"frames_per_unit must be at least 1 (got {self.frames_per_unit})")
 
-    def editions_for(self, game_type: str) -> list:
-        return list(self.editions) if game_type == "chess" else list(self.draughts_editions)
+    def editions_for(self, kind: str) -> list:
+        """The editions asked for of one game kind; the kind's defaults if none was."""
+        from analyzer import kinds
+
+        mine = [e for e in self.editions if e.kind == kind]
+        return mine or kinds.resolve_editions(list(kinds.get(kind).default_editions))
 
     def settings(self) -> dict:
         """The settings (other than editions) that a finished unit must match to be reused."""
@@ -87,3 +90,4 @@ class UnitSpec:
     end_frame: int = 0
     damage: str | None = None              # the input was damaged at the end of this region
     input_bytes: int = 0                   # input (compressed) bytes this unit stands for, for progress
+    input_size: int = -1                   # size of the whole input (-1: a stream), for provenance

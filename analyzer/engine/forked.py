@@ -49,13 +49,13 @@ def _child_main(conn, specs, cfg) -> None:
                 conn.send(("done", rec))
             elif msg[0] in ("final", "staging"):
                 rec = msg[1]
-                games, events = held.pop(rec["unit"])
+                parts = held.pop(rec["unit"])
                 error = None
                 try:
                     if msg[0] == "final":
-                        write_final(cfg.out, rec["source"], rec, games, events, msg[2], msg[3])
+                        write_final(cfg.out, rec["source"], rec, parts, msg[2], msg[3])
                     else:
-                        stage_unit(cfg.out, rec["source"], rec, games, events)
+                        stage_unit(cfg.out, rec["source"], rec, parts)
                 except Exception as exc:  # noqa: BLE001 - e.g. disk full: a failed unit, the run goes on
                     error = f"{type(exc).__name__}: {exc}"
                 conn.send(("written", rec["unit"], error))

@@ -2,8 +2,9 @@
 
     OUT/.lock                                   one writer at a time (engine.lock)
     OUT/games/source=<dir>/part-<unit>.parquet  final tables, hive-partitioned by source
+    OUT/verdicts/source=<dir>/part-<unit>.parquet
     OUT/events/source=<dir>/part-<unit>.parquet
-    OUT/_staging/<dir>/unit-<unit>.{games,events}.parquet   unit output, unit-local numbering
+    OUT/_staging/<dir>/unit-<unit>.{games,verdicts,events}.parquet   unit output, unit-local numbering
     OUT/_manifest/<dir>/unit-<unit>.json        one record per finished unit
     OUT/_manifest/<dir>/source.json             a finished source: input identity, editions, units
     OUT/_manifest/run.json                      the last run's summary
@@ -19,7 +20,7 @@ import hashlib
 import os
 import uuid
 
-TABLES = ("games", "events")
+TABLES = ("games", "verdicts", "events")    # the order of a unit's parts everywhere
 TEMP_PREFIX = ".analyzer-tmp-"
 _SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-+")
 _MAX_DIR_BYTES = 160
@@ -48,14 +49,14 @@ def source_dir(name: str) -> str:
     return text
 
 
-def final_paths(out: str, source: str, unit: int) -> tuple[str, str]:
+def final_paths(out: str, source: str, unit: int) -> tuple[str, ...]:
     d = source_dir(source)
-    return tuple(os.path.join(out, t, f"source={d}", f"part-{unit:06d}.parquet") for t in TABLES)  # type: ignore[return-value]
+    return tuple(os.path.join(out, t, f"source={d}", f"part-{unit:06d}.parquet") for t in TABLES)
 
 
-def staging_paths(out: str, source: str, unit: int) -> tuple[str, str]:
+def staging_paths(out: str, source: str, unit: int) -> tuple[str, ...]:
     base = os.path.join(out, "_staging", source_dir(source), f"unit-{unit:06d}")
-    return f"{base}.games.parquet", f"{base}.events.parquet"
+    return tuple(f"{base}.{t}.parquet" for t in TABLES)
 
 
 def unit_record_path(out: str, source: str, unit: int) -> str:
@@ -68,6 +69,10 @@ def source_record_path(out: str, source: str) -> str:
 
 def run_record_path(out: str) -> str:
     return os.path.join(out, "_manifest", "run.json")
+
+
+def dataset_path(out: str) -> str:
+    return os.path.join(out, "_dataset.json")
 
 
 def source_folders(out: str, source: str) -> list[str]:

@@ -47,36 +47,35 @@ class Numbering:
             self.next_unit += 1
 
 
-def _shift(table: pa.Table, game_base: int, text_start: int | None) -> pa.Table:
+def _shift(table: pa.Table, game_base: int, text_start: int) -> pa.Table:
+    """Unit-local game_index (and byte_offset, where the table has one) -> the source's."""
+    meta = table.schema.metadata
     i = table.schema.get_field_index("game_index")
     table = table.set_column(i, "game_index", pc.add(table.column(i), game_base))
-    if text_start is not None:
-        j = table.schema.get_field_index("byte_offset")
+    j = table.schema.get_field_index("byte_offset")
+    if j >= 0:
         table = table.set_column(j, "byte_offset", pc.add(table.column(j), text_start))
-    return table
+    return table.replace_schema_metadata(meta)
 
 
 def is_final(out: str, source: str, rec: dict, game_base: int, start: int) -> bool:
-    fg, fe = layout.final_paths(out, source, rec["unit"])
-    return os.path.exists(fg) and os.path.exists(fe) and rec.get("finalized") == [game_base, start]
+    return (all(os.path.exists(p) for p in layout.final_paths(out, source, rec["unit"]))
+            and rec.get("finalized") == [game_base, start])
 
 
-def write_final(out: str, source: str, rec: dict, games: pa.Table, events: pa.Table,
-                game_base: int, start: int) -> None:
-    """Final parts with global numbering, then the record saying so (in that order: a record
-    marked finalized always has its parts)."""
-    fg, fe = layout.final_paths(out, source, rec["unit"])
-    write_table(_shift(games, game_base, start), fg)
-    write_table(_shift(events, game_base, None), fe)
+def write_final(out: str, source: str, rec: dict, parts: tuple, game_base: int, start: int) -> None:
+    """Final parts (one per layout.TABLES) with global numbering, then the record saying so (in
+    that order: a record marked finalized always has its parts)."""
+    for table, path in zip(parts, layout.final_paths(out, source, rec["unit"])):
+        write_table(_shift(table, game_base, start), path)
     rec["finalized"] = [game_base, start]
     write_json(rec, layout.unit_record_path(out, source, rec["unit"]))
 
 
-def stage_unit(out: str, source: str, rec: dict, games: pa.Table, events: pa.Table) -> None:
+def stage_unit(out: str, source: str, rec: dict, parts: tuple) -> None:
     """A unit's parts in staging (local numbering), then its record: a rerun reuses them."""
-    g, e = layout.staging_paths(out, source, rec["unit"])
-    write_table(games, g)
-    write_table(events, e)
+    for table, path in zip(parts, layout.staging_paths(out, source, rec["unit"])):
+        write_table(table, path)
     write_json(rec, layout.unit_record_path(out, source, rec["unit"]))
 
 
@@ -108,7 +107,7 @@ class OrderedFinalizer:
             if held is None:
                 continue
             try:
-                write_final(self.out, self.source, r, held[0], held[1], game_base, start)
+                write_final(self.out, self.source, r, held, game_base, start)
             except Exception as exc:  # noqa: BLE001 - e.g. disk full: a failed unit, the run goes on
                 self.failures.append({"source": self.source, "unit": r["unit"],
                                       "error": f"{type(exc).__name__}: {exc}"})
@@ -123,7 +122,7 @@ class OrderedFinalizer:
             if held is None:
                 continue
             try:
-                stage_unit(self.out, self.source, r, held[0], held[1])
+                stage_unit(self.out, self.source, r, held)
             except Exception:  # noqa: BLE001 - only saves work for a rerun; it recomputes the unit
                 pass
 
@@ -137,8 +136,8 @@ def finalize_source(out: str, source: str, n_units: int) -> dict:
     games = 0
     for rec, game_base, start in numbering.ready():
         if not is_final(out, source, rec, game_base, start):
-            gpath, epath = layout.staging_paths(out, source, rec["unit"])
-            write_final(out, source, rec, pq.read_table(gpath), pq.read_table(epath), game_base, start)
+            parts = tuple(pq.read_table(p) for p in layout.staging_paths(out, source, rec["unit"]))
+            write_final(out, source, rec, parts, game_base, start)
         games = game_base + rec["games"]
     for k in range(n_units):
         for p in layout.staging_paths(out, source, k):
@@ -157,7 +156,7 @@ def finalize_source(out: str, source: str, n_units: int) -> dict:
 
 def _remove_stale_parts(out: str, source: str, n_units: int) -> None:
     """Parts of units an earlier run had beyond this run's last unit (other unit sizes)."""
-    for k, path in enumerate(layout.final_paths(out, source, 0)):
+    for path in layout.final_paths(out, source, 0):
         folder = os.path.dirname(path)
         if not os.path.isdir(folder):
             continue

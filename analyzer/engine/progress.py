@@ -55,6 +55,7 @@ class Progress:
         self.skipped_bytes = 0
         self._stop = threading.Event()
         self._thread = None
+        self._last_line = None
         self._bar = None
         if self.mode == "bar":
             from tqdm import tqdm
@@ -122,7 +123,10 @@ class Progress:
                     self._bar.set_postfix_str(self._postfix(), refresh=False)
                     self._bar.refresh()
             else:
-                log.info(self.line())
+                line = self.line()
+                if line != self._last_line:     # nothing new since the last line: no repeat
+                    log.info(line)
+                    self._last_line = line
 
     def line(self) -> str:
         """One progress line: what this run did so far, and what it reused."""

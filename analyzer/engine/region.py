@@ -12,7 +12,8 @@ from typing import Callable, Iterable
 import numpy as np
 import pyarrow as pa
 
-from analyzer import tables
+from analyzer import kinds
+from analyzer.analysis import analyze_block
 from analyzer.pgn.split import split_games
 
 # A "strong" game start: where a unit that starts mid-file (a pzstd frame unit) and the unit
@@ -92,7 +93,7 @@ class RegionStats:
     damage: list = field(default_factory=list)
 
 
-BlockSink = Callable[[pa.Table, pa.Table], None]
+BlockSink = Callable[..., None]    # (games, verdicts, events) of a block
 
 
 class RegionAnalyzer:
@@ -101,6 +102,7 @@ class RegionAnalyzer:
     def __init__(self, *, game_type: str, source: str, editions: list, sink: BlockSink,
                  block_size: int = 8 << 20, max_game_bytes: int = 16 << 20):
         self.game_type = game_type
+        self.draughts_markers = kinds.get(game_type).draughts_markers
         self.source = source
         self.editions = editions
         self.sink = sink
@@ -208,55 +210,35 @@ class RegionAnalyzer:
         self.pending = bytearray()
         self.feed(text)
 
-    def _analyze(self, buf: np.ndarray, starts, ends, extra: dict):
+    def _analyze(self, buf: np.ndarray, starts, ends, extra: dict) -> tuple:
+        """The (games, verdicts, events) tables of a block; if the kernels fail on it, game by
+        game, and a game that still fails gets status internal_error (not replayed)."""
         try:
             return self._analyze_block(buf, starts, ends, extra, self.stats.games)
         except Exception:  # noqa: BLE001 - a bug on one game must not lose the block
             pass
-        # Game by game; a game that still fails gets status internal_error (not replayed).
-        n = len(starts)
         parts = []
-        events = []
-        for g in range(n):
+        for g in range(len(starts)):
             s, e = starts[g:g + 1], ends[g:g + 1]
             ex = {0: extra[g]} if g in extra else {}
             try:
-                gt, et = self._analyze_block(buf, s, e, ex, self.stats.games + g)
+                parts.append(self._analyze_block(buf, s, e, ex, self.stats.games + g))
             except Exception as exc:  # noqa: BLE001
                 msg = (f"internal error while analyzing this game ({type(exc).__name__}: {exc}); "
                        "not analyzed")
-                gt, et = self._analyze_block(buf, s, e, {0: ("internal_error", msg)}, self.stats.games + g)
-            parts.append(gt)
-            events.append(et)
-        games = pa.concat_tables(parts)
-        n_ed = games.num_rows // max(n, 1)
-        games = games.take(pa.array([g * n_ed + k for k in range(n_ed) for g in range(n)], pa.int64()))
-        return games, pa.concat_tables(events)
+                parts.append(self._analyze_block(buf, s, e, {0: ("internal_error", msg)}, self.stats.games + g))
+        return tuple(pa.concat_tables([p[t] for p in parts]) for t in range(3))
 
-    def _analyze_block(self, buf: np.ndarray, starts, ends, extra: dict, first_index: int):
-        if self.game_type == "chess":
-            from analyzer.chess.analyze import analyze_block
-
-            res = analyze_block(buf, starts, ends, source=self.source,
-                                first_game_index=first_index, base_offset=self.offset,
-                                editions=self.editions, extra_status=extra)
-            games, events = res.games, res.events
-        else:
-            from analyzer.draughts import analyze_draughts_block
-
-            spans = np.stack([starts, ends], axis=1).astype(np.int64)
-            games, events = analyze_draughts_block(
-                buf.tobytes(), spans, source=self.source, first_game_index=first_index,
-                base_offset=self.offset, editions=[e if isinstance(e, str) else e.id for e in self.editions])
-            if extra:
-                games = _override_status(games, extra, len(starts))
-        return games, events
+    def _analyze_block(self, buf: np.ndarray, starts, ends, extra: dict, first_index: int) -> tuple:
+        res = analyze_block(self.game_type, buf, starts, ends, source=self.source, first_game_index=first_index,
+                            base_offset=self.offset, editions=self.editions, extra_status=extra)
+        return res.games, res.verdicts, res.events
 
     def _process(self, final: bool, truncated_reason: str | None = None) -> bool:
         # A view, not a copy; it is released before the processed text is cut off below.
         buf = np.frombuffer(self.pending, dtype=np.uint8)
         buf.flags.writeable = False  # the kernels are compiled (and warmed up) for read-only text
-        starts, ends, consumed = split_games(buf, final, draughts=self.game_type != "chess")
+        starts, ends, consumed = split_games(buf, final, draughts=self.draughts_markers)
         n = len(starts)
         if n == 0 and not final:
             if len(self.pending) > self.max_game_bytes:
@@ -276,8 +258,7 @@ class RegionAnalyzer:
         elif final and truncated_reason:
             self.stats.damage.append(truncated_reason)
         if n:
-            games, events = self._analyze(buf, starts, ends, extra)
-            self.sink(games, events)
+            self.sink(*self._analyze(buf, starts, ends, extra))
             self.stats.games += n
         del buf
         try:
@@ -300,23 +281,9 @@ class RegionAnalyzer:
         ends = np.array([len(head)], np.int64)
         msg = (f"game larger than the maximum game size ({self.max_game_bytes} bytes); "
                "not analyzed, skipped to the next game")
-        games, events = self._analyze(head, starts, ends, {0: ("game_too_large", msg)})
-        self.sink(games, events.slice(0, 0))
+        games, verdicts, events = self._analyze(head, starts, ends, {0: ("game_too_large", msg)})
+        self.sink(games, verdicts, events.slice(0, 0))
         self.stats.games += 1
-
-
-def _override_status(games: pa.Table, extra: dict, n_games: int) -> pa.Table:
-    """Set status/error of reader-decided games (rows are per game and edition, in game order)."""
-    n_ed = games.num_rows // max(n_games, 1)
-    status = games.column("status").cast(pa.string()).to_pylist()
-    error = games.column("error").to_pylist()
-    for g, (code, msg) in extra.items():
-        for e in range(n_ed):
-            status[e * n_games + g] = code
-            error[e * n_games + g] = msg
-    games = games.set_column(games.schema.get_field_index("status"), "status",
-                             pa.array(status).dictionary_encode().cast(tables.GAMES_SCHEMA.field("status").type))
-    return games.set_column(games.schema.get_field_index("error"), "error", pa.array(error, pa.string()))
 
 
 def analyze_chunks(chunks: Iterable[bytes], **kwargs) -> RegionStats:

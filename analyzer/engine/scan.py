@@ -17,6 +17,7 @@ import sys
 import time
 
 from analyzer.engine import layout
+from analyzer.tables import data_dictionary
 from analyzer.engine.config import Config, edition_ids, edition_params, unit_fingerprint
 from analyzer.engine.executors import RunError, make_executor
 from analyzer.engine.lock import LockHeld, OutLock
@@ -58,25 +59,23 @@ def _read_previous(out: str, name: str) -> dict | None:
         return None
 
 
-def _edition_from_params(params: dict):
-    from analyzer.editions import ChessEdition
+def _edition_from_params(kind: str, params: dict):
+    """An edition of `kind` as a finished source recorded it (it may be a custom one this run
+    does not name)."""
+    from analyzer import kinds
 
-    return ChessEdition(**params)
+    edition_type = type(next(iter(kinds.get(kind).editions().values())))
+    return edition_type(**params)
 
 
-def _union_editions(previous: dict, requested: list) -> tuple[list, list[str]]:
+def _union_editions(kind: str, previous: dict, requested: list) -> tuple[list, list[str]]:
     """The editions a source holds after this run: the previous ones, then the new ones."""
     held_ids = previous.get("editions", [])
     held_params = previous.get("edition_params", {})
-    req = {e if isinstance(e, str) else e.id: e for e in requested}
+    req = {e.id: e for e in requested}
     out = []
     for eid in held_ids:
-        if eid in req:
-            out.append(req[eid])
-        elif eid in held_params:
-            out.append(_edition_from_params(held_params[eid]))
-        else:
-            out.append(eid)
+        out.append(req[eid] if eid in req else _edition_from_params(kind, held_params[eid]))
     added = [eid for eid in req if eid not in held_ids]
     out += [req[eid] for eid in added]
     return out, added
@@ -108,7 +107,7 @@ def plan_sources(infos: list[sources.InputInfo], cfg: Config, force: bool) -> li
             problems.append(f"source {info.name!r} in {cfg.out} was analyzed under edition(s) {clash} "
                             f"with other parameters: give the new ones other ids, or --force to replace")
             continue
-        editions, added = _union_editions(prev, requested)
+        editions, added = _union_editions(info.game_type, prev, requested)
         if prev_ident != ident:
             plans.append(SourcePlan(info, "run", editions, "the input changed since the last run", prev, True))
         elif prev.get("settings") != cfg.settings():
@@ -133,9 +132,9 @@ def _reuse_fn(out: str, cfg: Config, ident: dict, seekable: bool):
             return None
         if rec.get("fingerprint") != unit_fingerprint(cfg, spec.editions) or rec.get("input") != ident:
             return None
-        g, e = layout.staging_paths(out, spec.source, spec.index)
-        fg, fe = layout.final_paths(out, spec.source, spec.index)
-        if (os.path.exists(g) and os.path.exists(e)) or (os.path.exists(fg) and os.path.exists(fe) and rec.get("finalized")):
+        staged = all(os.path.exists(p) for p in layout.staging_paths(out, spec.source, spec.index))
+        final = all(os.path.exists(p) for p in layout.final_paths(out, spec.source, spec.index))
+        if staged or (final and rec.get("finalized")):
             return rec
         return None
     return reuse
@@ -213,6 +212,7 @@ def _run(plans, cfg, workers, engine, scheduler, progress_interval, progress_mod
         progress.close()
     summary = make_summary(outcomes, failures, time.time() - t0, cfg, workers, executor, progress)
     write_json(summary, layout.run_record_path(cfg.out))
+    write_json({"tables": data_dictionary(), "layout": layout.__doc__.strip()}, layout.dataset_path(cfg.out))
     code = 1 if (failures or summary["damage"] or summary["accounting_errors"] or summary["warnings"]) else 0
     return summary, code
 

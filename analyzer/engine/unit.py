@@ -2,6 +2,7 @@
 text -> the games and events tables of its games, and a record of what it did."""
 from __future__ import annotations
 
+import json
 import time
 import traceback
 
@@ -10,7 +11,7 @@ import pyarrow as pa
 
 from analyzer import tables
 from analyzer.engine import layout
-from analyzer.engine.config import READ_CHUNK, Config, UnitSpec, unit_fingerprint
+from analyzer.engine.config import READ_CHUNK, Config, UnitSpec, unit_fingerprint, version
 from analyzer.engine.parts import HeldPart, PartWriter, write_json
 from analyzer.engine.region import RegionAnalyzer
 from analyzer.io import sources
@@ -43,24 +44,35 @@ def _feed_frames(spec: UnitSpec, ra: RegionAnalyzer, info: dict) -> str | None:
     return None
 
 
+def provenance(spec: UnitSpec) -> dict:
+    """Key-value metadata every Parquet file of the unit carries: which version wrote it, from
+    which input, under which editions."""
+    eds = {e.id: e.fingerprint() for e in spec.editions}
+    return {"analyzer.version": version(), "analyzer.source": spec.source, "analyzer.game_type": spec.game_type,
+            "analyzer.input_path": sources.text_name(spec.path), "analyzer.input_size": str(spec.input_size),
+            "analyzer.editions": json.dumps(eds, sort_keys=True)}
+
+
 def run_unit(spec: UnitSpec, cfg: Config, hold: bool = False) -> dict:
     """Analyze one unit and write its staging parts and record; return the record.
 
-    hold=True (in-process engines): write nothing; the record carries the tables under
-    "_held", and the caller writes the final parts once the unit's numbering is known."""
+    hold=True (in-process engines): write nothing; the record carries the tables (one per
+    layout.TABLES) under "_held", and the caller writes the final parts once the unit's
+    numbering is known."""
     t0 = time.time()
+    meta = provenance(spec)
+    schemas = [tables.SCHEMAS[t].with_metadata(meta) for t in layout.TABLES]
     if hold:
-        gw, ew = HeldPart(tables.GAMES_SCHEMA), HeldPart(tables.EVENTS_SCHEMA)
+        writers = [HeldPart(s) for s in schemas]
     else:
-        gpath, epath = layout.staging_paths(cfg.out, spec.source, spec.index)
-        gw = PartWriter(gpath, tables.GAMES_SCHEMA)
-        ew = PartWriter(epath, tables.EVENTS_SCHEMA)
-    counts: dict = {"status": {}, "events": {}, "rules": {}}
+        paths = layout.staging_paths(cfg.out, spec.source, spec.index)
+        writers = [PartWriter(p, s) for p, s in zip(paths, schemas)]
+    counts: dict = {"status": {}, "events": {}, "rules": {}, "outcomes": {}}
 
-    def sink(games: pa.Table, events: pa.Table) -> None:
-        count(counts, games, events)
-        gw.write(games)
-        ew.write(events)
+    def sink(*parts: pa.Table) -> None:
+        count(counts, *parts)
+        for w, t, s in zip(writers, parts, schemas):
+            w.write(t.replace_schema_metadata(s.metadata))
 
     info: dict = {}
     try:
@@ -78,15 +90,15 @@ def run_unit(spec: UnitSpec, cfg: Config, hold: bool = False) -> dict:
                     ra.feed(view[k:k + READ_CHUNK])
             reason = spec.damage
         stats = ra.finish(truncated_reason=reason, oversized_tail=spec.trailing_fragment)
-        gw.close()
-        ew.close()
+        for w in writers:
+            w.close()
     except BaseException:
-        gw.abort()
-        ew.abort()
+        for w in writers:
+            w.abort()
         raise
     record = {
         "source": spec.source, "unit": spec.index, "game_type": spec.game_type,
-        "games": stats.games, "rows": gw.rows, "text_bytes": stats.text_bytes, "text_start": spec.text_start,
+        "games": stats.games, "rows": writers[0].rows, "text_bytes": stats.text_bytes, "text_start": spec.text_start,
         "input_bytes": spec.input_bytes,
         "frame_text_bytes": info.get("frame_text_bytes"),
         "first_frame": spec.first_frame if spec.frames is not None else None,
@@ -96,7 +108,7 @@ def run_unit(spec: UnitSpec, cfg: Config, hold: bool = False) -> dict:
         "fingerprint": unit_fingerprint(cfg, spec.editions),
     }
     if hold:
-        record["_held"] = (gw.table(), ew.table())
+        record["_held"] = tuple(w.table() for w in writers)
         return record
     write_json(record, layout.unit_record_path(cfg.out, spec.source, spec.index))
     return record
@@ -105,8 +117,6 @@ def run_unit(spec: UnitSpec, cfg: Config, hold: bool = False) -> dict:
 def run_unit_safe(spec: UnitSpec, cfg: Config, hold: bool = False) -> dict:
     """A worker entry point that never raises: failures come back as records."""
     try:
-        from analyzer.editions import ChessEdition  # noqa: F401  (unpickling in workers)
-
         return run_unit(spec, cfg, hold=hold)
     except BaseException as exc:  # noqa: BLE001 - reported per unit, the run goes on
         return {"source": spec.source, "unit": spec.index, "failed": True,
@@ -114,7 +124,9 @@ def run_unit_safe(spec: UnitSpec, cfg: Config, hold: bool = False) -> dict:
 
 
 RULE_COLUMNS = ("first_threefold_claim_ply", "first_fifty_claim_ply", "first_fivefold_ply",
-                "first_seventyfive_ply", "first_missed_claim_ply")
+                "first_seventyfive_ply", "first_missed_claim_ply", "first_avoided_claim_ply",
+                "first_balance_ply", "first_kings_vs_king_ply", "first_main_diagonal_ply",
+                "first_small_ending_ply")
 
 
 def _codes(arr: pa.DictionaryArray):
@@ -127,32 +139,43 @@ def _add(table: dict, key: str, n) -> None:
         table[key] = table.get(key, 0) + int(n)
 
 
-def count(counts: dict, games: pa.Table, events: pa.Table) -> None:
-    """Add a block's status, event and rule counts to the unit's record: counted over the
-    dictionary codes with numpy, no per-row strings (this runs under the GIL per block)."""
+def _count_combined(into: dict, columns: list) -> None:
+    """Count rows per combination of dictionary columns (codes, no per-row strings); nulls are
+    counted under "-"."""
+    codes_, names = [], []
+    for col in columns:
+        c = col.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64) + 1
+        codes_.append(c)
+        names.append(["-"] + col.dictionary.to_pylist())
+    key = np.zeros(len(codes_[0]), np.int64)
+    for c, nm in zip(codes_, names):
+        key = key * len(nm) + c
+    sizes = [len(nm) for nm in names]
+    for k, n in enumerate(np.bincount(key, minlength=int(np.prod(sizes)))):
+        if n:
+            parts = []
+            for size, nm in zip(reversed(sizes), reversed(names)):
+                k, r = divmod(k, size)
+                parts.append(nm[r])
+            _add(into, ":".join(reversed(parts)), n)
+
+
+def count(counts: dict, games: pa.Table, verdicts: pa.Table, events: pa.Table) -> None:
+    """Add a block's status, rule, event and outcome counts to the unit's record: counted over
+    the dictionary codes with numpy, no per-row strings (this runs under the GIL per block)."""
     import pyarrow.compute as pc
 
-    first = games.column("edition")[0].as_py() if games.num_rows else None
     for batch in games.to_batches():
-        ed_codes, ed_names = _codes(batch.column("edition"))
         st_codes, st_names = _codes(batch.column("status"))
-        # Games have one row per edition: count each game once (the rows of the first edition).
-        if first in ed_names:
-            n_status = np.bincount(st_codes[ed_codes == ed_names.index(first)], minlength=len(st_names))
-            for name, n in zip(st_names, n_status):
-                _add(counts["status"], name, n)
+        for name, n in zip(st_names, np.bincount(st_codes, minlength=len(st_names))):
+            _add(counts["status"], name, n)
+    for batch in verdicts.to_batches():
+        ed_codes, ed_names = _codes(batch.column("edition"))
         for colname in RULE_COLUMNS:
             valid = pc.is_valid(batch.column(colname)).to_numpy(zero_copy_only=False)
             for name, n in zip(ed_names, np.bincount(ed_codes[valid], minlength=len(ed_names))):
                 _add(counts["rules"], f"{name}:{colname}", n)
     for batch in events.to_batches():
-        ed_codes, ed_names = _codes(batch.column("edition"))
-        rule_codes, rule_names = _codes(batch.column("rule"))
-        kind_codes, kind_names = _codes(batch.column("kind"))
-        nr, nk = len(rule_names), len(kind_names)
-        combined = (ed_codes.astype(np.int64) * nr + rule_codes) * nk + kind_codes
-        for key, n in enumerate(np.bincount(combined, minlength=len(ed_names) * nr * nk)):
-            if n:
-                e, rest = divmod(key, nr * nk)
-                r, k = divmod(rest, nk)
-                _add(counts["events"], f"{ed_names[e]}:{rule_names[r]}:{kind_names[k]}", n)
+        if batch.num_rows:
+            _count_combined(counts["events"], [batch.column("edition"), batch.column("rule"), batch.column("kind")])
+            _count_combined(counts["outcomes"], [batch.column("edition"), batch.column("rule"), batch.column("outcome")])

@@ -20,25 +20,25 @@ from numba.cpython.unsafe.numbers import trailing_zeros
 from numba.extending import intrinsic
 
 # No numba runtime: these kernels never allocate, and without it calls between them pass
-# arrays without atomic reference counting (see analyzer.chess._board.HOT).
-JIT = dict(cache=True, nogil=True, _nrt=False)
+# arrays without atomic reference counting (see analyzer.kinds.chess._board.HOT).
+HOT = dict(cache=True, nogil=True, _nrt=False)
 
 _BETWEEN = 0
 _TAGS = 1
 _MOVETEXT = 2
 
 
-@njit(inline="always", **JIT)
+@njit(inline="always", **HOT)
 def _nl(c):
     return c == 10 or c == 13
 
 
-@njit(inline="always", **JIT)
+@njit(inline="always", **HOT)
 def _blank(c):
     return c == 32 or c == 9 or c == 11 or c == 12
 
 
-@njit(**JIT)
+@njit(**HOT)
 def _skip_line_space(buf, i, n):
     """Skip spaces, tabs and UTF-8 BOMs at a line start."""
     while i < n:
@@ -52,7 +52,7 @@ def _skip_line_space(buf, i, n):
     return i
 
 
-@njit(**JIT)
+@njit(**HOT)
 def _is_tag_line(buf, i, n):
     """buf[i] == '[' followed by a tag name, whitespace and a quote."""
     if i >= n or buf[i] != 91:
@@ -72,14 +72,14 @@ def _is_tag_line(buf, i, n):
     return k < n and buf[k] == 34
 
 
-@njit(**JIT)
+@njit(**HOT)
 def _line_end(buf, i, n):
     while i < n and not _nl(buf[i]):
         i += 1
     return i
 
 
-@njit(**JIT)
+@njit(**HOT)
 def _next_line(buf, i, n):
     """Index after the line break at i (\\n, \\r\\n or lone \\r)."""
     if i < n and buf[i] == 13:
@@ -178,7 +178,7 @@ def _mask(typingctx, buf, i, chars):
     return types.uint64(buf, i, chars), codegen
 
 
-@njit(inline="always", **JIT)
+@njit(inline="always", **HOT)
 def _first_bit(m, k):
     """Index of the lowest set bit of the window mask m at or above k (0 <= k <= _W), or _W."""
     if k >= _W:
@@ -211,7 +211,7 @@ def _bit_from(typingctx, m, k):
     return types.int64(m, k), codegen
 
 
-@njit(inline="always", **JIT)
+@njit(inline="always", **HOT)
 def _skip_to(buf, i, n, chars, cls):
     """First index >= i of a byte in `chars` (class bit `cls` in _CLS), or n."""
     while i + _W <= n:
@@ -224,7 +224,7 @@ def _skip_to(buf, i, n, chars, cls):
     return i
 
 
-@njit(inline="always", **JIT)
+@njit(inline="always", **HOT)
 def _line_end_w(buf, i, n, w, m):
     """(first line end at or after i, or n; w; m), m being the line-end mask of the window at w.
 
@@ -247,7 +247,7 @@ def _line_end_w(buf, i, n, w, m):
     return i, w, m
 
 
-@njit(inline="always", **JIT)
+@njit(inline="always", **HOT)
 def _is_tag_line_w(buf, i, n):
     """_is_tag_line for buf[i] == '[', with the name's end found on a window mask."""
     if i + 1 + _W > n:
@@ -264,12 +264,12 @@ def _is_tag_line_w(buf, i, n):
     return k < n and buf[k] == 34
 
 
-@njit(inline="always", **JIT)
+@njit(inline="always", **HOT)
 def _ends_token(buf, i, n):
     return i >= n or (_CLS[buf[i]] & _TOK_END) != 0
 
 
-@njit(inline="always", **JIT)
+@njit(inline="always", **HOT)
 def _token_starts(buf, p, tok):
     """A movetext token starts at p: p is `tok` (the line's first byte or the one after a
     comment), or p > tok follows a blank or parenthesis. Bytes before tok do not count (a BOM,
@@ -277,7 +277,7 @@ def _token_starts(buf, p, tok):
     return p == tok or (p > tok and (_CLS[buf[p - 1]] & _SEP) != 0)
 
 
-@njit(inline="always", **JIT)
+@njit(inline="always", **HOT)
 def _marker_len(buf, i, n, draughts):
     """Length of the termination marker token at i (* 1-0 0-1 1/2-1/2, draughts also 2-0 0-2
     1-1, followed by a token end), or 0."""
@@ -296,7 +296,7 @@ def _marker_len(buf, i, n, draughts):
     return 0
 
 
-@njit(**JIT)
+@njit(**HOT)
 def find_games(buf, n, final, draughts, starts):
     """Write game start offsets into `starts`; return (n_complete, consumed).
 
@@ -440,7 +440,7 @@ def find_games(buf, n, final, draughts, starts):
 
 
 @intrinsic
-def _load_u64(typingctx, buf, i):
+def load_u64(typingctx, buf, i):
     """The 8 bytes buf[i:i + 8] as a little-endian uint64 (unaligned load; i + 8 <= len(buf))."""
     if not _is_bytes(buf):
         return None
@@ -541,13 +541,13 @@ def parse_tags(buf, starts, ends, names, name_off, val_s, val_e, esc, mt_start):
                 val_s, val_e, esc, mt_start)
 
 
-@njit(inline="always", **JIT)
+@njit(inline="always", **HOT)
 def _store_tag(buf, ns, ne, names, name_off, h_start, h_order, h_key, h_mul,
                val_s, val_e, esc, g, vs, ve, has_esc):
     """Record the value of tag buf[ns:ne] if it is a wanted name (the first equal one)."""
     ln = ne - ns
     if ns + 8 <= len(buf):
-        key = _load_u64(buf, ns)
+        key = load_u64(buf, ns)
         if ln < 8:
             key &= (np.uint64(1) << np.uint64(8 * ln)) - np.uint64(1)
     else:
@@ -573,7 +573,7 @@ def _store_tag(buf, ns, ne, names, name_off, h_start, h_order, h_key, h_mul,
             return
 
 
-@njit(**JIT)
+@njit(**HOT)
 def _parse_tags(buf, starts, ends, names, name_off, h_start, h_order, h_key, h_mul,
                 val_s, val_e, esc, mt_start):
     """parse_tags, with the wanted names' hash table (see _name_table)."""
@@ -736,7 +736,7 @@ def _copy32(typingctx, dst, di, src, si):
     return types.void(dst, di, src, si), codegen
 
 
-@njit(inline="always", **JIT)
+@njit(inline="always", **HOT)
 def _equal_bytes(x, xa, y, ya, n):
     """x[xa:xa + n] == y[ya:ya + n]"""
     for k in range(n):
@@ -748,7 +748,7 @@ def _equal_bytes(x, xa, y, ya, n):
 _GATHER_AHEAD = 16      # gather_strings, parse_int_values: prefetch the value this many rows ahead
 
 
-@njit(**JIT)
+@njit(**HOT)
 def gather_strings(buf, vs, ve, esc, offsets, data):
     """Copy value bytes into one Arrow data buffer (unescaping \\" and \\\\); offsets int32 n+1.
 
@@ -791,7 +791,7 @@ def gather_strings(buf, vs, ve, esc, offsets, data):
     return p
 
 
-@njit(**JIT)
+@njit(**HOT)
 def parse_int_values(buf, vs, ve, out, valid):
     """Parse decimal integers (e.g. Elo); invalid or absent -> valid False."""
     n = len(vs)
@@ -818,7 +818,7 @@ def parse_int_values(buf, vs, ve, out, valid):
             valid[g] = True
 
 
-@njit(**JIT)
+@njit(**HOT)
 def dictionary_codes(buf, vs, ve, esc, codes, first, table):
     """Dictionary-encode the values buf[vs[g]:ve[g]] by their bytes: codes[g] = index of the
     distinct value (-1 where absent), first[u] = the row where value u first occurs. `table`

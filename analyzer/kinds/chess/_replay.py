@@ -22,14 +22,14 @@ import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from analyzer.chess._board import (
+from analyzer.kinds.chess._board import (
     HOT, JIT, U0, U1, bit, castle_move_for, castle_now_bits, castle_targets, checks_and_pins, gen_legal,
     has_legal_move, has_legal_ep, insufficient_material, is_safe_after, king_square, lsb, m_flag, m_from,
     m_promo, m_to, make_move, bishop_attacks, rook_attacks, encode, piece_key,
 )
-from analyzer.pgn._scan import _load_u64
-from analyzer.tables import STATUS_CODES
-from analyzer.chess._tables import (
+from analyzer.codes import S_AMBIGUOUS, S_BAD_TOKEN, S_ILLEGAL, S_INTERNAL, S_NO_MOVES, S_OK, S_UNTERMINATED
+from analyzer.pgn._scan import load_u64
+from analyzer.kinds.chess._tables import (
     CT_CHESS960, CT_SIZE, FILE_MASKS, KING_ATTACKS, LINE, KNIGHT_ATTACKS, MF_CASTLE, MF_DOUBLE, MF_EP,
     MF_NORMAL, PAWN_ATTACKS, RANK_MASKS, ZOBRIST_CASTLE, ZOBRIST_EP_FILE, ZOBRIST_PIECE,
     ZOBRIST_WHITE_TO_MOVE,
@@ -54,14 +54,6 @@ FLAG_FIFTY_LOOKED = 512    # FLAG_FIFTY_INTENDED was evaluated at this position
 CASTLE_NOW_SHIFT = 10
 FLAG_WINDOW97 = 1 << 14
 
-# Status codes: indices into analyzer.tables.STATUS_CODES (numba freezes them as constants).
-S_OK = STATUS_CODES.index("ok")
-S_ILLEGAL = STATUS_CODES.index("illegal_move")
-S_AMBIGUOUS = STATUS_CODES.index("ambiguous_move")
-S_BAD_TOKEN = STATUS_CODES.index("bad_token")
-S_NO_MOVES = STATUS_CODES.index("no_moves")
-S_INTERNAL = STATUS_CODES.index("internal_error")
-S_UNTERMINATED = STATUS_CODES.index("unterminated")
 
 _NAN32 = np.float32(np.nan)
 
@@ -139,7 +131,7 @@ def _token_end(buf, j, e):
     '(', ')', also '!' '#' and controls) and ';' '{' '}'; the table then confirms, so a SAN token
     costs no loop whose exit mispredicts."""
     if j + 8 <= e:
-        x = _load_u64(buf, j)
+        x = load_u64(buf, j)
         m = (x - _BELOW_STAR) & ~x
         y = x ^ _SEMICOLON_BYTES
         m |= (y - _BYTE_LOW_BITS) & ~y
@@ -612,7 +604,7 @@ def _fail(status, err_ply, err_s, err_e, g, code, ply, a, b):
 def _comment_end(buf, i, e, plies, last_clk, flags, p, side):
     """Index after the '{' comment at buf[i], or -1 if unterminated; takes its %clk (into
     last_clk[side]) and draw offer. Every comment but the exact Lichess clock layout comes here."""
-    if plies > 0 and i + 18 < e and _load_u64(buf, i) == _CLK_OPEN:
+    if plies > 0 and i + 18 < e and load_u64(buf, i) == _CLK_OPEN:
         v, t = parse_clock_end(buf, i + 8, e)
         if t + 2 < e and buf[t] == 93 and buf[t + 1] == 32 and buf[t + 2] == 125 and not np.isnan(v):
             last_clk[side] = v
@@ -859,12 +851,12 @@ def _replay_games(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st, in
             if c == 123:  # '{' comment
                 # Fast path for Lichess' "{ [%clk H:MM:SS] }", 8 bytes at a time: the exact
                 # "H:MM:SS] }" layout with plain arithmetic, else _comment_end.
-                if plies > 0 and i + 18 < e and _load_u64(buf, i) == _CLK_OPEN:
-                    hms = _load_u64(buf, i + 8)
+                if plies > 0 and i + 18 < e and load_u64(buf, i) == _CLK_OPEN:
+                    hms = load_u64(buf, i + 8)
                     digits = hms & _HMS_DIGITS
                     bad_digits = ((digits & _HMS_HIGH) ^ _HMS_ZEROS) | (((digits + _HMS_SIX) & _HMS_HIGH) ^ _HMS_ZEROS)
                     if ((hms & _HMS_SEPS) == _HMS_SEP_BYTES and bad_digits == U0
-                            and (_load_u64(buf, i + 10) >> np.uint64(48)) == _CLK_CLOSE):
+                            and (load_u64(buf, i + 10) >> np.uint64(48)) == _CLK_CLOSE):
                         d = digits - _HMS_ZEROS
                         secs = (np.int64(d & _B0) * 3600 + np.int64((d >> np.uint64(16)) & _B0) * 600
                                 + np.int64((d >> np.uint64(24)) & _B0) * 60

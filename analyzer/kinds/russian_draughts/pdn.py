@@ -1,19 +1,11 @@
-"""PDN reading for Russian draughts: game splitting, tag pairs, GameType, FEN, results.
+"""PDN values for Russian draughts: GameType numbers, FEN positions, draughts-style results.
 
-Per-game work here is plain Python (tag dicts, one FEN per game); the movetext itself is read
-by the numba replay kernel straight from the block bytes (no Python object per move).
+Games are split and their tags read by the shared scanner (analyzer.pgn); these run once per
+distinct value of a block, and the movetext is read by the numba replay kernel.
 """
 from __future__ import annotations
 
-import re
-
-import numpy as np
-
-from ._board import algebraic_to_index
-
-_TAG_RE = re.compile(rb'\[\s*([A-Za-z0-9_]+)\s+"((?:[^"\\]|\\.)*)"\s*\]')
-_RESULT_TOKENS = (b"1-0", b"0-1", b"1/2-1/2", b"2-0", b"1-1", b"0-2", b"*")
-_RESULT_RE = re.compile(rb"(?:^|\s)(1-0|0-1|1/2-1/2|2-0|1-1|0-2|\*)\s*$")
+from analyzer.kinds.russian_draughts._board import algebraic_to_index
 
 # draughts-style scores -> the project's result strings
 RESULT_MAP = {
@@ -26,75 +18,6 @@ RUSSIAN_GAMETYPE = 25
 
 class FenError(ValueError):
     pass
-
-
-def split_games(data: bytes) -> np.ndarray:
-    """[start, end) byte spans of the games in `data` (simple line-based splitter).
-
-    A new game starts at a tag line (`[`) that follows movetext or a blank line after tags (a
-    game without movetext), or at the first non-blank line after a game-termination token
-    (1-0 0-1 1/2-1/2 2-0 1-1 0-2 *) ended a movetext.
-    """
-    spans: list[tuple[int, int]] = []
-    start = -1          # start of the current game, -1 = none
-    seen_moves = False  # current game has movetext
-    ended = False       # current game's movetext ended with a result token
-    last_content_end = 0
-    pos = 0
-    n = len(data)
-    depth = 0           # inside a {comment} spanning lines
-    gap = False         # a blank line followed the current game's tags
-    while pos < n:
-        nl = data.find(b"\n", pos)
-        line_end = n if nl < 0 else nl + 1
-        line = data[pos:line_end]
-        stripped = line.strip()
-        if stripped:
-            is_tag = stripped.startswith(b"[") and depth == 0
-            if start >= 0 and ((is_tag and (seen_moves or gap)) or (ended and depth == 0)):
-                spans.append((start, last_content_end))
-                start = -1
-            if start < 0:
-                start = pos
-                seen_moves = False
-                ended = False
-                gap = False
-            if not is_tag:
-                seen_moves = True
-                depth += stripped.count(b"{") - stripped.count(b"}")
-                depth = max(depth, 0)
-                if depth == 0 and _RESULT_RE.search(stripped):
-                    ended = True
-            last_content_end = pos + len(line.rstrip())
-        elif start >= 0 and depth == 0:
-            gap = True
-        pos = line_end
-    if start >= 0:
-        spans.append((start, last_content_end))
-    return np.asarray(spans, dtype=np.int64).reshape(-1, 2)
-
-
-def parse_tags(text: bytes) -> tuple[dict[str, str], int]:
-    """Tag pairs at the start of a game, and the offset where the movetext begins."""
-    tags: dict[str, str] = {}
-    pos = 0
-    n = len(text)
-    while True:
-        while pos < n and text[pos] in b" \t\r\n":
-            pos += 1
-        if pos >= n or text[pos] != 0x5B:  # '['
-            break
-        m = _TAG_RE.match(text, pos)
-        if not m:
-            # a malformed tag line: skip the line
-            nl = text.find(b"\n", pos)
-            pos = n if nl < 0 else nl + 1
-            continue
-        key = m.group(1).decode("ascii", "replace")
-        val = m.group(2).decode("utf-8", "replace").replace('\\"', '"').replace("\\\\", "\\")
-        tags.setdefault(key, val)
-        pos = m.end()
-    return tags, pos
 
 
 def gametype_number(value: str | None) -> int | None:

@@ -21,25 +21,15 @@ import analyzer._numba_env  # noqa: F401
 import numba
 import numpy as np
 
-from ._board import (MAX_MOVES, MAX_PATH, ZOBRIST, ZOBRIST_BLACK, apply_move, generate_moves,
-                     popcount, zobrist_key)
+from analyzer.codes import (
+    RESULT_BLACK as RES_BLACK, RESULT_DRAW as RES_DRAW, RESULT_UNKNOWN as RES_UNKNOWN, RESULT_WHITE as RES_WHITE,
+    S_AMBIGUOUS, S_BAD_TOKEN, S_ILLEGAL, S_INTERNAL, S_NO_MOVES, S_NULL_MOVE, S_OK, S_TRUNCATED,
+)
+from analyzer.kinds.russian_draughts._board import (
+    MAX_MOVES, MAX_PATH, ZOBRIST, ZOBRIST_BLACK, apply_move, generate_moves, popcount, zobrist_key,
+)
 
-# kernel status codes -> tables.STATUS_CODES names
-ST_OK = 0
-ST_ILLEGAL = 1
-ST_AMBIGUOUS = 2
-ST_BAD_TOKEN = 3
-ST_NULL_MOVE = 4
-ST_TRUNCATED = 5
-ST_NO_MOVES = 6
-STATUS_NAMES = ("ok", "illegal_move", "ambiguous_move", "bad_token", "null_move", "truncated", "no_moves")
-
-# termination token codes
-RES_NONE = -1
-RES_WHITE = 0
-RES_BLACK = 1
-RES_DRAW = 2
-RES_UNKNOWN = 3
+RES_NONE = -1   # no termination token (the result codes are analyzer.codes.RESULT_*)
 
 _MAX_TOKSQ = 16
 
@@ -172,7 +162,7 @@ def replay_batch(buf, mt_start, mt_end, init_pos, init_stm, active, ply_off,
     mv_plen = np.empty(MAX_MOVES, np.int64)
     sqs = np.empty(_MAX_TOKSQ, np.int64)
     for g in range(len(mt_start)):
-        g_status[g] = ST_OK
+        g_status[g] = S_OK
         g_plies[g] = 0
         g_err_s[g] = -1
         g_err_e[g] = -1
@@ -247,7 +237,7 @@ def replay_batch(buf, mt_start, mt_end, init_pos, init_stm, active, ply_off,
                     while pos < end and buf[pos] != 125:
                         pos += 1
                     if pos >= end:
-                        g_status[g] = ST_TRUNCATED
+                        g_status[g] = S_TRUNCATED
                         break
                     pos += 1
                     continue
@@ -266,7 +256,7 @@ def replay_batch(buf, mt_start, mt_end, init_pos, init_stm, active, ply_off,
                                 break
                         pos += 1
                     if pos >= end:
-                        g_status[g] = ST_TRUNCATED
+                        g_status[g] = S_TRUNCATED
                         break
                     pos += 1
                     continue
@@ -312,22 +302,22 @@ def replay_batch(buf, mt_start, mt_end, init_pos, init_stm, active, ply_off,
                         allsep = False
                         break
                 if allsep:
-                    g_status[g] = ST_NULL_MOVE
+                    g_status[g] = S_NULL_MOVE
                     break
                 nsq = _parse_move(buf, ts, te, sqs)
                 if nsq < 0:
-                    g_status[g] = ST_BAD_TOKEN
+                    g_status[g] = S_BAD_TOKEN
                     break
                 got_move = True
                 break
-            if g_status[g] != ST_OK:
-                if g_status[g] != ST_TRUNCATED:
+            if g_status[g] != S_OK:
+                if g_status[g] != S_TRUNCATED:
                     g_err_s[g] = ts
                     g_err_e[g] = te
                 break
             if not got_move:
                 if g_result[g] == RES_NONE:
-                    g_status[g] = ST_TRUNCATED
+                    g_status[g] = S_TRUNCATED
                 break
             g_moves_seen[g] += 1
             g_err_s[g] = ts
@@ -348,13 +338,13 @@ def replay_batch(buf, mt_start, mt_end, init_pos, init_stm, active, ply_off,
                     found = i
                 nfound += 1
             if nfound == 0:
-                g_status[g] = ST_ILLEGAL
+                g_status[g] = S_ILLEGAL
                 break
             if nfound > 1:
-                g_status[g] = ST_AMBIGUOUS
+                g_status[g] = S_AMBIGUOUS
                 break
             if ply + 1 >= cap:
-                g_status[g] = ST_BAD_TOKEN  # cannot happen: capacity is bytes/2
+                g_status[g] = S_INTERNAL  # a bug: the capacity (bytes / 2) is always enough
                 break
             fb = np.uint64(1) << np.uint64(frm)
             was_man = ((wm if stm == 0 else bm) & fb) != 0
@@ -373,9 +363,9 @@ def replay_batch(buf, mt_start, mt_end, init_pos, init_stm, active, ply_off,
             else:
                 matclock += 1
         g_plies[g] = ply
-        if g_status[g] == ST_OK:
+        if g_status[g] == S_OK:
             g_err_s[g] = -1
             g_err_e[g] = -1
             if g_moves_seen[g] == 0:
-                g_status[g] = ST_NO_MOVES
+                g_status[g] = S_NO_MOVES
 

@@ -6,7 +6,7 @@ A position is three small arrays, so kernels can copy and pass them without Pyth
   st  int64[4]   side to move, castling bits, en-passant square (-1), halfmove clock
 and, fixed for a whole game, its castling table:
   ct  int64[CT_SIZE]  castling bits lost per touched square, the castling rooks' start squares,
-                 the Chess960 SAN flag (analyzer.chess._tables); Chess960 and standard chess
+                 the Chess960 SAN flag (analyzer.kinds.chess._tables); Chess960 and standard chess
                  differ only in this table.
 Moves are int32: from | to << 6 | promotion type << 12 | flag << 15. A castling move goes from
 the king's square to its rook's square (king-takes-rook, as python-chess's Chess960 UCI); the
@@ -20,7 +20,7 @@ import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 
-from analyzer.chess._tables import (
+from analyzer.kinds.chess._tables import (
     BETWEEN, BISHOP_EMPTY, ROOK_EMPTY, CASTLE_BK, CASTLE_BQ, CT_ROOK, LINE, CASTLE_WK, CASTLE_WQ, DARK_SQUARES,
     DIR_E, DIR_N, DIR_NE, DIR_NW, DIR_S, DIR_SE, DIR_SW, DIR_W, KING_ATTACKS, KNIGHT_ATTACKS,
     LIGHT_SQUARES, MF_CASTLE, RANK_MASKS, MF_DOUBLE, MF_EP, MF_NORMAL, PAWN_ATTACKS, RAYS, ZOBRIST_CASTLE,

@@ -1,6 +1,6 @@
-"""Chess draw-rule kernel: per-position facts + an edition's parameters -> game columns and events.
+"""Chess draw-rule kernel: per-position facts + an edition's parameters -> verdicts and events.
 
-Pure function of the replay's facts (analyzer.chess._replay); one call per edition.
+Pure function of the replay's facts (_replay); one call per edition.
 Semantics for fide_2018 follow python-chess exactly (the oracle in tests/reference.py):
   threefold now      occurrence count >= 3 since the last irreversible move (is_repetition(3))
   threefold claim    that, or a legal move reaches a position seen twice (can_claim_threefold_repetition)
@@ -8,7 +8,9 @@ Semantics for fide_2018 follow python-chess exactly (the oracle in tests/referen
   fifty claim        that, or clock >= 99 and a legal non-zeroing move after which a legal move exists
   fivefold           occurrence count >= 5 (is_fivefold_repetition)
   seventyfive        clock >= 150 and a legal move exists (is_seventyfive_moves: mate takes precedence)
-A claim available at ply p is missed when the game went on (p < plies).
+Events are the chances (claim_now on the board, claim_intended on a written move) and the
+automatic draws; whether a chance was claimed, missed, avoided or passed on is decided from the
+events by analyzer.measures, the same way for every game kind (docs/measures.md).
 """
 from __future__ import annotations
 
@@ -17,8 +19,14 @@ import analyzer._numba_env  # noqa: F401
 import numpy as np
 from numba import njit
 
-from analyzer.chess._replay import (
-    FLAG_FIFTY_INTENDED, FLAG_HAS_MOVE, FLAG_INSUFFICIENT, FLAG_OFFER,
+from analyzer.codes import (
+    DR_AGREEMENT, DR_FIFTY, DR_FIVEFOLD, DR_INSUFFICIENT, DR_SEVENTYFIVE, DR_STALEMATE, DR_THREEFOLD,
+    DR_TIMEOUT_VS_INSUFFICIENT, K_AUTO, K_INTENDED, K_NOW, K_OFFER, N_VERDICT, R_FIFTY, R_FIVEFOLD,
+    R_INSUFFICIENT, R_OFFER, R_SEVENTYFIVE, R_THREEFOLD, RESULT_DRAW, V_DRAW_REASON, V_END_PLY, V_END_RULE,
+    V_FIFTY, V_FIFTY_CLAIM, V_FIVEFOLD, V_SEVENTYFIVE, V_THREEFOLD, V_THREEFOLD_CLAIM,
+)
+from analyzer.kinds.chess._replay import (
+    FLAG_CHECKMATE, FLAG_FIFTY_INTENDED, FLAG_HAS_MOVE, FLAG_INSUFFICIENT, FLAG_OFFER,
     FLAG_STALEMATE, FLAG_WINDOW97, FLAG_WINDOW_START, repetition_count,
 )
 
@@ -36,22 +44,9 @@ P_MATE_PRECEDENCE = 6
 P_FIFTY_AUTO = 7
 P_INSUFFICIENT_AUTO = 8
 P_IDENTITY = 9
-
-# Codes of the categorical outputs (decoded in analyzer.chess.analyze).
-RULES = ("threefold", "fifty", "fivefold", "seventyfive", "offer", "insufficient_material")
-R_THREEFOLD, R_FIFTY, R_FIVEFOLD, R_SEVENTYFIVE, R_OFFER, R_INSUFFICIENT = range(6)
-KINDS = ("claim_now", "claim_intended", "automatic", "offer")
-K_NOW, K_INTENDED, K_AUTO, K_OFFER = range(4)
-DRAW_REASONS = ("timeout_vs_insufficient_material", "stalemate", "insufficient_material",
-                "fivefold", "seventyfive", "threefold", "fifty", "agreement")
-RESULT_WHITE, RESULT_BLACK, RESULT_DRAW, RESULT_UNKNOWN = range(4)
-SIDE_RESULT = ("win", "draw", "loss")
-
-# Per-game output columns (int32, -1 = null), in this order.
-G_THREEFOLD, G_THREEFOLD_CLAIM, G_FIFTY, G_FIFTY_CLAIM, G_FIVEFOLD, G_SEVENTYFIVE, \
-    G_MISSED, G_MISSED_RULE, G_MISSED_SIDE, G_MISSED_RESULT, G_FINAL_REPS, G_DRAW_REASON, \
-    G_END_PLY, G_END_RULE = range(14)
-N_GAME_COLS = 14
+REP_MODE_ANY = 0            # N occurrences anywhere since the last irreversible move (2018 text)
+IDENTITY_1997 = 1           # castling possible right now is part of the position (1997-2005 texts)
+N_RULES_CHESS = 6           # threefold, fifty, fivefold, seventyfive, offer, insufficient_material
 
 
 @njit(**HOT)
@@ -69,9 +64,10 @@ def _consecutive(keys, p, g0, n):
 @njit(**JIT)
 def apply_rules(pos_off, stm0, result_code, time_forfeit, auto_rep_on, params,
                 key, hmc, flags, rep_next, rep_next97, clock,
-                out, missed_clock, ev_game, ev_ply, ev_rule, ev_kind, ev_side, ev_reps, ev_hmc,
-                ev_clock, ev_missed):
-    """Fill `out` (n_games x N_GAME_COLS) and the event arrays; return the number of events.
+                out, ev_game, ev_ply, ev_rule, ev_kind, ev_side, ev_reps, ev_hmc, ev_clock):
+    """Fill this kind's columns of `out` (n_games x codes.N_VERDICT; the others stay -1) and the
+    event arrays (in game and ply order); return the number of events. Outcomes of the events
+    and the missed/avoided columns are analyzer.measures' work.
 
     If the event arrays are too small, events past their capacity are counted but not written:
     the caller compares the return value with the capacity and calls again with room.
@@ -88,13 +84,12 @@ def apply_rules(pos_off, stm0, result_code, time_forfeit, auto_rep_on, params,
     fifty_auto = params[P_FIFTY_AUTO] != 0
     insuff_auto = params[P_INSUFFICIENT_AUTO] != 0
     keys = key
-    window_flag = FLAG_WINDOW97 if params[P_IDENTITY] == 1 else FLAG_WINDOW_START
-    nexts = rep_next97 if params[P_IDENTITY] == 1 else rep_next
+    window_flag = FLAG_WINDOW97 if params[P_IDENTITY] == IDENTITY_1997 else FLAG_WINDOW_START
+    nexts = rep_next97 if params[P_IDENTITY] == IDENTITY_1997 else rep_next
     ne = 0
     for g in range(n_games):
-        for c in range(N_GAME_COLS):
+        for c in range(N_VERDICT):
             out[g, c] = -1
-        missed_clock[g] = np.nan
         g0 = pos_off[g]
         g1 = pos_off[g + 1]
         if g1 <= g0:
@@ -118,8 +113,8 @@ def apply_rules(pos_off, stm0, result_code, time_forfeit, auto_rep_on, params,
             else:
                 reps, seen0 = repetition_count(keys, p, ws, keys[p], seen0)
             has_move = (f & FLAG_HAS_MOVE) != 0
-            going_on = i < plies
-            # Threefold (claims).
+            # Threefold: a claim on the board (the position is an N-th occurrence: python-chess
+            # is_repetition), or on a written move that makes one (can_claim_threefold_repetition).
             t_now = claim_reps > 0 and reps >= claim_reps
             t_int = (not t_now) and claim_reps > 0 and intended and nexts[p] >= claim_reps - 1
             # Fifty (claims, or automatic on Lichess).
@@ -129,54 +124,42 @@ def apply_rules(pos_off, stm0, result_code, time_forfeit, auto_rep_on, params,
             # Automatic rules.
             five = False
             if auto_reps > 0 and auto_rep_on[g]:
-                if rep_mode == 0:
+                if rep_mode == REP_MODE_ANY:
                     five = reps >= auto_reps
                 else:
                     five = _consecutive(keys, p, g0, auto_reps)
             seventy = auto_plies > 0 and hmc[p] >= auto_plies and (has_move or not mate_first)
             insuff = insuff_auto and (f & FLAG_INSUFFICIENT) != 0
-            if t_now and out[g, G_THREEFOLD] < 0:
-                out[g, G_THREEFOLD] = i
-            if (t_now or t_int) and out[g, G_THREEFOLD_CLAIM] < 0:
-                out[g, G_THREEFOLD_CLAIM] = i
-            if f_now and out[g, G_FIFTY] < 0:
-                out[g, G_FIFTY] = i
-            if (f_now or f_int) and not fifty_auto and out[g, G_FIFTY_CLAIM] < 0:
-                out[g, G_FIFTY_CLAIM] = i
-            if five and out[g, G_FIVEFOLD] < 0:
-                out[g, G_FIVEFOLD] = i
-            if seventy and out[g, G_SEVENTYFIVE] < 0:
-                out[g, G_SEVENTYFIVE] = i
+            if t_now and out[g, V_THREEFOLD] < 0:
+                out[g, V_THREEFOLD] = i
+            if (t_now or t_int) and out[g, V_THREEFOLD_CLAIM] < 0:
+                out[g, V_THREEFOLD_CLAIM] = i
+            if f_now and out[g, V_FIFTY] < 0:
+                out[g, V_FIFTY] = i
+            if (f_now or f_int) and not fifty_auto and out[g, V_FIFTY_CLAIM] < 0:
+                out[g, V_FIFTY_CLAIM] = i
+            if five and out[g, V_FIVEFOLD] < 0:
+                out[g, V_FIVEFOLD] = i
+            if seventy and out[g, V_SEVENTYFIVE] < 0:
+                out[g, V_SEVENTYFIVE] = i
             auto_end = five or seventy or insuff or (fifty_auto and f_now)
-            if auto_end and out[g, G_END_PLY] < 0:
-                out[g, G_END_PLY] = i
+            if auto_end and out[g, V_END_PLY] < 0:
+                out[g, V_END_PLY] = i
                 if five:
-                    out[g, G_END_RULE] = R_FIVEFOLD
+                    out[g, V_END_RULE] = R_FIVEFOLD
                 elif seventy:
-                    out[g, G_END_RULE] = R_SEVENTYFIVE
+                    out[g, V_END_RULE] = R_SEVENTYFIVE
                 elif fifty_auto and f_now:
-                    out[g, G_END_RULE] = R_FIFTY
+                    out[g, V_END_RULE] = R_FIFTY
                 else:
-                    out[g, G_END_RULE] = R_INSUFFICIENT
-            claim = t_now or t_int or ((f_now or f_int) and not fifty_auto)
-            if claim and going_on and out[g, G_MISSED] < 0:
-                out[g, G_MISSED] = i
-                out[g, G_MISSED_RULE] = R_THREEFOLD if (t_now or t_int) else R_FIFTY
-                out[g, G_MISSED_SIDE] = side
-                missed_clock[g] = clock[p]
-                rc = result_code[g]
-                if rc == RESULT_DRAW:
-                    out[g, G_MISSED_RESULT] = 1
-                elif rc == RESULT_WHITE or rc == RESULT_BLACK:
-                    won = (rc == RESULT_WHITE) == (side == 0)
-                    out[g, G_MISSED_RESULT] = 0 if won else 2
-            # Events (none at almost every position).
+                    out[g, V_END_RULE] = R_INSUFFICIENT
+            # Events (none at almost every position). A chance on the board needs a legal move.
             if not (t_now or t_int or f_now or f_int or five or seventy or insuff or (f & FLAG_OFFER)):
                 continue
-            for r in range(6):
+            for r in range(N_RULES_CHESS):
                 kind = -1
                 if r == R_THREEFOLD:
-                    if t_now:
+                    if t_now and has_move:
                         kind = K_NOW
                     elif t_int:
                         kind = K_INTENDED
@@ -209,28 +192,67 @@ def apply_rules(pos_off, stm0, result_code, time_forfeit, auto_rep_on, params,
                     ev_reps[ne] = reps
                     ev_hmc[ne] = hmc[p]
                     ev_clock[ne] = clock[p]
-                    ev_missed[ne] = going_on and r != R_OFFER
                 ne += 1
-        # Final position.
-        p = g1 - 1
-        f = flags[p]
-        out[g, G_FINAL_REPS] = reps
+        # Final position: why a drawn game was drawn, as far as the moves tell.
+        f = flags[g1 - 1]
         if result_code[g] == RESULT_DRAW:
             if time_forfeit[g]:
-                dr = 0
+                dr = DR_TIMEOUT_VS_INSUFFICIENT
             elif f & FLAG_STALEMATE:
-                dr = 1
+                dr = DR_STALEMATE
             elif f & FLAG_INSUFFICIENT:
-                dr = 2
+                dr = DR_INSUFFICIENT
             elif five:
-                dr = 3
+                dr = DR_FIVEFOLD
             elif seventy:
-                dr = 4
+                dr = DR_SEVENTYFIVE
             elif t_now or t_int:
-                dr = 5
+                dr = DR_THREEFOLD
             elif f_now or f_int:
-                dr = 6
+                dr = DR_FIFTY
             else:
-                dr = 7
-            out[g, G_DRAW_REASON] = dr
+                dr = DR_AGREEMENT
+            out[g, V_DRAW_REASON] = dr
     return ne
+
+
+@njit(**JIT)
+def game_facts(pos_off, key, hmc, flags, out):
+    """Edition-independent facts per game under the 2009+ identity (codes.GAME_FACT_COLUMNS):
+    first 3rd and 5th occurrence of a position, first halfmove clock >= 100 and >= 150, and
+    the final position's repetition count, clock and checkmate/stalemate/insufficient flags."""
+    for g in range(len(pos_off) - 1):
+        for c in range(out.shape[1]):
+            out[g, c] = -1
+        g0 = pos_off[g]
+        g1 = pos_off[g + 1]
+        if g1 <= g0:
+            continue
+        ws = g0
+        reps = 1
+        seen0 = np.uint64(0)
+        seen1 = np.uint64(0)
+        for p in range(g0, g1):
+            i = p - g0
+            if flags[p] & FLAG_WINDOW_START:
+                ws = p
+                seen0 = np.uint64(0)
+                seen1 = np.uint64(0)
+            if p & 1:
+                reps, seen1 = repetition_count(key, p, ws, key[p], seen1)
+            else:
+                reps, seen0 = repetition_count(key, p, ws, key[p], seen0)
+            if reps >= 3 and out[g, 0] < 0:
+                out[g, 0] = i
+            if reps >= 5 and out[g, 1] < 0:
+                out[g, 1] = i
+            if hmc[p] >= 100 and out[g, 2] < 0:
+                out[g, 2] = i
+            if hmc[p] >= 150 and out[g, 3] < 0:
+                out[g, 3] = i
+        f = flags[g1 - 1]
+        out[g, 4] = reps
+        out[g, 5] = hmc[g1 - 1]
+        out[g, 6] = 1 if f & FLAG_CHECKMATE else 0
+        out[g, 7] = 1 if f & FLAG_STALEMATE else 0
+        out[g, 8] = 1 if f & FLAG_INSUFFICIENT else 0

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from analyzer.chess._polyglot import POLYGLOT_RANDOM
+from analyzer.kinds.chess._polyglot import POLYGLOT_RANDOM
 
 WHITE = 0
 BLACK = 1

@@ -1,12 +1,11 @@
-"""Rule editions as data: the thresholds and switches the chess rule kernel is parameterised by.
+"""Chess rule editions as data: the thresholds and switches the chess rule kernel reads.
 
 An edition never needs new code: the built-ins below and custom ones (TOML file or CLI options)
-are all `ChessEdition` values. Draughts editions live in `analyzer.draughts`.
+are all `ChessEdition` values (analyzer.kinds.Edition protocol).
 """
 from __future__ import annotations
 
 import dataclasses
-import tomllib
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,6 +21,7 @@ REPETITION_CONSECUTIVE = 1  # 2014 text: same position at p, p-4, ..., p-4(N-1) 
 class ChessEdition:
     id: str
     description: str = ""
+    kind = "chess"
     claim_repetitions: int = 3          # threefold claim (9.2); 0 = no repetition claim
     claim_intended_move: bool = True    # claims may be made on an intended move (9.2.1.1, 9.3.1)
     claim_moves: int = 50               # 50-move claim (9.3), in moves by each player; 0 = none
@@ -34,8 +34,11 @@ class ChessEdition:
     automatic_repetitions_from: str | None = None  # UTCDate ("YYYY.MM.DD") from which the automatic repetition rule applies
     identity: int = IDENTITY_FIDE_2009
 
+    def fingerprint(self) -> dict:
+        return dataclasses.asdict(self)
+
     def params(self) -> np.ndarray:
-        """The numeric parameter vector the rule kernel reads (see rules._kernels.P_*)."""
+        """The numeric parameter vector the rule kernel reads (see _rules.P_*)."""
         return np.array([
             self.claim_repetitions,
             int(self.claim_intended_move),
@@ -139,28 +142,3 @@ def custom_edition(**options) -> ChessEdition:
     if typed.get("claim_repetitions") == 1:
         raise ValueError("edition option claim_repetitions=1: a repetition needs at least 2 occurrences (or 0 = none)")
     return dataclasses.replace(BUILTIN[base], **typed)
-
-
-def load_toml(path: str) -> list[ChessEdition]:
-    """Editions from a TOML file: one table per edition, e.g. [forty] base="fide_2018" claim_moves=40."""
-    with open(path, "rb") as fh:
-        doc = tomllib.load(fh)
-    out = []
-    for name, table in doc.items():
-        if not isinstance(table, dict):
-            raise ValueError(f"{path}: {name} must be a table of edition options")
-        out.append(custom_edition(id=name, **table))
-    return out
-
-
-def resolve(names, custom: list[ChessEdition] | None = None) -> list[ChessEdition]:
-    """Editions by id, from the built-ins and the given custom editions; a clear error otherwise."""
-    known = dict(BUILTIN)
-    for ed in custom or ():
-        known[ed.id] = ed
-    out = []
-    for n in names:
-        if n not in known:
-            raise ValueError(f"unknown edition {n!r}; known: {', '.join(sorted(known))}")
-        out.append(known[n])
-    return out

@@ -1,0 +1,284 @@
+"""One block of PGN text -> what analyzer.tables.build needs: headers, statuses, game facts,
+and per edition the verdict matrix and events of the rule kernel.
+
+Python here works per block (megabytes), never per ply: tags, replay and rules are numba
+kernels over the whole block. Every game, Chess960
+included, is replayed by the kernels: python-chess only sets up start positions other than the
+standard one ([FEN], Chess960), once per distinct (variant, FEN) of a block, cached across
+blocks. Errors get their messages in Python, game by game.
+"""
+from __future__ import annotations
+
+import functools
+import threading
+
+import numpy as np
+import pyarrow.compute as pc
+
+from analyzer import codes
+from analyzer.kinds.chess import _replay as R
+from analyzer.kinds.chess import _rules as K
+from analyzer.kinds.chess._tables import CT_CHESS960, CT_ROOK, CT_SIZE, STANDARD_CASTLING
+from analyzer.kinds.chess.editions import IDENTITY_FIDE_1997, ChessEdition
+from analyzer.pgn.tags import TagValues, dict_lookup, text_of
+from analyzer.tables import BlockOutput, EditionResult, run_rule_kernel
+
+TAG_NAMES = ("Event", "Site", "White", "Black", "Result", "WhiteElo", "BlackElo", "TimeControl",
+             "Termination", "ECO", "UTCDate", "UTCTime", "Date", "Variant", "FEN", "SetUp")
+
+_STANDARD_VARIANTS = {"", "standard", "chess", "from position", "fromposition", "normal"}
+# python-chess's spellings (chess.pgn.Headers.is_chess960), and "960".
+_CHESS960_VARIANTS = {"chess960", "chess 960", "fischerandom", "fischerrandom", "fischer random", "960"}
+
+
+def _start_arrays(board):
+    """(bitboards, mailbox, state, castling table) of a python-chess Board, as the replay kernel
+    takes them. The castling rights are python-chess's (`clean_castling_rights`, under the
+    board's own rules: X-FEN KQkq = the outermost rooks, Shredder-FEN file letters, standard);
+    each right becomes a bit (WK, WQ, BK, BQ: the rook on the king's h-side or a-side), the table
+    holds its rook's square and the squares whose move loses it (that rook's and the king's)."""
+    import chess
+
+    bb = np.zeros(8, np.uint64)
+    mb = np.zeros(64, np.int8)
+    for sq, piece in board.piece_map().items():
+        bb[piece.piece_type - 1] |= np.uint64(1 << sq)
+        bb[6 + (0 if piece.color else 1)] |= np.uint64(1 << sq)
+        mb[sq] = piece.piece_type
+    ct = np.zeros(CT_SIZE, np.int64)
+    ct[CT_ROOK:CT_ROOK + 4] = -1
+    ct[CT_CHESS960] = 1 if board.chess960 else 0
+    c = 0
+    for sq in chess.scan_forward(board.clean_castling_rights()):
+        color = 0 if sq < 8 else 1
+        king = board.king(color == 0)       # on sq's rank: python-chess cleaned the rights
+        i = (0 if sq > king else 1) + 2 * color
+        c |= 1 << i
+        ct[CT_ROOK + i] = sq
+        ct[sq] |= 1 << i
+        ct[king] |= 1 << i
+    ep = -1 if board.ep_square is None else board.ep_square
+    st = np.array([0 if board.turn else 1, c, ep, board.halfmove_clock], np.int64)
+    return bb, mb, st, ct
+
+
+def _standard_start():
+    """_start_arrays(chess.Board()) without importing python-chess (~60 ms of every scan's
+    start-up; tests/test_polyglot.py checks the two agree)."""
+    back = (4, 2, 3, 5, 6, 3, 2, 4)                    # a1..h1: R N B Q K B N R
+    mb = np.zeros(64, np.int8)
+    mb[0:8] = back
+    mb[8:16] = 1
+    mb[48:56] = 1
+    mb[56:64] = back
+    bb = np.zeros(8, np.uint64)
+    for sq in np.nonzero(mb)[0]:
+        bb[mb[sq] - 1] |= np.uint64(1 << int(sq))
+        bb[6 if sq < 32 else 7] |= np.uint64(1 << int(sq))
+    st = np.array([0, 15, -1, 0], np.int64)           # white to move, KQkq, no e.p., clock 0
+    return bb, mb, st, STANDARD_CASTLING.copy()
+
+
+_STD_START = _standard_start()
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_start(fen: str | None, chess960: bool):
+    """(start arrays, None) of a game's start position, or (None, message) if it is invalid;
+    as python-chess sets up a game (chess.pgn.Headers.board): the FEN (default: the standard
+    start) under Chess960 rules if the variant is Chess960 or the FEN's castling rights only
+    make sense in Chess960. Cached: a Chess960 dump has at most 960 distinct start FENs."""
+    import chess
+
+    try:
+        board = chess.Board(chess.STARTING_FEN if fen is None else fen, chess960=chess960)
+        board.chess960 = board.chess960 or board.has_chess960_castling_rights()
+        ok = board.is_valid()
+    except ValueError as exc:
+        ok = False
+        reason = str(exc)
+    else:
+        reason = ", ".join(s.name for s in chess.Status if s and board.status() & s) if not ok else ""
+    if not ok:
+        return None, f"invalid [FEN \"{fen}\"]: {reason}"
+    return _start_arrays(board), None
+
+
+_FACT_TYPES = {"key": np.uint64, "hmc": np.int32, "flags": np.uint16, "rep_next": np.int8,
+               "rep_next97": np.int8, "clock": np.float32}
+_workspace = threading.local()
+
+
+def _fact_buffers(cap: int) -> dict:
+    """Per-thread replay output arrays of at least `cap` positions, reused from block to block:
+    fresh ones (tens of MB at the worst-case capacity) cost an mmap, page faults and an munmap
+    per block. Valid until the thread's next block (keep_facts callers get copies)."""
+    bufs = getattr(_workspace, "facts", None)
+    if bufs is None or len(bufs["key"]) < cap:
+        bufs = {name: np.empty(cap, dtype) for name, dtype in _FACT_TYPES.items()}
+        _workspace.facts = bufs
+    return bufs
+
+
+def analyze_block(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, *, editions: list[ChessEdition],
+                  extra_status: dict | None = None, keep_facts: bool = False) -> BlockOutput:
+    """Analyze the games buf[starts[i]:ends[i]]. `extra_status` maps game i -> (status, message)
+    decided by the reader (e.g. game_too_large, truncated): such games are not replayed."""
+    n = len(starts)
+    tags = TagValues(buf, starts, ends, TAG_NAMES)
+    mt_start = tags.movetext_start
+
+    # Start positions: standard unless the game has [FEN] or a [Variant] other than standard.
+    # The others are set up in Python once per distinct (variant, FEN) of the block.
+    variant_col, variant_codes = tags.dictionary("Variant")
+    init_idx = np.zeros(n, np.int64)
+    pre_status = np.full(n, -1, np.int64)
+    messages: dict[int, str] = {}
+    inits = [_STD_START]
+    variants = [v.strip().lower() for v in variant_col.dictionary.to_pylist()]
+    plain_variant = (variant_codes < 0) | dict_lookup(variant_codes, [v in _STANDARD_VARIANTS for v in variants])
+    has_fen = tags.present("FEN")
+    special = np.nonzero(has_fen | ~plain_variant)[0]
+    if len(special):
+        fen_codes = np.full(n, -1, np.int32)
+        fens: list = []
+        if has_fen.any():
+            fen_col, fen_codes = tags.dictionary("FEN")
+            fens = [f.strip() for f in fen_col.dictionary.to_pylist()]
+        combo = (variant_codes[special].astype(np.int64) + 1) * (len(fens) + 1) + (fen_codes[special] + 1)
+        uniq, inverse = np.unique(combo, return_inverse=True)
+        u_init = np.full(len(uniq), -1, np.int64)
+        u_status = np.full(len(uniq), -1, np.int64)
+        u_message: list = [None] * len(uniq)
+        for u, c in enumerate(uniq.tolist()):
+            vc, fc = divmod(c, len(fens) + 1)
+            variant = variants[vc - 1] if vc > 0 else ""
+            fen = fens[fc - 1] if fc > 0 else None
+            if variant not in _STANDARD_VARIANTS and variant not in _CHESS960_VARIANTS:
+                u_status[u] = codes.S_UNSUPPORTED
+                u_message[u] = f"variant {variant!r} is not analyzed (standard chess and Chess960 only)"
+                continue
+            arrays, error = _parse_start(fen, variant in _CHESS960_VARIANTS)
+            if error is not None:
+                u_status[u] = codes.S_BAD_FEN
+                u_message[u] = error
+                continue
+            u_init[u] = len(inits)
+            inits.append(arrays)
+        init_idx[special] = u_init[inverse]
+        pre_status[special] = u_status[inverse]
+        for i in np.nonzero(u_status[inverse] >= 0)[0]:
+            messages[int(special[i])] = u_message[inverse[i]]
+    if extra_status:
+        for g, (code, msg) in extra_status.items():
+            init_idx[g] = -1
+            pre_status[g] = codes.STATUS_INDEX[code]
+            messages[g] = msg
+    init_bb = np.stack([x[0] for x in inits])
+    init_mb = np.stack([x[1] for x in inits])
+    init_st = np.stack([x[2] for x in inits])
+    init_ct = np.stack([x[3] for x in inits])
+
+    fifty_min = min(ed.min_claim_clock for ed in editions)
+    mt_len = np.where(init_idx >= 0, ends - mt_start, 0)
+    cap = int((mt_len // 3 + 2).sum()) + 2 * n + 16
+    pos_off = np.empty(n + 1, np.int64)
+    status = np.empty(n, np.int8)
+    err_ply = np.empty(n, np.int32)
+    err_s = np.empty(n, np.int64)
+    err_e = np.empty(n, np.int64)
+    fb = _fact_buffers(cap)
+    f_key, f_hmc, f_flags = fb["key"], fb["hmc"], fb["flags"]
+    f_next, f_next97, f_clock = fb["rep_next"], fb["rep_next97"], fb["clock"]
+    want97 = any(ed.identity == IDENTITY_FIDE_1997 for ed in editions)
+    total = R.replay_batch(buf, mt_start, ends, init_idx, init_bb, init_mb, init_st, init_ct,
+                           fifty_min, want97, pos_off, status, err_ply, err_s, err_e, f_key,
+                           f_hmc, f_flags, f_next, f_next97, f_clock)
+    facts = {"key": f_key[:total], "hmc": f_hmc[:total],
+             "flags": f_flags[:total], "rep_next": f_next[:total],
+             "rep_next97": f_next97[:total], "clock": f_clock[:total]}
+    stm0 = np.where(init_idx >= 0, init_st[np.maximum(init_idx, 0), 0], 0).astype(np.int64)
+    status = status.astype(np.int64)
+    pre = pre_status >= 0
+    status[pre] = pre_status[pre]
+    replayed = pos_off[1:] > pos_off[:-1]
+    plies = np.where(replayed, pos_off[1:] - pos_off[:-1] - 1, -1).astype(np.int32)
+    messages.update(_messages(buf, status, err_ply, err_s, err_e, stm0, pre, messages))
+    error_ply = np.where((status != codes.S_OK) & (status != codes.S_NO_MOVES) & (err_ply >= 0),
+                         err_ply, -1).astype(np.int32)
+
+    result, result_codes = tags.dictionary("Result")
+    termination, termination_codes = tags.dictionary("Termination")
+    headers = {
+        "event": tags.text("Event"), "site": tags.text("Site"), "white": tags.text("White"),
+        "black": tags.text("Black"), "result": result, "time_control": tags.dictionary("TimeControl")[0],
+        "termination": termination, "eco": tags.dictionary("ECO")[0], "utc_date": tags.text("UTCDate"),
+        "utc_time": tags.text("UTCTime"), "date_tag": tags.text("Date"), "variant": variant_col,
+        "start_fen": tags.text("FEN"),
+        "white_elo": tags.ints("WhiteElo"), "black_elo": tags.ints("BlackElo"),
+    }
+    result_code = np.full(n, codes.RESULT_UNKNOWN, np.int64)
+    result_texts = result.dictionary.to_pylist()
+    for code, text in ((codes.RESULT_WHITE, "1-0"), (codes.RESULT_BLACK, "0-1"), (codes.RESULT_DRAW, "1/2-1/2")):
+        result_code[dict_lookup(result_codes, [v == text for v in result_texts])] = code
+    time_forfeit = dict_lookup(termination_codes, [v == "Time forfeit" for v in termination.dictionary.to_pylist()])
+    date_for_rules = pc.coalesce(headers["utc_date"], headers["date_tag"])
+
+    game_facts = np.empty((n, codes.N_GAME_FACTS), np.int32)
+    K.game_facts(pos_off, facts["key"], facts["hmc"], facts["flags"], game_facts)
+    seen = np.concatenate([[0], np.cumsum(~np.isnan(facts["clock"]))])
+    has_clock = (seen[pos_off[1:]] - seen[pos_off[:-1]]) > 0
+
+    results = []
+    ev_cap = max(64, len(facts["key"]) // 8)
+    for ed in editions:
+        if ed.automatic_repetitions_from:
+            auto_on = pc.fill_null(pc.greater_equal(date_for_rules, ed.automatic_repetitions_from), True)
+            auto_on = auto_on.to_numpy(zero_copy_only=False).astype(np.bool_)
+        else:
+            auto_on = np.ones(n, np.bool_)
+        out = np.empty((n, codes.N_VERDICT), np.int32)
+        params = ed.params()
+        events = run_rule_kernel(lambda ev: K.apply_rules(
+            pos_off, stm0, result_code, time_forfeit, auto_on, params, facts["key"], facts["hmc"],
+            facts["flags"], facts["rep_next"], facts["rep_next97"], facts["clock"], out,
+            ev["game"], ev["ply"], ev["rule"], ev["kind"], ev["side"], ev["reps"], ev["hmc"], ev["clock"]), ev_cap)
+        results.append(EditionResult(ed.id, out, events))
+    kept = None
+    if keep_facts:
+        kept = {k: v.copy() for k, v in facts.items()}   # (the buffers are reused by the next block)
+        kept["game_offsets"] = pos_off
+        kept["halfmove_clock"] = kept["hmc"]
+        kept["clock_seconds"] = kept["clock"]
+        kept["stm0"] = stm0
+    return BlockOutput(headers=headers, status=status, messages=messages, error_ply=error_ply, plies=plies,
+                       game_facts=game_facts, has_clock=has_clock, result_code=result_code,
+                       editions=results, facts=kept)
+
+
+_WHAT = {codes.S_ILLEGAL: "illegal move", codes.S_AMBIGUOUS: "ambiguous move", codes.S_BAD_TOKEN: "unreadable token",
+         codes.S_NULL_MOVE: "null move", codes.S_UNTERMINATED: "comment or variation not closed before the end of the game"}
+
+
+def _messages(buf, status, err_ply, err_s, err_e, stm0, pre, known) -> dict:
+    """Error messages (rare: Python per erroneous game), naming the ply, move and token."""
+    out = {}
+    for g in np.nonzero((status != codes.S_OK) & (status != codes.S_NO_MOVES) & ~pre)[0]:
+        g = int(g)
+        if g in known:
+            continue
+        ply = int(err_ply[g])
+        token = text_of(buf, err_s[g], err_e[g]) if err_s[g] >= 0 else ""
+        move_no = ply // 2 + 1
+        side = "white" if (ply + int(stm0[g])) % 2 == 0 else "black"
+        what = _WHAT.get(int(status[g]), codes.STATUSES[int(status[g])])
+        out[g] = f"{what} {token!r} at ply {ply} (move {move_no}, {side} to move); facts kept up to ply {ply}"
+    for g in np.nonzero((status == codes.S_OK) & (err_s >= 0))[0]:
+        g = int(g)
+        if g not in known:
+            out[g] = (f"note: null move {text_of(buf, err_s[g], err_e[g])!r} at ply {int(err_ply[g])} "
+                      "replayed as a pass (as python-chess does)")
+    for g in np.nonzero(status == codes.S_NO_MOVES)[0]:
+        if int(g) not in known:
+            out[int(g)] = "the game has no moves"
+    return out

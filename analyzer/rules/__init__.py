@@ -1,1 +1,0 @@
-"""Draw-rule kernels over replay facts, parameterised by an edition."""
