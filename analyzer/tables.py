@@ -79,6 +79,10 @@ GAMES_SCHEMA = pa.schema([
     ("first_kings_vs_king_ply", pa.int32()),  # 3+ kings vs lone king not captured in time
     ("first_main_diagonal_ply", pa.int32()),  # 3 kings vs king on the main diagonal
     ("first_small_ending_ply", pa.int32()),   # 2 kings / king+man vs man or king
+    # Lichess variants (analyzer.variants): the final position ends the game by the variant's own
+    # rule (king exploded, hill reached, third check, race won, antichess, horde wiped out), as
+    # python-chess's variant board decides it: the winner "white" / "black", or "draw".
+    ("variant_end", _DICT),
 ])
 
 EVENTS_SCHEMA = pa.schema([

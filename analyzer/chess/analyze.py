@@ -18,6 +18,7 @@ from analyzer.chess import _replay as R
 from analyzer.editions import IDENTITY_FIDE_1997, ChessEdition
 from analyzer.pgn import _scan
 from analyzer.rules import _kernels as K
+from analyzer.variants import variant_code
 
 TAG_NAMES = ("Event", "Site", "White", "Black", "Result", "WhiteElo", "BlackElo", "TimeControl",
              "Termination", "ECO", "UTCDate", "UTCTime", "Date", "Variant", "FEN", "SetUp")
@@ -165,9 +166,13 @@ def _text(buf, a, b) -> str:
 
 def analyze_block(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, *, source: str,
                   first_game_index: int, base_offset: int, editions: list[ChessEdition],
-                  keep_facts: bool = False, extra_status: dict | None = None) -> BlockResult:
+                  keep_facts: bool = False, extra_status: dict | None = None,
+                  default_variant: int | None = None) -> BlockResult:
     """Analyze the games buf[starts[i]:ends[i]]. `extra_status` maps game i -> (status, message)
-    decided by the reader (e.g. game_too_large, truncated): such games are not replayed."""
+    decided by the reader (e.g. game_too_large, truncated): such games are not replayed.
+    `default_variant` (analyzer.variants V_* code, e.g. from `variant_from_filename`) is the
+    variant of games without a [Variant] tag; games of the seven Lichess variants other than
+    Chess960 are replayed by analyzer.variants."""
     n = len(starts)
     nt = len(TAG_NAMES)
     val_s = np.empty((n, nt), np.int64)
@@ -194,11 +199,23 @@ def analyze_block(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, *, sour
     messages: dict[int, str] = {}
     inits = [(_STD_BB, _STD_MB, _STD_ST)]
     slow_games: list[int] = []
-    special = np.nonzero((val_s[:, _T["FEN"]] >= 0) | ~plain_variant)[0]
+    special = np.nonzero((val_s[:, _T["FEN"]] >= 0) | ~plain_variant
+                         | ((val_s[:, _T["Variant"]] < 0) & (default_variant is not None)))[0]
+    variant_games: list[int] = []
+    variant_vcodes: list[int] = []
+    variant_fens: list = []
     for g in special:
         variant = ""
         if val_s[g, _T["Variant"]] >= 0:
             variant = _text(buf, val_s[g, _T["Variant"]], val_e[g, _T["Variant"]]).strip().lower()
+        vc = variant_code(variant) if variant else default_variant
+        if vc is not None:
+            variant_games.append(int(g))
+            variant_vcodes.append(vc)
+            has_fen = val_s[g, _T["FEN"]] >= 0
+            variant_fens.append(_text(buf, val_s[g, _T["FEN"]], val_e[g, _T["FEN"]]).strip() if has_fen else None)
+            init_idx[g] = -1
+            continue
         if variant in _CHESS960_VARIANTS:
             slow_games.append(int(g))
             init_idx[g] = -1
@@ -234,6 +251,9 @@ def analyze_block(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, *, sour
             messages[g] = msg
             if g in slow_games:
                 slow_games.remove(g)
+            if g in variant_games:
+                j = variant_games.index(g)
+                del variant_games[j], variant_vcodes[j], variant_fens[j]
     init_bb = np.stack([x[0] for x in inits])
     init_mb = np.stack([x[1] for x in inits])
     init_st = np.stack([x[2] for x in inits])
@@ -264,6 +284,15 @@ def analyze_block(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, *, sour
     if slow_games:
         facts, pos_off, stm0 = _splice_slow(buf, starts, ends, slow_games, facts, pos_off, stm0,
                                             status, err_ply, messages, fifty_min)
+    variant_groups: dict = {}
+    if variant_games:
+        from analyzer.variants.analyze import splice_variants
+
+        facts, pos_off, stm0 = splice_variants(
+            buf, mt_start, ends, variant_games, variant_vcodes, variant_fens, facts, pos_off,
+            stm0, status, err_ply, err_s, err_e, messages, fifty_min, STATUS_INDEX["bad_fen"])
+        for g, vc in zip(variant_games, variant_vcodes):
+            variant_groups.setdefault(vc, []).append(g)
     plies = np.maximum(pos_off[1:] - pos_off[:-1] - 1, 0).astype(np.int32)
 
     # Error messages (rare: Python per erroneous game).
@@ -334,6 +363,11 @@ def analyze_block(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, *, sour
         "final_is_stalemate": pa.array((fl & R.FLAG_STALEMATE) != 0, mask=~has_pos),
         "final_insufficient_material": pa.array((fl & R.FLAG_INSUFFICIENT) != 0, mask=~has_pos),
     }
+    if variant_games:
+        from analyzer.variants.analyze import final_variant_outcome
+
+        white_final = (stm0 + plies) % 2 == 0
+        base["variant_end"] = pa.array(final_variant_outcome(facts, pos_off, white_final), pa.string())
     game_tables = []
     event_tables = []
     for ed in editions:
@@ -342,7 +376,7 @@ def analyze_block(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, *, sour
             auto_on = auto_on.to_numpy(zero_copy_only=False).astype(np.bool_)
         else:
             auto_on = np.ones(n, np.bool_)
-        g_cols, ev = _apply(pos_off, stm0, result_code, time_forfeit, auto_on, ed, facts)
+        g_cols, ev = _apply(pos_off, stm0, result_code, time_forfeit, auto_on, ed, facts, variant_groups)
         game_tables.append(_games_table(base, g_cols, ed, n, result_code))
         event_tables.append(_events_table(ev, ed, source, first_game_index))
     games = pa.concat_tables(game_tables) if len(game_tables) > 1 else game_tables[0]
@@ -393,7 +427,18 @@ def _splice_slow(buf, starts, ends, slow_games, facts, pos_off, stm0, status, er
     return facts, new_off, stm0
 
 
-def _apply(pos_off, stm0, result_code, time_forfeit, auto_on, ed, facts):
+def _apply(pos_off, stm0, result_code, time_forfeit, auto_on, ed, facts, variant_groups=None):
+    (out, missed_clock), ev = _run_rules(pos_off, stm0, result_code, time_forfeit, auto_on,
+                                         ed.params(), facts)
+    if variant_groups:
+        from analyzer.variants.analyze import apply_variant_rules
+
+        ev = apply_variant_rules(K, _run_rules, pos_off, stm0, result_code, time_forfeit, auto_on,
+                                 ed, facts, variant_groups, out, missed_clock, ev)
+    return (out, missed_clock), ev
+
+
+def _run_rules(pos_off, stm0, result_code, time_forfeit, auto_on, params, facts):
     n = len(stm0)
     out = np.empty((n, K.N_GAME_COLS), np.int32)
     missed_clock = np.empty(n, np.float32)
@@ -406,7 +451,7 @@ def _apply(pos_off, stm0, result_code, time_forfeit, auto_on, ed, facts):
             "hmc": np.empty(cap, np.int32), "clock": np.empty(cap, np.float32),
             "missed": np.empty(cap, np.bool_),
         }
-        ne = K.apply_rules(pos_off, stm0, result_code, time_forfeit, auto_on, ed.params(),
+        ne = K.apply_rules(pos_off, stm0, result_code, time_forfeit, auto_on, params,
                            facts["key"], facts["hmc"], facts["flags"],
                            facts["rep_next"], facts["rep_next97"], facts["clock"], out,
                            missed_clock, ev["game"], ev["ply"], ev["rule"], ev["kind"],
