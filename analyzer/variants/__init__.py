@@ -25,8 +25,8 @@ from analyzer.variants._codes import (  # noqa: F401
 # "Racing Kings", "Three-check"; the rest are python-chess's `aliases` and Lichess keys.
 _ALIASES = {
     V_CRAZYHOUSE: ("crazyhouse", "crazy house", "house", "zh"),
-    V_ANTICHESS: ("antichess", "anti chess", "anti", "giveaway", "giveaway chess", "give away",
-                  "give away chess", "suicide", "suicide chess"),
+    # (not python-chess's Giveaway/Suicide: other start castling rights, other stalemate rules)
+    V_ANTICHESS: ("antichess", "anti chess", "anti"),
     V_ATOMIC: ("atomic", "atom", "atomic chess"),
     V_HORDE: ("horde", "horde chess"),
     V_KOTH: ("king of the hill", "koth", "kingofthehill"),

@@ -20,6 +20,9 @@ import numpy as np
 from numba import njit
 
 from analyzer.chess._board import HOT, JIT, U0, U1, bit, lsb
+from analyzer.chess._tables import (
+    CASTLE_MASK_BY_SQUARE, ZOBRIST_EP_FILE, ZOBRIST_PIECE, ZOBRIST_WHITE_TO_MOVE,
+)
 from analyzer.chess._replay import (
     FLAG_CHECK, FLAG_CHECKMATE, FLAG_FIFTY_INTENDED, FLAG_FIFTY_LOOKED, FLAG_HAS_MOVE,
     FLAG_INSUFFICIENT, FLAG_LEGAL_EP, FLAG_STALEMATE, FLAG_WINDOW97, FLAG_WINDOW_START,
@@ -28,7 +31,7 @@ from analyzer.chess._replay import (
     _token_end, _token_kind, count_back, repetition_count,
 )
 from analyzer.variants._board import (
-    BACKRANKS, BB_SIZE, CENTER, MAX_MOVES, MF_CASTLE, MF_EP, RANK_8, ST_CHECKS, ST_POCKET, ST_SIZE,
+    BACKRANKS, BB_PROMOTED, BB_SIZE, CENTER, Z_PROMOTED, MAX_MOVES, MF_CASTLE, MF_EP, RANK_8, ST_CHECKS, ST_POCKET, ST_SIZE,
     V_ANTICHESS, V_ATOMIC, V_CRAZYHOUSE, V_HORDE, V_KOTH, V_RACINGKINGS, V_THREECHECK,
     castling_move, copy_pos, gen_legal, gen_pseudo, has_legal_ep, in_check, insufficient_material,
     is_capture, is_zeroing, legal_after, lichess_insufficient, m_flag, m_from, m_is_drop, m_promo,
@@ -295,20 +298,48 @@ def _record(v, bb, mb, st, p, ws, window_start, key, hmc, flags, rep_next, rep_n
         nm = gen_legal(v, bb, mb, st, moves, pseudo, bb2, mb2, st2, MAX_MOVES)
         if need_fifty:
             f |= FLAG_FIFTY_LOOKED
+        # Key of the position after a quiet piece move, from this position's key: pieces moved,
+        # side to move flipped, no e.p., same castling rights, pockets, check counts (a move that
+        # gives check in Three-check changes them: verified by playing it when it matches).
+        base = k ^ ZOBRIST_WHITE_TO_MOVE
+        if legal_ep:
+            base ^= ZOBRIST_EP_FILE[st[2] % 8]
+        rights = st[1]
         for i in range(nm):
             m = moves[i]
             zero = is_zeroing(bb, st, m)
-            if not need_rep and zero:
-                continue
-            copy_pos(bb, mb, st, bb3, mb3, st3)
-            make_move(v, bb3, mb3, st3, m)
             if need_rep:
-                lep = st3[2] >= 0 and has_legal_ep(v, bb3, mb3, st3, bb2, mb2, st2)
-                nk = position_key(v, bb3, mb3, st3, lep)
-                cnt = count_back(key, p - 1, ws, nk)
-                if cnt >= 2 and cnt > rn:
-                    rn = cnt
+                frm = m_from(m)
+                to = m_to(m)
+                quiet = (not m_is_drop(m) and m_flag(m) == 0 and m_promo(m) == 0 and not zero
+                         and not ((CASTLE_MASK_BY_SQUARE[frm] | CASTLE_MASK_BY_SQUARE[to]) & rights))
+                if quiet:
+                    pt = mb[frm]
+                    nk = base ^ ZOBRIST_PIECE[stm, pt, frm] ^ ZOBRIST_PIECE[stm, pt, to]
+                    if v == V_CRAZYHOUSE and (bb[BB_PROMOTED] & bit(frm)):
+                        nk ^= Z_PROMOTED[frm] ^ Z_PROMOTED[to]
+                    cnt = count_back(key, p - 1, ws, nk)
+                    if cnt >= 2 and v == V_THREECHECK:
+                        copy_pos(bb, mb, st, bb3, mb3, st3)
+                        make_move(v, bb3, mb3, st3, m)
+                        cnt = count_back(key, p - 1, ws, position_key(v, bb3, mb3, st3, False))
+                    if cnt >= 2 and cnt > rn:
+                        rn = cnt
+                elif v == V_CRAZYHOUSE:
+                    # Captures, drops and pawn moves are reversible in Crazyhouse (python-chess
+                    # is_irreversible = loss of castling rights only): play them.
+                    copy_pos(bb, mb, st, bb3, mb3, st3)
+                    make_move(v, bb3, mb3, st3, m)
+                    if st3[1] == rights:
+                        lep = st3[2] >= 0 and has_legal_ep(v, bb3, mb3, st3, bb2, mb2, st2)
+                        cnt = count_back(key, p - 1, ws, position_key(v, bb3, mb3, st3, lep))
+                        if cnt >= 2 and cnt > rn:
+                            rn = cnt
+                # Any other move is irreversible: its position differs from every position of
+                # the window (material, pawns, castling rights or e.p.), as in python-chess.
             if need_fifty and not zero and not (f & FLAG_FIFTY_INTENDED):
+                copy_pos(bb, mb, st, bb3, mb3, st3)
+                make_move(v, bb3, mb3, st3, m)
                 if gen_legal(v, bb3, mb3, st3, moves2, pseudo, bb2, mb2, st2, 1) > 0:
                     f |= FLAG_FIFTY_INTENDED
     rep_next[p] = rn
