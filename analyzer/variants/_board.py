@@ -27,7 +27,7 @@ from analyzer.chess._board import (
     HOT, JIT, U0, U1, bit, is_attacked, lsb, msb, piece_attacks, popcount,
 )
 from analyzer.chess._tables import (
-    BETWEEN, CASTLE_MASK_BY_SQUARE, DARK_SQUARES, KING_ATTACKS, LIGHT_SQUARES, PAWN_ATTACKS,
+    BETWEEN, CASTLE_MASK_BY_SQUARE, DARK_SQUARES, KING_ATTACKS, KNIGHT_ATTACKS, LIGHT_SQUARES, PAWN_ATTACKS,
     RANK_MASKS, ZOBRIST_CASTLE, ZOBRIST_EP_FILE, ZOBRIST_PIECE, ZOBRIST_WHITE_TO_MOVE,
 )
 
@@ -499,6 +499,168 @@ def gen_legal(v, bb, mb, st, out, pseudo, bb2, mb2, st2, limit):
             n += 1
             if n >= limit:
                 return n
+    return n
+
+
+@njit(inline="always", **HOT)
+def _try(v, bb, mb, st, m, stm, bb2, mb2, st2):
+    copy_pos(bb, mb, st, bb2, mb2, st2)
+    make_move(v, bb2, mb2, st2, m)
+    return legal_after(v, bb2, stm)
+
+
+@njit(**HOT)
+def any_legal(v, bb, mb, st, pseudo, bb2, mb2, st2):
+    """Does the side to move have a legal move (gen_legal(..., 1) > 0, without generating every
+    pseudo-legal move first)?"""
+    if variant_end(v, bb, st):
+        return False
+    if v == V_ANTICHESS:
+        return gen_pseudo(v, bb, mb, st, pseudo) > 0   # with or without captures, some move is legal
+    stm = st[ST_STM]
+    own = bb[6 + stm]
+    enemy = bb[7 - stm]
+    occ = own | enemy
+    pcs = own & ~bb[0]
+    while pcs:
+        frm = lsb(pcs)
+        pcs &= pcs - U1
+        pt = mb[frm]
+        if pt == 6:
+            t = KING_ATTACKS[frm] & ~own
+        else:
+            t = piece_attacks(pt, frm, occ) & ~own
+        while t:
+            to = lsb(t)
+            t &= t - U1
+            if _try(v, bb, mb, st, encode(frm, to, 0, MF_NORMAL), stm, bb2, mb2, st2):
+                return True
+    pawns = own & bb[0]
+    fwd = 8 if stm == 0 else -8
+    while pawns:
+        frm = lsb(pawns)
+        pawns &= pawns - U1
+        t = PAWN_ATTACKS[stm, frm] & enemy
+        to = frm + fwd
+        if 0 <= to < 64 and not (occ & bit(to)):
+            t |= bit(to)
+        while t:
+            to = lsb(t)
+            t &= t - U1
+            pr = 5 if BACKRANKS & bit(to) else 0
+            if _try(v, bb, mb, st, encode(frm, to, pr, MF_NORMAL), stm, bb2, mb2, st2):
+                return True
+    # Rarer moves: double pushes, e.p., castling, drops (all of gen_pseudo).
+    n = gen_pseudo(v, bb, mb, st, pseudo)
+    for i in range(n):
+        m = pseudo[i]
+        if m_is_drop(m) or m_flag(m) != MF_NORMAL:
+            if _try(v, bb, mb, st, m, stm, bb2, mb2, st2):
+                return True
+    return False
+
+
+@njit(**HOT)
+def any_capture(bb, st):
+    """Does the side to move have a pseudo-legal capture (Antichess: captures are compulsory)?"""
+    stm = st[ST_STM]
+    own = bb[6 + stm]
+    enemy = bb[7 - stm]
+    occ = own | enemy
+    pcs = own & ~bb[0]
+    while pcs:
+        frm = lsb(pcs)
+        pcs &= pcs - U1
+        if bb[5] & bit(frm):
+            if KING_ATTACKS[frm] & enemy:
+                return True
+        elif bb[1] & bit(frm):
+            if KNIGHT_ATTACKS[frm] & enemy:
+                return True
+        else:
+            a = U0
+            if bb[2] & bit(frm):
+                a = piece_attacks(3, frm, occ)
+            elif bb[3] & bit(frm):
+                a = piece_attacks(4, frm, occ)
+            else:
+                a = piece_attacks(5, frm, occ)
+            if a & enemy:
+                return True
+    pawns = own & bb[0]
+    p = pawns
+    while p:
+        frm = lsb(p)
+        p &= p - U1
+        if PAWN_ATTACKS[stm, frm] & enemy:
+            return True
+    ep = st[ST_EP]
+    if ep >= 0 and not (occ & bit(ep)):
+        if pawns & PAWN_ATTACKS[1 - stm, ep] & RANK_MASKS[4 if stm == 0 else 3]:
+            return True
+    return False
+
+
+@njit(**HOT)
+def san_candidates(v, bb, mb, st, piece, to, promo, out):
+    """The pseudo-legal moves (as gen_pseudo makes them, castling aside) of a `piece` to `to` with
+    promotion `promo`: what a SAN without a full origin square can mean."""
+    stm = st[ST_STM]
+    own = bb[6 + stm]
+    enemy = bb[7 - stm]
+    occ = own | enemy
+    tb = bit(to)
+    n = 0
+    if own & tb:
+        return 0
+    if piece != 1:
+        if promo:
+            return 0
+        if piece == 6:
+            fr = KING_ATTACKS[to] & bb[5] & own
+        else:
+            fr = piece_attacks(piece, to, occ) & bb[piece - 1] & own
+        while fr:
+            frm = lsb(fr)
+            fr &= fr - U1
+            out[n] = encode(frm, to, 0, MF_NORMAL)
+            n += 1
+        return n
+    back = (BACKRANKS & tb) != U0
+    if back != (promo != 0):
+        return 0
+    if promo == 6 and v != V_ANTICHESS:
+        return 0
+    pawns = own & bb[0]
+    if enemy & tb:
+        fr = PAWN_ATTACKS[1 - stm, to] & pawns
+        while fr:
+            frm = lsb(fr)
+            fr &= fr - U1
+            out[n] = encode(frm, to, promo, MF_NORMAL)
+            n += 1
+        return n
+    if occ & tb:
+        return 0
+    if to == st[ST_EP] and promo == 0:
+        fr = PAWN_ATTACKS[1 - stm, to] & pawns & RANK_MASKS[4 if stm == 0 else 3]
+        while fr:
+            frm = lsb(fr)
+            fr &= fr - U1
+            out[n] = encode(frm, to, 0, MF_EP)
+            n += 1
+    fwd = 8 if stm == 0 else -8
+    f1 = to - fwd
+    if 0 <= f1 < 64:
+        if pawns & bit(f1):
+            out[n] = encode(f1, to, promo, MF_NORMAL)
+            n += 1
+        elif not (occ & bit(f1)):
+            f2 = f1 - fwd
+            dbl = (RANK_MASKS[2] | RANK_MASKS[3]) if stm == 0 else (RANK_MASKS[5] | RANK_MASKS[4])
+            if 0 <= f2 < 64 and (pawns & bit(f2)) and (dbl & tb):
+                out[n] = encode(f2, to, 0, MF_DOUBLE)
+                n += 1
     return n
 
 

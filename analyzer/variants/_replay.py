@@ -33,7 +33,7 @@ from analyzer.chess._replay import (
 from analyzer.variants._board import (
     BACKRANKS, BB_PROMOTED, BB_SIZE, CENTER, Z_PROMOTED, MAX_MOVES, MF_CASTLE, MF_EP, RANK_8, ST_CHECKS, ST_POCKET, ST_SIZE,
     V_ANTICHESS, V_ATOMIC, V_CRAZYHOUSE, V_HORDE, V_KOTH, V_RACINGKINGS, V_THREECHECK,
-    castling_move, copy_pos, gen_legal, gen_pseudo, has_legal_ep, in_check, insufficient_material,
+    any_capture, any_legal, castling_move, copy_pos, gen_legal, san_candidates, gen_pseudo, has_legal_ep, in_check, insufficient_material,
     is_capture, is_zeroing, legal_after, lichess_insufficient, m_flag, m_from, m_is_drop, m_promo,
     m_to, make_move, position_key, variant_end, encode_drop,
 )
@@ -219,13 +219,11 @@ def resolve_san(v, bb, mb, st, buf, a, b, pseudo, bb2, mb2, st2):
         piece = 1
         if ff < 0:
             ff = tf
-    npseudo = gen_pseudo(v, bb, mb, st, pseudo)
-    any_cap = False
-    if v == V_ANTICHESS:
-        for j in range(npseudo):
-            if is_capture(bb, st, pseudo[j]):
-                any_cap = True
-                break
+    if full:
+        npseudo = gen_pseudo(v, bb, mb, st, pseudo)
+    else:
+        npseudo = san_candidates(v, bb, mb, st, piece, to, promo, pseudo)
+    any_cap = v == V_ANTICHESS and any_capture(bb, st)
     found = np.int32(0)
     count = 0
     for j in range(npseudo):
@@ -279,7 +277,7 @@ def _record(v, bb, mb, st, p, ws, window_start, key, hmc, flags, rep_next, rep_n
     chk = in_check(v, bb, stm)
     if chk:
         f |= FLAG_CHECK
-    has_move = (not vend) and gen_legal(v, bb, mb, st, moves, pseudo, bb2, mb2, st2, 1) > 0
+    has_move = (not vend) and any_legal(v, bb, mb, st, pseudo, bb2, mb2, st2)
     if has_move:
         f |= FLAG_HAS_MOVE
     elif chk:
@@ -340,7 +338,7 @@ def _record(v, bb, mb, st, p, ws, window_start, key, hmc, flags, rep_next, rep_n
             if need_fifty and not zero and not (f & FLAG_FIFTY_INTENDED):
                 copy_pos(bb, mb, st, bb3, mb3, st3)
                 make_move(v, bb3, mb3, st3, m)
-                if gen_legal(v, bb3, mb3, st3, moves2, pseudo, bb2, mb2, st2, 1) > 0:
+                if any_legal(v, bb3, mb3, st3, pseudo, bb2, mb2, st2):
                     f |= FLAG_FIFTY_INTENDED
     rep_next[p] = rn
     rep_next97[p] = rn
