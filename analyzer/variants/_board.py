@@ -490,16 +490,44 @@ def gen_legal(v, bb, mb, st, out, pseudo, bb2, mb2, st2, limit):
             if n >= limit:
                 return n
         return n
+    drop_mask = legal_drop_squares(bb, stm) if v == V_CRAZYHOUSE else U0
     for i in range(npseudo):
         m = pseudo[i]
-        copy_pos(bb, mb, st, bb2, mb2, st2)
-        make_move(v, bb2, mb2, st2, m)
-        if legal_after(v, bb2, stm):
+        if m_is_drop(m):
+            ok = (drop_mask & bit(m_to(m))) != U0
+        else:
+            copy_pos(bb, mb, st, bb2, mb2, st2)
+            make_move(v, bb2, mb2, st2, m)
+            ok = legal_after(v, bb2, stm)
+        if ok:
             out[n] = m
             n += 1
             if n >= limit:
                 return n
     return n
+
+
+@njit(**HOT)
+def legal_drop_squares(bb, stm):
+    """python-chess CrazyhouseBoard.legal_drop_squares_mask: empty squares if not in check, the
+    squares between king and a single checker, none in double check."""
+    occ = bb[6] | bb[7]
+    k = king_of(bb, stm)
+    if k < 0:
+        return ~occ
+    enemy = bb[7 - stm]
+    att = U0
+    kb = bit(k)
+    att |= KNIGHT_ATTACKS[k] & bb[1] & enemy
+    att |= PAWN_ATTACKS[stm, k] & bb[0] & enemy
+    att |= KING_ATTACKS[k] & bb[5] & enemy
+    att |= piece_attacks(3, k, occ) & (bb[2] | bb[4]) & enemy
+    att |= piece_attacks(4, k, occ) & (bb[3] | bb[4]) & enemy
+    if att == U0:
+        return ~occ
+    if att & (att - U1):
+        return U0
+    return BETWEEN[k, lsb(att)] & ~occ & ~kb
 
 
 @njit(inline="always", **HOT)
@@ -662,6 +690,19 @@ def san_candidates(v, bb, mb, st, piece, to, promo, out):
                 out[n] = encode(f2, to, 0, MF_DOUBLE)
                 n += 1
     return n
+
+
+@njit(**HOT)
+def is_legal_move(v, bb, mb, st, m, bb2, mb2, st2):
+    """Is pseudo-legal move m legal (gen_legal membership) in a position that has not ended?"""
+    stm = st[ST_STM]
+    if m_is_drop(m):
+        return (legal_drop_squares(bb, stm) & bit(m_to(m))) != U0
+    if v == V_ANTICHESS:
+        return is_capture(bb, st, m) or not any_capture(bb, st)
+    copy_pos(bb, mb, st, bb2, mb2, st2)
+    make_move(v, bb2, mb2, st2, m)
+    return legal_after(v, bb2, stm)
 
 
 @njit(**HOT)

@@ -31,9 +31,9 @@ from analyzer.chess._replay import (
     _token_end, _token_kind, count_back, repetition_count,
 )
 from analyzer.variants._board import (
-    BACKRANKS, BB_PROMOTED, BB_SIZE, CENTER, Z_PROMOTED, MAX_MOVES, MF_CASTLE, MF_EP, RANK_8, ST_CHECKS, ST_POCKET, ST_SIZE,
+    BACKRANKS, BB_PROMOTED, BB_SIZE, CENTER, Z_POCKET, Z_PROMOTED, MAX_MOVES, MF_CASTLE, MF_EP, RANK_8, ST_CHECKS, ST_POCKET, ST_SIZE,
     V_ANTICHESS, V_ATOMIC, V_CRAZYHOUSE, V_HORDE, V_KOTH, V_RACINGKINGS, V_THREECHECK,
-    any_capture, any_legal, castling_move, copy_pos, gen_legal, san_candidates, gen_pseudo, has_legal_ep, in_check, insufficient_material,
+    any_capture, any_legal, castling_move, copy_pos, gen_legal, is_legal_move, san_candidates, gen_pseudo, has_legal_ep, in_check, insufficient_material,
     is_capture, is_zeroing, legal_after, lichess_insufficient, m_flag, m_from, m_is_drop, m_promo,
     m_to, make_move, position_key, variant_end, encode_drop,
 )
@@ -272,6 +272,8 @@ def _record(v, bb, mb, st, p, ws, window_start, key, hmc, flags, rep_next, rep_n
         n_twice[1] = 0
         key_bits[0] = U0
         key_bits[1] = U0
+        key_bits[2] = U0
+        key_bits[3] = U0
     if legal_ep:
         f |= FLAG_LEGAL_EP
     chk = in_check(v, bb, stm)
@@ -289,57 +291,73 @@ def _record(v, bb, mb, st, p, ws, window_start, key, hmc, flags, rep_next, rep_n
     c, key_bits[p & 1] = repetition_count(key, p, ws, k, key_bits[p & 1])
     if c == 2:
         n_twice[stm] += 1
+        key_bits[2 + (p & 1)] |= U1 << (k >> np.uint64(58))
     rn = 0
     need_rep = has_move and n_twice[1 - stm] > 0 and p - 1 >= ws
     need_fifty = has_move and st[3] >= fifty_min_clock and v != V_CRAZYHOUSE
-    if need_rep or need_fifty:
-        nm = gen_legal(v, bb, mb, st, moves, pseudo, bb2, mb2, st2, MAX_MOVES)
-        if need_fifty:
-            f |= FLAG_FIFTY_LOOKED
-        # Key of the position after a quiet piece move, from this position's key: pieces moved,
-        # side to move flipped, no e.p., same castling rights, pockets, check counts (a move that
-        # gives check in Three-check changes them: verified by playing it when it matches).
+    if need_rep:
+        # Every pseudo-legal move; legality is checked only for a move whose position was seen
+        # twice (rare). Key of the position after a quiet piece move or a drop, from this
+        # position's key: pieces moved, side to move flipped, no e.p., same castling rights,
+        # pockets (a drop: one fewer), check counts (a move giving check in Three-check changes
+        # them: verified by playing it when it matches).
+        nm = gen_pseudo(v, bb, mb, st, moves)
         base = k ^ ZOBRIST_WHITE_TO_MOVE
         if legal_ep:
             base ^= ZOBRIST_EP_FILE[st[2] % 8]
         rights = st[1]
+        twice = key_bits[2 + ((p - 1) & 1)]   # top-6-bit filter of the keys seen twice, that parity
         for i in range(nm):
             m = moves[i]
             zero = is_zeroing(bb, st, m)
-            if need_rep:
-                frm = m_from(m)
-                to = m_to(m)
-                quiet = (not m_is_drop(m) and m_flag(m) == 0 and m_promo(m) == 0 and not zero
-                         and not ((CASTLE_MASK_BY_SQUARE[frm] | CASTLE_MASK_BY_SQUARE[to]) & rights))
-                if quiet:
-                    pt = mb[frm]
-                    nk = base ^ ZOBRIST_PIECE[stm, pt, frm] ^ ZOBRIST_PIECE[stm, pt, to]
-                    if v == V_CRAZYHOUSE and (bb[BB_PROMOTED] & bit(frm)):
-                        nk ^= Z_PROMOTED[frm] ^ Z_PROMOTED[to]
+            frm = m_from(m)
+            to = m_to(m)
+            cnt = 0
+            if m_is_drop(m):
+                pt = m_promo(m)
+                cnt0 = st[ST_POCKET + 5 * stm + pt - 1]
+                nk = (base ^ ZOBRIST_PIECE[stm, pt, to] ^ Z_POCKET[stm, pt, cnt0 & 63]
+                      ^ Z_POCKET[stm, pt, (cnt0 - 1) & 63])
+                if twice & (U1 << (nk >> np.uint64(58))):
                     cnt = count_back(key, p - 1, ws, nk)
-                    if cnt >= 2 and v == V_THREECHECK:
-                        copy_pos(bb, mb, st, bb3, mb3, st3)
-                        make_move(v, bb3, mb3, st3, m)
-                        cnt = count_back(key, p - 1, ws, position_key(v, bb3, mb3, st3, False))
-                    if cnt >= 2 and cnt > rn:
-                        rn = cnt
-                elif v == V_CRAZYHOUSE:
-                    # Captures, drops and pawn moves are reversible in Crazyhouse (python-chess
-                    # is_irreversible = loss of castling rights only): play them.
+            elif (m_flag(m) == 0 and m_promo(m) == 0 and not zero
+                  and not ((CASTLE_MASK_BY_SQUARE[frm] | CASTLE_MASK_BY_SQUARE[to]) & rights)):
+                pt = mb[frm]
+                nk = base ^ ZOBRIST_PIECE[stm, pt, frm] ^ ZOBRIST_PIECE[stm, pt, to]
+                if v == V_CRAZYHOUSE and (bb[BB_PROMOTED] & bit(frm)):
+                    nk ^= Z_PROMOTED[frm] ^ Z_PROMOTED[to]
+                if twice & (U1 << (nk >> np.uint64(58))):
+                    cnt = count_back(key, p - 1, ws, nk)
+                if cnt >= 2 and v == V_THREECHECK:
                     copy_pos(bb, mb, st, bb3, mb3, st3)
                     make_move(v, bb3, mb3, st3, m)
-                    if st3[1] == rights:
-                        lep = st3[2] >= 0 and has_legal_ep(v, bb3, mb3, st3, bb2, mb2, st2)
-                        cnt = count_back(key, p - 1, ws, position_key(v, bb3, mb3, st3, lep))
-                        if cnt >= 2 and cnt > rn:
-                            rn = cnt
-                # Any other move is irreversible: its position differs from every position of
-                # the window (material, pawns, castling rights or e.p.), as in python-chess.
-            if need_fifty and not zero and not (f & FLAG_FIFTY_INTENDED):
+                    cnt = count_back(key, p - 1, ws, position_key(v, bb3, mb3, st3, False))
+            elif v == V_CRAZYHOUSE:
+                # Captures and pawn moves are reversible in Crazyhouse (python-chess
+                # is_irreversible = loss of castling rights only): play them.
                 copy_pos(bb, mb, st, bb3, mb3, st3)
                 make_move(v, bb3, mb3, st3, m)
-                if any_legal(v, bb3, mb3, st3, pseudo, bb2, mb2, st2):
-                    f |= FLAG_FIFTY_INTENDED
+                if st3[1] == rights:
+                    lep = st3[2] >= 0 and has_legal_ep(v, bb3, mb3, st3, bb2, mb2, st2)
+                    nk = position_key(v, bb3, mb3, st3, lep)
+                    if twice & (U1 << (nk >> np.uint64(58))):
+                        cnt = count_back(key, p - 1, ws, nk)
+            # Any other move is irreversible: its position differs from every position of the
+            # window (material, pawns, castling rights or e.p.), as in python-chess.
+            if cnt >= 2 and cnt > rn and is_legal_move(v, bb, mb, st, m, bb2, mb2, st2):
+                rn = cnt
+    if need_fifty:
+        f |= FLAG_FIFTY_LOOKED
+        nm = gen_legal(v, bb, mb, st, moves, pseudo, bb2, mb2, st2, MAX_MOVES)
+        for i in range(nm):
+            m = moves[i]
+            if is_zeroing(bb, st, m):
+                continue
+            copy_pos(bb, mb, st, bb3, mb3, st3)
+            make_move(v, bb3, mb3, st3, m)
+            if any_legal(v, bb3, mb3, st3, pseudo, bb2, mb2, st2):
+                f |= FLAG_FIFTY_INTENDED
+                break
     rep_next[p] = rn
     rep_next97[p] = rn
     flags[p] = f
@@ -378,7 +396,7 @@ def replay_batch(buf, mt_start, mt_end, vcode, init_idx, init_bb, init_mb, init_
     moves2 = np.empty(MAX_MOVES, np.int32)
     pseudo = np.empty(MAX_MOVES, np.int32)
     n_twice = np.zeros(2, np.int64)
-    key_bits = np.zeros(2, np.uint64)
+    key_bits = np.zeros(4, np.uint64)
     last_clk = np.empty(2, np.float64)
     p = 0
     for g in range(n_games):
