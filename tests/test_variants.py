@@ -423,3 +423,72 @@ def test_chess_games_unaffected_and_mixed_blocks():
     assert m[0]["first_threefold_ply"] == 8 and m[2]["first_threefold_ply"] == 8
     off = mixed.facts["game_offsets"]
     assert list(mixed.facts["key"][off[1]:off[2]]) == list(alone.facts["key"])
+
+
+@pytest.mark.parametrize("name", sorted(vg.CLASSES))
+def test_per_ply_flags_match_python_chess(name):
+    """Every per-ply flag, the repetition count and the variant facts of the replay equal what
+    python-chess's variant board says at that ply (fixture games)."""
+    import io
+
+    import numpy as np
+
+    from analyzer.chess import _replay as R
+    from analyzer.variants._replay import VF_DRAW, VF_END, VF_LOSS, VF_WIN
+
+    with open(os.path.join(FIXTURES, f"{name}.pgn"), encoding="utf-8") as fh:
+        text = fh.read()
+    res = analyze_bytes(text.encode(), editions=("fide_2018",), keep_facts=True)
+    off = res.facts["game_offsets"]
+    flags = res.facts["flags"]
+    vflags = res.facts["vflags"]
+    keys = res.facts["key"]
+    handle = io.StringIO(text)
+    g = 0
+    while True:
+        game = chess.pgn.read_game(handle)
+        if game is None:
+            break
+        board = game.board()
+        moves = list(game.mainline_moves())
+        a = int(off[g])
+        assert int(off[g + 1]) - a == len(moves) + 1
+        window = collections.Counter()
+        for p in range(len(moves) + 1):
+            irreversible = p == 0
+            if p:
+                irreversible = board.is_irreversible(moves[p - 1])
+                if irreversible:
+                    window.clear()
+                board.push(moves[p - 1])
+            f = int(flags[a + p])
+            vf = int(vflags[a + p])
+            tk = board._transposition_key()
+            window[tk] += 1
+            exp = {
+                "check": board.is_check(), "checkmate": board.is_checkmate(),
+                "stalemate": board.is_stalemate(), "insufficient": board.is_insufficient_material(),
+                "has_move": any(board.generate_legal_moves()), "legal_ep": board.has_legal_en_passant(),
+                "window_start": irreversible,
+                "variant_end": board.is_variant_end(), "win": board.is_variant_win(),
+                "loss": board.is_variant_loss(), "draw": board.is_variant_draw(),
+            }
+            got = {
+                "check": bool(f & R.FLAG_CHECK), "checkmate": bool(f & R.FLAG_CHECKMATE),
+                "stalemate": bool(f & R.FLAG_STALEMATE), "insufficient": bool(f & R.FLAG_INSUFFICIENT),
+                "has_move": bool(f & R.FLAG_HAS_MOVE), "legal_ep": bool(f & R.FLAG_LEGAL_EP),
+                "window_start": bool(f & R.FLAG_WINDOW_START),
+                "variant_end": bool(vf & VF_END), "win": bool(vf & VF_WIN),
+                "loss": bool(vf & VF_LOSS), "draw": bool(vf & VF_DRAW),
+            }
+            assert got == exp, (name, g, p, board.fen(), {k: (exp[k], got[k]) for k in exp if exp[k] != got[k]})
+            # Repetition count: occurrences of this key since the window start, same parity.
+            ws = p
+            while ws > 0 and not (flags[a + ws] & R.FLAG_WINDOW_START):
+                ws -= 1
+            k = keys[a + p]
+            count = int(np.sum(keys[a + ws:a + p + 1][::-1][::2] == k))
+            assert count == window[tk], (name, g, p)
+        g += 1
+    assert g == 40
+
