@@ -343,6 +343,8 @@ ENDS = [
     ("Atomic", "1. e4 d5 2. Qh5 Nf6 3. Qxf7", "white"),
     ("Antichess", "1. e3 b5 2. Bxb5 c6 3. Bxc6 Nxc6", None),
     ("Crazyhouse", "1. e4 e5 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7#", None),   # mate, not a variant end
+    # White's king reaches rank 8 and Black's king (a6) cannot follow: White wins.
+    ("Racing Kings", "1. Kh3 Ka3 2. Kh4 Ka4 3. Kh5 Ka5 4. Kh6 Ka6 5. Kg7 Nc3 6. Kh8#", "white"),
 ]
 
 
