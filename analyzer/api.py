@@ -1,13 +1,17 @@
 """Python API: analyze PGN text in memory, and read an output directory lazily with polars."""
 from __future__ import annotations
 
-from typing import Sequence
+import os
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
 from analyzer.chess.analyze import BlockResult, analyze_block
 from analyzer.editions import ChessEdition, resolve
 from analyzer.pgn.split import split_games
+
+if TYPE_CHECKING:
+    import polars as pl
 
 
 def analyze_bytes(data: bytes, source: str = "memory", editions: Sequence[str | ChessEdition] = ("fide_2018",),
@@ -22,15 +26,19 @@ def analyze_bytes(data: bytes, source: str = "memory", editions: Sequence[str | 
                          editions=eds, keep_facts=keep_facts)
 
 
-def scan_games(out_dir: str):
+def _scan_table(out_dir: str, table: str) -> "pl.LazyFrame":
+    import polars as pl
+
+    # The `source` column inside the files is authoritative: folder names are escaped and, for
+    # names longer than ~160 bytes, shortened (analyzer.engine.layout.source_dir).
+    return pl.scan_parquet(os.path.join(out_dir, table, "*", "part-*.parquet"), hive_partitioning=False)
+
+
+def scan_games(out_dir: str) -> "pl.LazyFrame":
     """The `games` table(s) under an `analyzer scan --out` directory, as a polars LazyFrame."""
-    import polars as pl
-
-    return pl.scan_parquet(f"{out_dir}/games/**/*.parquet", hive_partitioning=True)
+    return _scan_table(out_dir, "games")
 
 
-def scan_events(out_dir: str):
+def scan_events(out_dir: str) -> "pl.LazyFrame":
     """The `events` table(s) under an `analyzer scan --out` directory, as a polars LazyFrame."""
-    import polars as pl
-
-    return pl.scan_parquet(f"{out_dir}/events/**/*.parquet", hive_partitioning=True)
+    return _scan_table(out_dir, "events")

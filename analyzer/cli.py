@@ -1,12 +1,15 @@
 """Command line: `analyzer scan`, `analyzer report`, `analyzer warmup`.
 
-Errors the user can fix (bad arguments, unreadable inputs, unwritable output) get one clear
-line on stderr and a non-zero exit code, never a traceback.
+Errors the user can fix (bad arguments, unreadable inputs, unwritable or busy output) get one
+clear line on stderr and exit 2, never a traceback. Messages go through `logging` (logger
+"analyzer"; -q and -v set the level), so a program that embeds the analyzer can route them.
 """
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
+import logging
 import os
 import sys
 import time
@@ -14,10 +17,19 @@ import time
 import analyzer._numba_env  # noqa: F401  (NUMBA_CACHE_DIR before any kernel import)
 
 EXIT_OK = 0
-EXIT_UNITS_FAILED = 1   # some unit failed or an input was damaged: see the summary
-EXIT_USAGE = 2          # bad arguments, unreadable input, unwritable output
+EXIT_UNITS_FAILED = 1   # a unit failed, an input was damaged, or an input gave no analyzable game
+EXIT_USAGE = 2          # bad arguments, unreadable input, unwritable or busy output
 
 BUNDLED = ("lichess_3000.pgn.zst", "russian_draughts_sample.pdn")
+COMMANDS = ("scan", "report", "warmup")
+
+log = logging.getLogger("analyzer")
+
+
+def _version() -> str:
+    from analyzer import __version__
+
+    return __version__
 
 
 def _bundled_inputs() -> list[str]:
@@ -38,78 +50,118 @@ def _fail(msg: str) -> int:
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):
+        if "invalid choice" in message and "COMMAND" in message:
+            word = message.split("'")[1] if "'" in message else ""
+            close = difflib.get_close_matches(word, COMMANDS, n=1)
+            if close:
+                message += f"; did you mean {close[0]!r}?"
         self.print_usage(sys.stderr)
         raise SystemExit(_fail(message))
 
 
-def _positive_int(text: str) -> int:
+def _number(kind, minimum, text: str, *, strict: bool):
     try:
-        v = int(text)
+        v = kind(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1: {text!r}")
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if v < minimum or (strict and v == minimum):
+        raise argparse.ArgumentTypeError(f"must be {'above' if strict else 'at least'} {minimum}: {text!r}")
     return v
 
 
+def _positive_int(text: str) -> int:
+    return _number(int, 1, text, strict=False)
+
+
+def _positive_float(text: str) -> float:
+    return _number(float, 0, text, strict=True)
+
+
+def _non_negative_float(text: str) -> float:
+    return _number(float, 0, text, strict=False)
+
+
 def _parse_custom(text: str) -> dict:
-    """NAME:key=value,key=value -> options for editions.custom_edition."""
+    """NAME:key=value,key=value -> options for editions.custom_edition (values typed there)."""
     if ":" not in text:
         raise ValueError(f"--custom {text!r}: expected NAME:key=value[,key=value...]")
     name, rest = text.split(":", 1)
-    opts: dict = {"id": name}
+    opts: dict = {"id": name.strip()}
     for item in filter(None, rest.split(",")):
         if "=" not in item:
             raise ValueError(f"--custom {text!r}: {item!r} is not key=value")
         k, v = item.split("=", 1)
-        k = k.strip()
-        v = v.strip()
-        if v.lower() in ("true", "false"):
-            opts[k] = v.lower() == "true"
-        elif v.lstrip("-").isdigit():
-            opts[k] = int(v)
-        else:
-            opts[k] = v
+        opts[k.strip()] = v.strip()
     return opts
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="analyzer", description="Draw-rule statistics over chess and Russian draughts game databases.")
-    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    s = sub.add_parser("scan", help="analyze PGN/PDN inputs and write Parquet tables")
-    s.add_argument("inputs", nargs="*", help=".pgn .pgn.zst .pgn.gz .pgn.bz2 .pdn ... or - for stdin "
+    p = _Parser(prog="analyzer", description="Draw-rule statistics (FIDE Article 9, Lichess, Russian "
+                "draughts section 32) over chess and draughts game databases.",
+                epilog="Run 'analyzer COMMAND --help' for a command's options.")
+    p.add_argument("--version", action="version", version=f"analyzer {_version()}")
+    p.add_argument("-q", "--quiet", action="store_true", help="only errors and the final summary")
+    p.add_argument("-v", "--verbose", action="store_true", help="more detail on stderr")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    s = sub.add_parser("scan", help="analyze PGN/PDN inputs and write Parquet tables",
+                       description="Analyze PGN/PDN inputs and write Parquet tables to --out.")
+    s.add_argument("inputs", nargs="*", metavar="INPUT",
+                   help=".pgn .pgn.zst .pgn.gz .pgn.bz2 .pdn ... or - for standard input "
                    "(default: the sample in data/)")
     s.add_argument("--out", default="analyzer_out", help="output directory (default: analyzer_out)")
-    s.add_argument("--edition", action="append", default=None,
+    s.add_argument("--edition", action="append", default=None, metavar="ID[,ID...]",
                    help="rule edition(s), repeat or comma-separate: fide_2018 (default), fide_2014, fide_2009, "
                    "fide_1997, lichess, custom ones; draughts: fshr_russian (default), fmjd_64")
-    s.add_argument("--editions-file", help="TOML file of custom editions ([name] base=... claim_moves=...)")
+    s.add_argument("--editions-file", metavar="TOML",
+                   help="TOML file of custom editions ([name] base=... claim_moves=...)")
     s.add_argument("--custom", action="append", default=[], metavar="NAME:key=value,...",
                    help="a custom edition, e.g. forty:claim_moves=40,automatic_moves=0 (selected automatically)")
-    s.add_argument("--workers", type=_positive_int, default=None, help="worker processes (default: all cores)")
+    s.add_argument("--workers", type=_positive_int, default=None, help="parallel workers (default: all cores)")
     s.add_argument("--engine", choices=("local", "threads", "processes", "dask"), default="local",
                    help="local: on Linux, pzstd inputs in forked worker processes that write their "
                    "own parts, other inputs in worker threads (the kernels release the GIL); "
                    "threads: worker threads for every input; processes: a spawned process pool; "
                    "dask: a Dask cluster (a local one unless --scheduler)")
-    s.add_argument("--scheduler", help="address of a Dask scheduler (implies --engine dask)")
-    s.add_argument("--force", action="store_true", help="recompute units already done by an earlier run")
-    s.add_argument("--progress-interval", type=float, default=10.0, help="seconds between progress lines (0 = none)")
-    s.add_argument("--max-game-mb", type=float, default=16.0, help="games larger than this are reported, not analyzed")
-    s.add_argument("--unit-mb", type=float, default=None,
+    s.add_argument("--scheduler", metavar="ADDRESS", help="address of a Dask scheduler (implies --engine dask)")
+    s.add_argument("--force", action="store_true",
+                   help="recompute the inputs' sources from scratch, with exactly the editions asked for")
+    s.add_argument("--source-name", action="append", default=None, metavar="NAME",
+                   help="name of the source (default: the file name without extensions; 'stdin' for -); "
+                   "give it once per input, in order")
+    s.add_argument("--progress", choices=("auto", "bar", "log", "none"), default="auto",
+                   help="progress on stderr: a live bar (auto on a terminal), log lines (auto otherwise), or none")
+    s.add_argument("--progress-interval", type=_non_negative_float, default=10.0, metavar="SECONDS",
+                   help="seconds between progress log lines (default 10; 0 = none)")
+    s.add_argument("--json", action="store_true",
+                   help="print the summary as one JSON line on stdout (it is always saved in OUT/_manifest/run.json)")
+    s.add_argument("--max-game-mb", type=_positive_float, default=16.0, metavar="MB",
+                   help="games larger than this are reported (game_too_large), not analyzed (default 16)")
+    s.add_argument("--unit-mb", type=_positive_float, default=None, metavar="MB",
                    help="text per work unit (default: 16 for inputs read by one reader; pzstd inputs: "
                    "whole frames of about 64 MiB of text)")
-    s.add_argument("--frames-per-unit", type=_positive_int, default=None,
+    s.add_argument("--frames-per-unit", type=_positive_int, default=None, metavar="K",
                    help="pzstd frames per work unit (default: by size, see --unit-mb)")
-    r = sub.add_parser("report", help="summary tables and an HTML page from a scan output directory")
-    r.add_argument("out_dir")
+    r = sub.add_parser("report", help="summary tables and an HTML page from a scan output directory",
+                       description="Summary tables (CSV, Parquet) and an HTML page from the tables of "
+                       "'analyzer scan --out OUT_DIR'.")
+    r.add_argument("out_dir", metavar="OUT_DIR", help="the --out directory of one or more 'analyzer scan' runs")
     r.add_argument("--report-dir", default=None, help="where to write (default: OUT_DIR/report)")
-    sub.add_parser("warmup", help="compile all numba kernels once (fills the cache)")
+    sub.add_parser("warmup", help="compile the numba kernels once (fills the cache; the first scan does it too)",
+                   description="Compile every numba kernel for this machine and fill the cache, so "
+                   "that the first scan starts at once.")
     return p
+
+
+def _edition_names() -> tuple[list[str], list[str]]:
+    from analyzer import editions as E
+    from analyzer.draughts import rules as DR
+
+    return list(E.BUILTIN), list(DR.EDITIONS)
 
 
 def _editions(args):
     from analyzer import editions as E
+    from analyzer.draughts import rules as DR
 
     custom = []
     if args.editions_file:
@@ -122,10 +174,16 @@ def _editions(args):
     names = []
     for item in args.edition or []:
         names += [x.strip() for x in item.split(",") if x.strip()]
-    from analyzer.draughts import rules as DR
-
     draughts = [n for n in names if n in DR.EDITIONS]
     chess_names = [n for n in names if n not in DR.EDITIONS]
+    known = list(E.BUILTIN) + [c.id for c in custom] + list(DR.EDITIONS)
+    for n in chess_names:
+        if n not in known:
+            close = difflib.get_close_matches(n, known, n=2, cutoff=0.5)
+            hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+            raise ValueError(f"unknown edition {n!r}{hint} Known editions: chess {', '.join(E.BUILTIN)}"
+                             f"{', custom ' + ', '.join(c.id for c in custom) if custom else ''}; "
+                             f"draughts {', '.join(DR.EDITIONS)}")
     if not chess_names and not custom:
         chess_names = ["fide_2018"]
     chess_eds = E.resolve(chess_names, custom)
@@ -133,44 +191,57 @@ def _editions(args):
     return chess_eds, draughts or ["fshr_russian"]
 
 
+def _progress_mode(args) -> str:
+    if args.quiet or args.progress == "none":
+        return "none"
+    if args.progress == "auto":
+        return "bar" if sys.stderr.isatty() else "log"
+    return args.progress
+
+
 def cmd_scan(args) -> int:
-    from analyzer import pipeline, run
+    from analyzer.engine import Config, LockHeld, RunError, run_scan
+    from analyzer.engine.summary import human
     from analyzer.io.sources import InputError
 
     try:
         chess_eds, draughts_eds = _editions(args)
-    except ValueError as exc:
+    except (ValueError, TypeError) as exc:
         return _fail(str(exc))
     inputs = args.inputs or _bundled_inputs()
     if inputs.count("-") > 1:
         return _fail("standard input (-) can be given only once")
     workers = args.workers or os.cpu_count() or 1
-    cfg = pipeline.Config(out=args.out, editions=chess_eds, draughts_editions=draughts_eds,
-                          max_game_bytes=int(args.max_game_mb * (1 << 20)),
-                          **({} if args.unit_mb is None else {
-                              "unit_text_bytes": int(args.unit_mb * (1 << 20)),
-                              "frame_unit_text_bytes": int(args.unit_mb * (1 << 20))}),
-                          frames_per_unit=args.frames_per_unit)
+    size = {} if args.unit_mb is None else {"unit_text_bytes": max(1, int(args.unit_mb * (1 << 20))),
+                                            "frame_unit_text_bytes": max(1, int(args.unit_mb * (1 << 20)))}
+    cfg = Config(out=args.out, editions=chess_eds, draughts_editions=draughts_eds,
+                 max_game_bytes=max(1, int(args.max_game_mb * (1 << 20))),
+                 frames_per_unit=args.frames_per_unit, **size)
     import gc
 
     from analyzer._numba_env import skip_registry_refresh_on_cache_hits
+    from analyzer.warmup import ensure_compiled
 
     skip_registry_refresh_on_cache_hits()
-    gc.freeze()  # the imported modules' objects need no cyclic-GC passes during the scan (GIL time)
     try:
-        summary, code = run.run_scan(inputs, cfg, workers=workers, engine=args.engine,
-                                     scheduler=args.scheduler, force=args.force,
-                                     progress_interval=args.progress_interval)
-    except (InputError, run.RunError) as exc:
+        ensure_compiled()
+        gc.freeze()  # the imported modules' objects need no cyclic-GC passes during the scan (GIL time)
+        summary, code = run_scan(inputs, cfg, workers=workers, engine=args.engine,
+                                 scheduler=args.scheduler, force=args.force,
+                                 progress_interval=args.progress_interval, progress_mode=_progress_mode(args),
+                                 source_names=args.source_name)
+    except (InputError, RunError, LockHeld) as exc:
         return _fail(str(exc))
     except OSError as exc:
         return _fail(f"{exc.filename or 'output'}: {exc.strerror or exc}")
-    print(json.dumps(summary, separators=(",", ":")))
-    if code:
-        for u in summary["units_failed"]:
-            print(f"analyzer: unit failed: {u}", file=sys.stderr)
-        for d in summary["damage"]:
-            print(f"analyzer: damaged input: {d}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(summary, separators=(",", ":")))
+    else:
+        print(human(summary))
+    for key, label in (("units_failed", "unit failed"), ("damage", "damaged input"),
+                       ("accounting_errors", "accounting error"), ("warnings", "warning")):
+        for item in summary[key]:
+            log.error("%s: %s", label, item)
     return code
 
 
@@ -181,11 +252,16 @@ def cmd_report(args) -> int:
         return _fail(f"the report needs matplotlib: pip install 'analyzer[report]' ({exc})")
     if not os.path.isdir(args.out_dir):
         return _fail(f"{args.out_dir}: not a directory (run analyzer scan --out {args.out_dir} first)")
+    import glob
+
+    if not glob.glob(os.path.join(args.out_dir, "games", "*", "part-*.parquet")):
+        return _fail(f"{args.out_dir}: holds no analyzer tables (games/source=*/part-*.parquet); "
+                     f"run analyzer scan --out {args.out_dir} first")
     try:
         path = report.write_report(args.out_dir, args.report_dir)
     except FileNotFoundError as exc:
         return _fail(str(exc))
-    print(json.dumps({"report": path}))
+    print(path)
     return EXIT_OK
 
 
@@ -204,11 +280,28 @@ def _skip_numba_blas_probe() -> None:
     of every scan's start-up where scipy is installed. The kernels use no linear algebra, so
     the command-line process (ours alone) hides scipy from that probe."""
     if "scipy" not in sys.modules and "numba" not in sys.modules:
-        sys.modules["scipy"] = None
+        sys.modules["scipy"] = None  # type: ignore[assignment]
+
+
+def _setup_logging(args) -> None:
+    level = logging.ERROR if args.quiet else (logging.DEBUG if args.verbose else logging.INFO)
+    for h in [h for h in log.handlers if getattr(h, "_analyzer_cli", False)]:
+        log.removeHandler(h)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("[analyzer] %(asctime)s %(message)s", "%H:%M:%S"))
+    handler._analyzer_cli = True  # type: ignore[attr-defined]
+    log.addHandler(handler)
+    log.setLevel(level)
+    log.propagate = False
 
 
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return EXIT_OK
+    _setup_logging(args)
     if args.command in ("scan", "warmup"):
         _skip_numba_blas_probe()
     try:

@@ -83,8 +83,50 @@ BUILTIN: dict[str, ChessEdition] = {
 _FIELDS = {f.name for f in dataclasses.fields(ChessEdition)}
 
 
+_RANGES = {  # option -> (type, smallest value, largest value or None)
+    "claim_repetitions": (int, 0, None), "claim_moves": (int, 0, None),
+    "automatic_repetitions": (int, 0, None), "automatic_moves": (int, 0, None),
+    "repetition_mode": (int, 0, 1), "identity": (int, 0, 1),
+    "claim_intended_move": (bool, None, None), "checkmate_precedence": (bool, None, None),
+    "fifty_is_automatic": (bool, None, None), "insufficient_is_automatic": (bool, None, None),
+    "automatic_repetitions_from": (str, None, None), "description": (str, None, None), "id": (str, None, None),
+}
+
+
+def _typed(key: str, value):
+    """An option value of the right type and range (text from the command line is converted);
+    ValueError with a clear message otherwise."""
+    kind, lo, hi = _RANGES[key]
+    if kind is bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in ("true", "false", "1", "0", "yes", "no"):
+            return value.lower() in ("true", "1", "yes")
+        raise ValueError(f"edition option {key}={value!r}: expected true or false")
+    if kind is int:
+        if isinstance(value, bool) or not isinstance(value, (int, str)):
+            raise ValueError(f"edition option {key}={value!r}: expected a whole number")
+        try:
+            v = int(value)
+        except ValueError:
+            raise ValueError(f"edition option {key}={value!r}: expected a whole number") from None
+        if v < lo or (hi is not None and v > hi):
+            rng = f"{lo}..{hi}" if hi is not None else f"at least {lo}"
+            raise ValueError(f"edition option {key}={v}: must be {rng}")
+        return v
+    if value is None and key == "automatic_repetitions_from":
+        return None
+    if not isinstance(value, str):
+        raise ValueError(f"edition option {key}={value!r}: expected text")
+    if key == "automatic_repetitions_from" and not (len(value) == 10 and value[4] == value[7] == "."
+                                                   and value.replace(".", "").isdigit()):
+        raise ValueError(f"edition option {key}={value!r}: expected a date YYYY.MM.DD")
+    return value
+
+
 def custom_edition(**options) -> ChessEdition:
-    """A custom edition from keyword options (e.g. id="forty", claim_moves=40); based on fide_2018."""
+    """A custom edition from keyword options (e.g. id="forty", claim_moves=40); based on
+    fide_2018 unless base= names another built-in. Values are checked and typed."""
     base = options.pop("base", "fide_2018")
     if base not in BUILTIN:
         raise ValueError(f"unknown base edition {base!r}; known: {', '.join(BUILTIN)}")
@@ -93,7 +135,10 @@ def custom_edition(**options) -> ChessEdition:
         raise ValueError(f"unknown edition option(s) {sorted(unknown)}; known: {sorted(_FIELDS)}")
     if not options.get("id"):
         raise ValueError("a custom edition needs an id")
-    return dataclasses.replace(BUILTIN[base], **options)
+    typed = {k: _typed(k, v) for k, v in options.items()}
+    if typed.get("claim_repetitions") == 1:
+        raise ValueError("edition option claim_repetitions=1: a repetition needs at least 2 occurrences (or 0 = none)")
+    return dataclasses.replace(BUILTIN[base], **typed)
 
 
 def load_toml(path: str) -> list[ChessEdition]:

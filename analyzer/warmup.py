@@ -1,6 +1,13 @@
 """Compile every numba kernel once by analyzing a tiny chess and draughts sample."""
 from __future__ import annotations
 
+import logging
+import os
+import threading
+import time
+
+log = logging.getLogger("analyzer")
+
 _CHESS = b"""[Event "warmup"]
 [Site "?"]
 [White "a"]
@@ -25,14 +32,52 @@ _DRAUGHTS = b"""[GameType "25"]
 """
 
 
+COMPILE_SECONDS = 60   # a cold compile of every kernel on a 2-core VM (measured 49-65 s)
+
+
+def _marker() -> str | None:
+    d = os.environ.get("NUMBA_CACHE_DIR")
+    return os.path.join(d, ".analyzer-warm") if d else None
+
+
+def is_warm() -> bool:
+    m = _marker()
+    return m is not None and os.path.exists(m)
+
+
+def ensure_compiled() -> bool:
+    """Compile the kernels now if this machine's cache does not hold them yet (the first run
+    of this version), saying so on stderr with a line every 10 s while it runs. Returns whether
+    it compiled. Compiling here, once, spares every worker process compiling the same kernels."""
+    if is_warm():
+        return False
+    log.warning("compiling numba kernels for this machine, first run only, about %d s; "
+                "`analyzer warmup` does it ahead", COMPILE_SECONDS)
+    t0 = time.time()
+    stop = threading.Event()
+
+    def tick() -> None:
+        while not stop.wait(10):
+            log.warning("still compiling numba kernels (%.0f s)", time.time() - t0)
+
+    th = threading.Thread(target=tick, name="analyzer-compile-progress", daemon=True)
+    th.start()
+    try:
+        warmup()
+    finally:
+        stop.set()
+        th.join()
+    log.warning("kernels compiled in %.0f s", time.time() - t0)
+    return True
+
+
 def warmup() -> None:
     """Compile every kernel for the argument types the scan itself uses: the in-memory API and
     a real `run_scan` over small chess and draughts files (a kernel first called with other
     array types, e.g. writable instead of read-only text, would compile again mid-scan)."""
-    import os
     import tempfile
 
-    from analyzer import pipeline, run
+    from analyzer.engine import Config, run_scan
     from analyzer.api import analyze_bytes
     from analyzer.chess import perft
     from analyzer.draughts import analyze_draughts_bytes
@@ -48,7 +93,13 @@ def warmup() -> None:
             with open(path, "wb") as fh:
                 fh.write(text)
             inputs.append(path)
-        with open(os.devnull, "w") as devnull:
-            for eds in (["fide_2018"], list(BUILTIN)):
-                cfg = pipeline.Config(out=os.path.join(tmp, "out"), editions=resolve(eds))
-                run.run_scan(inputs, cfg, workers=1, force=True, progress_interval=0, log=devnull)
+        for eds in (["fide_2018"], list(BUILTIN)):
+            cfg = Config(out=os.path.join(tmp, "out"), editions=resolve(eds))
+            run_scan(inputs, cfg, workers=1, force=True, progress_interval=0, progress_mode="none")
+    m = _marker()
+    if m is not None:
+        try:
+            with open(m, "w") as fh:
+                fh.write(time.strftime("%Y-%m-%dT%H:%M:%S\n"))
+        except OSError:
+            pass

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import io
 import json
 import multiprocessing as mp
 import os
@@ -34,7 +33,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 sys.path.insert(0, os.path.join(HERE, ".."))
 
-import chess.pgn  # noqa: E402
 
 import reference as ref  # noqa: E402
 

@@ -52,7 +52,6 @@ EDITIONS = ("fide_2018", "lichess")
 # Columns that identify where a row is, not what it says.
 POSITION_COLUMNS = ("game_index", "byte_offset")
 MOVE_ERRORS = ("illegal_move", "ambiguous_move", "bad_token", "unterminated")
-CHESS960 = {"chess960", "chess 960", "fischerandom", "fischer random", "960"}
 
 INSERTS = [b"{", b"}", b"(", b")", b"\n", b"\r", b"\r\n", b"\n\n", b"[Event \"", b"[", b"]", b"\"",
            b"\\", b"%", b"\n%", b";", b"\n;", b"\x00", b"\xff", b"\xef\xbb\xbf", b"--", b"$1", b"!?",
@@ -77,8 +76,25 @@ def load_games(path: str) -> list[bytes]:
     return [data[a:b] for a, b in zip(starts, starts[1:] + [len(data)])]
 
 
+def _corpus_path(name: str) -> str:
+    """The repository's copy (tests/fixtures/data, zstd) or the shared sample."""
+    packed = os.path.join(ROOT, "tests", "fixtures", "data", name + ".zst")
+    if os.path.exists(packed):
+        import tempfile
+
+        import zstandard
+
+        out = os.path.join(tempfile.gettempdir(), f"analyzer-fuzz-{os.getuid()}-{name}")
+        if not os.path.exists(out):
+            with open(packed, "rb") as src, open(out + f".{os.getpid()}", "wb") as dst:
+                zstandard.ZstdDecompressor().copy_stream(src, dst)
+            os.replace(out + f".{os.getpid()}", out)
+        return out
+    return os.path.join(SHARED, name)
+
+
 def corpus() -> dict[str, list[bytes]]:
-    return {name: load_games(os.path.join(SHARED, name)) for name in CORPUS_FILES}
+    return {name: load_games(_corpus_path(name)) for name in CORPUS_FILES}
 
 
 def apply_mutations(text: bytes, muts: list[tuple[int, int, bytes]]):
@@ -168,12 +184,7 @@ def check_rows(text: bytes, n_games: int, rows: list[dict], editions=EDITIONS) -
             problems.append(f"{where}: unknown status {st!r}")
         if st not in ("ok", "no_moves") and not r["error"]:
             problems.append(f"{where}: status {st} without an error message")
-        if st in MOVE_ERRORS and (r["variant"] or "").strip().lower() in CHESS960:
-            # Known (reported to the lead): the Chess960 path (analyzer/chess/_slow.py) gives
-            # python-chess's message without the ply. Counted apart, not as a violation.
-            if r["error_ply"] is None or f"at ply {r['error_ply']}" not in (r["error"] or ""):
-                problems.append(f"KNOWN chess960 message without ply: {r['error']!r}")
-        elif st in MOVE_ERRORS:
+        if st in MOVE_ERRORS:
             if r["error_ply"] is None or f"at ply {r['error_ply']}" not in r["error"]:
                 problems.append(f"{where}: {st} message does not name the ply: {r['error']!r} (error_ply {r['error_ply']})")
             elif r["plies"] != r["error_ply"]:
@@ -277,7 +288,7 @@ def analyze(text: bytes, block_size: int = 8 << 20, chunk: int = 1 << 22,
             max_game_bytes: int = 16 << 20, editions=EDITIONS) -> tuple[int, list[dict]]:
     """(games counted, rows) of one text through the streaming reader."""
     from analyzer.editions import resolve
-    from analyzer.stream import analyze_chunks
+    from analyzer.engine.region import analyze_chunks
 
     editions = tuple(editions)
     if editions not in _EDS:
@@ -303,7 +314,7 @@ def run_compressed(text: bytes, rng: random.Random, workdir: str) -> list[str]:
     import pyarrow.parquet as pq
     import zstandard
 
-    from analyzer import pipeline, run
+    from analyzer import engine
     from analyzer.editions import resolve
 
     fmt = rng.choice(("gz", "zst", "bz2"))
@@ -322,15 +333,15 @@ def run_compressed(text: bytes, rng: random.Random, workdir: str) -> list[str]:
     src = os.path.join(d, f"g.pgn.{fmt}")
     with open(src, "wb") as fh:
         fh.write(comp)
-    cfg = pipeline.Config(out=os.path.join(d, "out"), editions=resolve(["fide_2018"]),
+    cfg = engine.Config(out=os.path.join(d, "out"), editions=resolve(["fide_2018"]),
                           unit_text_bytes=rng.choice((1 << 12, 1 << 20)))
     problems = []
     try:
-        summary, code = run.run_scan([src], cfg, workers=1, progress_interval=0, log=open(os.devnull, "w"))
+        summary, code = engine.run_scan([src], cfg, workers=1, progress_interval=0, progress_mode="none")
     except Exception as exc:  # InputError for an unreadable input is a clean refusal
         from analyzer.io.sources import InputError
 
-        if not isinstance(exc, (InputError, run.RunError)):
+        if not isinstance(exc, (InputError, engine.RunError)):
             problems.append(f"crash in run_scan ({fmt} {what}): {traceback.format_exc()}")
         _rmtree(d)
         return problems

@@ -373,6 +373,65 @@ def _event_sort_key(e: tuple) -> tuple:
 
 
 # --------------------------------------------------------------------------------------------
+# Per-ply facts of the replay (flags, rep_next, castling-now bits), for the facts-level tests
+
+PLY_FACTS = ("check", "checkmate", "stalemate", "insufficient", "has_move", "legal_ep",
+             "window_start", "rep_next", "castle_now")
+
+
+def castle_now_bits(board: chess.Board) -> int:
+    """Castling legal now for each colour as if it were to move (bits WK=1, WQ=2, BK=4, BQ=8):
+    python-chess generate_castling_moves on a copy with that colour to move."""
+    bits = 0
+    for color, shift in ((chess.WHITE, 0), (chess.BLACK, 2)):
+        b = board.copy(stack=False)
+        b.turn = color
+        b.ep_square = None
+        for m in b.generate_castling_moves():
+            bits |= (1 if b.is_kingside_castling(m) else 2) << shift
+    return bits
+
+
+def ply_facts(game: chess.pgn.Game) -> dict:
+    """python-chess's answer, per position of the mainline, to what the replay records per ply:
+    is_check, is_checkmate, is_stalemate, is_insufficient_material, any legal move,
+    has_legal_en_passant, window_start (ply 0 or the move that led here is_irreversible), and
+    rep_next = the most occurrences (>= 2, else 0) since the last irreversible move of a
+    position one legal, not irreversible move reaches (the intended-move claim 9.2.1.1), and
+    castle_now = castle_now_bits. {name: list per ply}."""
+    board = game.board()
+    out: dict = {name: [] for name in PLY_FACTS}
+    window: collections.Counter = collections.Counter()
+    moves = list(game.mainline_moves())
+    for p in range(len(moves) + 1):
+        irreversible = p == 0
+        if p > 0:
+            irreversible = board.is_irreversible(moves[p - 1])
+            board.push(moves[p - 1])
+            if irreversible:
+                window.clear()
+        window[board._transposition_key()] += 1
+        legal = list(board.legal_moves)
+        best = 0
+        if legal and any(c >= 2 for c in window.values()):
+            for mv in legal:
+                if board.is_irreversible(mv):
+                    continue
+                board.push(mv)
+                c = window[board._transposition_key()]
+                board.pop()
+                if c >= 2:
+                    best = max(best, c)
+        for name, val in (("check", board.is_check()), ("checkmate", board.is_checkmate()),
+                          ("stalemate", board.is_stalemate()),
+                          ("insufficient", board.is_insufficient_material()), ("has_move", bool(legal)),
+                          ("legal_ep", board.has_legal_en_passant()), ("window_start", irreversible),
+                          ("rep_next", best), ("castle_now", castle_now_bits(board))):
+            out[name].append(val)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
 # Reading files
 
 def read_games(text: str) -> Iterator[chess.pgn.Game]:

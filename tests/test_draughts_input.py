@@ -10,7 +10,14 @@ from analyzer import tables
 from analyzer.draughts import analyze_draughts_block, analyze_draughts_bytes
 from analyzer.draughts.pdn import parse_fen, split_games
 
-DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "draughts"
+from conftest import need
+
+
+
+def _data(name: str) -> Path:
+    return Path(need(f"draughts/{name}"))
+
+
 
 
 def _rows(data: bytes, editions=("fshr_russian",)):
@@ -23,7 +30,7 @@ def _rows(data: bytes, editions=("fshr_russian",)):
 @pytest.mark.parametrize("name,count", [("international_gametype20.pdn", 207), ("english_gametype21.pdn", 111),
                                         ("italian_gametype22.pdn", 53), ("czech_gametype29.pdn", 298)])
 def test_other_gametypes_unsupported(name, count):
-    rows = _rows((DATA / name).read_bytes())
+    rows = _rows(_data(name).read_bytes())
     assert len(rows) == count
     assert {r["status"] for r in rows} == {"unsupported_variant"}
     assert all("GameType" in r["error"] for r in rows)
@@ -31,7 +38,7 @@ def test_other_gametypes_unsupported(name, count):
 
 
 def test_one_row_per_game_and_edition():
-    data = (DATA / "russian_gametype25.pdn").read_bytes()
+    data = _data("russian_gametype25.pdn").read_bytes()
     games, events = analyze_draughts_bytes(data, source="ussr", editions=("fshr_russian", "fmjd_64"))
     assert games.num_rows == 2 * 209
     g = games.to_pylist()
@@ -45,7 +52,7 @@ def test_one_row_per_game_and_edition():
 
 
 def test_block_offsets_and_indices():
-    data = (DATA / "russian_gametype25.pdn").read_bytes()
+    data = _data("russian_gametype25.pdn").read_bytes()
     spans = split_games(data)[10:13]
     games, _ = analyze_draughts_block(data, spans, source="s", first_game_index=1000,
                                       base_offset=5_000_000, editions=["fshr_russian"])
@@ -156,7 +163,7 @@ def test_kernel_does_not_raise_on_garbage():
 def test_mutated_file_never_raises():
     """Random damage (changed bytes, cut anywhere): every game still gets one row per edition."""
     import random
-    data = (DATA / "russian_gametype25.pdn").read_bytes()
+    data = _data("russian_gametype25.pdn").read_bytes()
     rnd = random.Random(5)
     statuses = set()
     for _ in range(8):

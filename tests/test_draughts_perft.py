@@ -8,7 +8,9 @@ import pytest
 
 from analyzer.draughts._board import perft
 
-PERFT_FILE = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "perft" / "draughts_perft.txt"
+from conftest import need
+
+PERFT_FILE = Path(need("perft/draughts_perft.txt"))
 
 
 def _russian_figures() -> dict[int, int]:

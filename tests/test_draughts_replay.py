@@ -11,8 +11,15 @@ from analyzer.draughts._board import legal_moves, square_name
 from analyzer.draughts.analyze import replay_positions
 from analyzer.draughts.pdn import parse_fen
 
-DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "draughts"
-RUSSIAN = DATA / "russian_gametype25.pdn"
+from conftest import need
+
+
+
+def _data(name: str) -> Path:
+    return Path(need(f"draughts/{name}"))
+
+
+RUSSIAN = _data("russian_gametype25.pdn")
 
 draughts = pytest.importorskip("draughts")  # pydraughts, test-only oracle
 

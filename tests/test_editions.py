@@ -409,7 +409,7 @@ def test_cli_editions_side_by_side(tmp_path):
                    _pgn("60. Ra2 Ke7 61. Ra1 Ke8 62. Ra2 Ke7 63. Ra1 Ke8", fen=FORTY_FEN,
                         UTCDate="2023.01.01"))
     out = tmp_path / "out"
-    proc = subprocess.run([sys.executable, "-m", "analyzer.cli", "scan", str(src), "--edition",
+    proc = subprocess.run([sys.executable, "-m", "analyzer.cli", "scan", "--json", str(src), "--edition",
                            "fide_2018,lichess", "--custom", "forty:claim_moves=40", "--out", str(out),
                            "--workers", "1", "--progress-interval", "0"],
                           capture_output=True, text=True, timeout=300)
@@ -437,7 +437,7 @@ def test_cli_summary_counts_each_game_once_with_several_editions(tmp_path):
     src = tmp_path / "games.pgn"
     src.write_text(_pgn(SHUFFLE_16) + _pgn("1. e4 e5", result="1-0"))
     out = tmp_path / "out"
-    proc = subprocess.run([sys.executable, "-m", "analyzer.cli", "scan", str(src), "--edition",
+    proc = subprocess.run([sys.executable, "-m", "analyzer.cli", "scan", "--json", str(src), "--edition",
                            "fide_2018,fide_2014,lichess", "--out", str(out), "--workers", "1",
                            "--progress-interval", "0"], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr

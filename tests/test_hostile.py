@@ -2,7 +2,7 @@
 
 One test per case of the issue, each with the expected status of every game. Inputs are made by
 the tests (small PGN texts, compressed and damaged files) or read from tests/fixtures/hostile/.
-Every run goes through the batch job (`analyzer.run.run_scan`, or the CLI where the exit code
+Every run goes through the batch job (`analyzer.engine.run_scan`, or the CLI where the exit code
 or memory matters) and `_scan_text` checks the accounting invariant on each: one row per game
 and edition, statuses counted in the summary, an error message for every non-ok status.
 """
@@ -15,7 +15,6 @@ import gzip
 import json
 import os
 import resource  # noqa: F401  (used in the _cli_rss child)
-import shutil
 import subprocess
 import sys
 
@@ -24,11 +23,9 @@ import pytest
 import zstandard
 
 import analyzer
-from analyzer import pipeline, run
+from analyzer import engine
 from analyzer.editions import resolve
 
-SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")
-SMALL = os.path.join(SHARED, "lichess_small.pgn")
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "hostile")
 MOVE_ERRORS = ("illegal_move", "ambiguous_move", "bad_token", "unterminated")
 
@@ -38,7 +35,7 @@ MOVE_ERRORS = ("illegal_move", "ambiguous_move", "bad_token", "unterminated")
 
 
 def _cfg(out, editions=("fide_2018",), **kw):
-    return pipeline.Config(out=str(out), editions=resolve(list(editions)), **kw)
+    return engine.Config(out=str(out), editions=resolve(list(editions)), **kw)
 
 
 def _rows(out, edition="fide_2018"):
@@ -68,7 +65,7 @@ def _check_accounting(summary, out, editions=("fide_2018",)):
     for r in g.to_dicts():
         if r["status"] not in ("ok", "no_moves"):
             assert r["error"], r
-        if r["status"] in MOVE_ERRORS and (r["variant"] or "").lower() != "chess960":
+        if r["status"] in MOVE_ERRORS:
             assert f"at ply {r['error_ply']}" in r["error"], r["error"]
             assert r["plies"] == r["error_ply"], r
 
@@ -80,7 +77,7 @@ def _scan_text(tmp_path, text: bytes, name="games.pgn", editions=("fide_2018",),
     src = d / name
     src.write_bytes(text)
     out = d / "out"
-    summary, code = run.run_scan([str(src)], _cfg(out, editions, **kw), workers=1, progress_interval=0)
+    summary, code = engine.run_scan([str(src)], _cfg(out, editions, **kw), workers=1, progress_interval=0)
     _check_accounting(summary, out, editions)
     return summary, code, _rows(out, editions[0])
 
@@ -94,6 +91,8 @@ def _content(row):
 
 
 def _cli(*args, **kw):
+    if args and args[0] == "scan":
+        args = (*args, "--json")
     return subprocess.run([sys.executable, "-m", "analyzer.cli", *args], capture_output=True, text=True, **kw)
 
 
@@ -111,12 +110,6 @@ def _no_partial_parts(out):
 G1 = b'[Event "one"]\n[White "A"]\n[Black "B"]\n[Result "1-0"]\n\n1. e4 e5 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7# 1-0\n\n'
 G2 = b'[Event "two"]\n[Result "1/2-1/2"]\n\n1. d4 d5 2. c4 e6 1/2-1/2\n\n'
 G3 = b'[Event "three"]\n[Result "0-1"]\n\n1. f3 e5 2. g4 Qh4# 0-1\n\n'
-
-
-@pytest.fixture(scope="module")
-def small_text():
-    with open(SMALL, "rb") as fh:
-        return fh.read()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -188,9 +181,9 @@ def test_corrupt_frame_in_pzstd_file(tmp_path, small_text, damage):
     bad = tmp_path / "bad.pgn.zst"
     bad.write_bytes(bytes(raw))
     ref_out, out = tmp_path / "ref", tmp_path / "out"
-    s0, c0 = run.run_scan([str(mf)], _cfg(ref_out, frames_per_unit=1), workers=2, progress_interval=0)
+    s0, c0 = engine.run_scan([str(mf)], _cfg(ref_out, frames_per_unit=1), workers=2, progress_interval=0)
     assert c0 == 0
-    summary, code = run.run_scan([str(bad)], _cfg(out, frames_per_unit=1), workers=2, progress_interval=0)
+    summary, code = engine.run_scan([str(bad)], _cfg(out, frames_per_unit=1), workers=2, progress_interval=0)
     _check_accounting(summary, out)
     assert code == 1 and any("zstd frame 2" in d for d in summary["damage"])
     base = _rows(ref_out)
@@ -406,7 +399,8 @@ def test_chess960_invalid_fen_does_not_lose_the_block(tmp_path):
 
 
 def test_chess960_invalid_fen_is_bad_fen(tmp_path):
-    """_slow.replay_text raised ValueError on an invalid Chess960 FEN (fixed in adcbbcb)."""
+    """The python-chess Chess960 path raised ValueError on an invalid Chess960 FEN (fixed in
+    adcbbcb); Chess960 start positions are now read by analyze._parse_start."""
     _, code, rows = _scan_text(tmp_path, CHESS960_BAD_FEN)
     assert _statuses(rows) == ["ok", "bad_fen", "ok"]
 
@@ -416,15 +410,14 @@ _960 = (b'[Variant "Chess960"]\n[SetUp "1"]\n'
 
 
 def test_chess960_errors_name_the_ply(tmp_path):
-    """The Chess960 (python-chess) path words errors like the fast path (fixed in adcbbcb)."""
+    """Chess960 errors are worded like standard ones (one replay kernel for both)."""
     _, code, rows = _scan_text(tmp_path, b'[Event "960 illegal"]\n' + _960 + b"1. g3 g6 2. Qxh8 *\n\n")
     assert _statuses(rows) == ["illegal_move"]
     assert rows[0]["error_ply"] == 2 and "'Qxh8' at ply 2" in rows[0]["error"] and rows[0]["plies"] == 2
 
 
-@pytest.mark.xfail(strict=True, reason="known limitation (analyzer/chess/_slow.py): python-chess skips "
-                   "unreadable tokens silently, so a Chess960 game reports ok instead of bad_token")
 def test_chess960_unreadable_token_is_bad_token(tmp_path):
+    """(python-chess, the former Chess960 path, skips unreadable tokens silently: it said ok)."""
     _, code, rows = _scan_text(tmp_path, b'[Event "960 bad token"]\n' + _960 + b"1. g3 g6 2. xyzzy *\n\n")
     assert _statuses(rows) == ["bad_token"] and rows[0]["plies"] == 2
 
@@ -480,6 +473,8 @@ def _cli_rss(*args):
             "p = subprocess.run([sys.executable, '-m', 'analyzer.cli'] + sys.argv[1:])\n"
             "print('RSS', resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, file=sys.stderr)\n"
             "sys.exit(p.returncode)\n")
+    if args and args[0] == "scan":
+        args = (*args, "--json")
     r = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True)
     rss = float(r.stderr.strip().splitlines()[-1].split()[1])
     return r, rss
@@ -496,9 +491,10 @@ def test_enormous_single_game_memory_bounded(tmp_path):
         fh.write(b"*\n")
     r, rss = _cli_rss("scan", str(src), "--out", str(tmp_path / "out"), "--workers", "1", "--max-game-mb", "1",
                       "--progress-interval", "0")
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 1, r.stderr      # no game of the input could be analyzed: a warning, exit 1
     summary = _summary_of(r)
     assert summary["games"] == 1 and summary["status"] == {"game_too_large": 1}
+    assert summary["warnings"] and "none of its 1 games" in summary["warnings"][0]
     rows = _rows(tmp_path / "out")
     assert rows[0]["event"] == "enormous" and rows[0]["white"] == "W"
     assert rss < 600, rss
@@ -559,14 +555,14 @@ def test_disk_full_in_process(tmp_path, monkeypatch, small_text):
 
     monkeypatch.setattr(pq.ParquetWriter, "write_table", full)
     out = tmp_path / "out"
-    summary, code = run.run_scan([str(src)], _cfg(out), workers=1, progress_interval=0)
+    summary, code = engine.run_scan([str(src)], _cfg(out), workers=1, progress_interval=0)
     assert code == 1
     assert summary["units_failed"] and "No space left on device" in summary["units_failed"][0]
     assert not glob.glob(os.path.join(str(out), "games", "source=*", "part-*.parquet"))
     _no_partial_parts(out)
     # Space again: the rerun finishes and gives every game.
     monkeypatch.undo()
-    summary, code = run.run_scan([str(src)], _cfg(out), workers=1, progress_interval=0)
+    summary, code = engine.run_scan([str(src)], _cfg(out), workers=1, progress_interval=0)
     assert code == 0 and summary["games"] == small_text[:500_000].count(b"[Event ")
 
 
@@ -593,7 +589,7 @@ def test_input_disappears_mid_run(tmp_path, monkeypatch, capsys):
     b = tmp_path / "b.pgn"
     a.write_bytes(G1 + G2)
     b.write_bytes(G3)
-    real = pipeline.finalize_source
+    real = engine.scan.finalize_source
 
     def finalize_then_delete(out, source, n):
         res = real(out, source, n)
@@ -601,7 +597,7 @@ def test_input_disappears_mid_run(tmp_path, monkeypatch, capsys):
             b.unlink()
         return res
 
-    monkeypatch.setattr(pipeline, "finalize_source", finalize_then_delete)
+    monkeypatch.setattr(engine.scan, "finalize_source", finalize_then_delete)
     out = tmp_path / "out"
     code = cli.main(["scan", str(a), str(b), "--out", str(out), "--workers", "1", "--progress-interval", "0"])
     err = capsys.readouterr().err
@@ -615,16 +611,16 @@ def test_pzstd_input_disappears_after_planning(tmp_path, monkeypatch, small_text
     plain.write_bytes(small_text)
     mf = tmp_path / "g.pgn.zst"
     subprocess.run(["pzstd", "-q", "-1", "-p", "2", "-f", "-o", str(mf), str(plain)], check=True)
-    real = pipeline.plan_frame_units
+    real = engine.scan.plan_frame_units
 
-    def plan_then_delete(info, frames, cfg):
-        units = real(info, frames, cfg)
+    def plan_then_delete(info, frames, cfg, editions):
+        units = real(info, frames, cfg, editions)
         mf.unlink()
         return units
 
-    monkeypatch.setattr(pipeline, "plan_frame_units", plan_then_delete)
+    monkeypatch.setattr(engine.scan, "plan_frame_units", plan_then_delete)
     out = tmp_path / "out"
-    summary, code = run.run_scan([str(mf)], _cfg(out, frames_per_unit=1), workers=1, progress_interval=0)
+    summary, code = engine.run_scan([str(mf)], _cfg(out, frames_per_unit=1), workers=1, progress_interval=0)
     assert code == 1 and summary["units_failed"]
     assert all("No such file" in u for u in summary["units_failed"])
     assert not glob.glob(os.path.join(str(out), "games", "source=*", "part-*.parquet"))

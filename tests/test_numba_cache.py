@@ -96,33 +96,28 @@ def test_scan_after_warmup_compiles_nothing_new(tmp_path):
     game) and draughts inputs."""
     import zstandard
 
-    data = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")
-    small = os.path.join(data, "lichess_small.pgn")
-    if not os.path.exists(small):
-        import pytest
+    from conftest import need
 
-        pytest.skip("shared data not available")
+    small = need("lichess_small.pgn")
     text = open(small, "rb").read()[:400_000]
     (tmp_path / "g.pgn").write_bytes(text)
     (tmp_path / "g.pgn.zst").write_bytes(zstandard.ZstdCompressor().compress(text))
     big = b'[Event "big"]\n\n1. e4 {' + b"x" * 300_000 + b'} e5 1-0\n\n' + text[:20_000]
     (tmp_path / "big.pgn").write_bytes(big)
-    pdn = os.path.join(data, "draughts")
-    pdns = sorted(p for p in os.listdir(pdn) if p.endswith(".pdn"))[:1] if os.path.isdir(pdn) else []
-    inputs = [str(tmp_path / "g.pgn"), str(tmp_path / "g.pgn.zst"), str(tmp_path / "big.pgn")]
-    inputs += [os.path.join(pdn, p) for p in pdns]
+    inputs = [str(tmp_path / "g.pgn"), str(tmp_path / "g.pgn.zst"), str(tmp_path / "big.pgn"),
+              need("draughts/czech_gametype29.pdn")]
     code = _SIGNATURES + f"""
 import json, os
 from analyzer.warmup import warmup
-from analyzer import pipeline, run
+from analyzer import engine
 from analyzer.editions import resolve
 warmup()
 before = signatures()
 for k, inp in enumerate({inputs!r}):
     for eds in (["fide_2018"], ["fide_2018", "fide_1997", "lichess"]):
-        cfg = pipeline.Config(out={str(tmp_path)!r} + f"/out{{k}}", editions=resolve(eds), max_game_bytes=100_000)
+        cfg = engine.Config(out={str(tmp_path)!r} + f"/out{{k}}", editions=resolve(eds), max_game_bytes=100_000)
         with open(os.devnull, "w") as devnull:
-            run.run_scan([inp], cfg, workers=2, force=True, progress_interval=0, log=devnull)
+            engine.run_scan([inp], cfg, workers=2, force=True, progress_interval=0, progress_mode="none")
 after = signatures()
 new = {{k: v for k, v in after.items() if v != before.get(k)}}
 # The same kernel compiled for read-only and for writable text is compile time paid twice.
@@ -145,12 +140,9 @@ def test_cli_loads_cached_kernels_without_the_registry_refresh(tmp_path):
     a second one must refresh nothing, and its tables must equal those of numba's own path."""
     import pyarrow.parquet as pq
 
-    data = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")
-    small = os.path.join(data, "lichess_small.pgn")
-    if not os.path.exists(small):
-        import pytest
+    from conftest import need
 
-        pytest.skip("shared data not available")
+    small = need("lichess_small.pgn")
     (tmp_path / "g.pgn").write_bytes(open(small, "rb").read()[:600_000])
     cli_scan = f"""
 import json, sys
@@ -166,9 +158,9 @@ print(json.dumps([code, len(calls), getattr(caching.Cache.load_overload, "_analy
 """
     plain_scan = f"""
 import sys
-from analyzer import pipeline, run
+from analyzer import engine
 from analyzer.editions import resolve
-run.run_scan([{str(tmp_path / "g.pgn")!r}], pipeline.Config(out=sys.argv[1], editions=resolve(["fide_2018"])),
+engine.run_scan([{str(tmp_path / "g.pgn")!r}], engine.Config(out=sys.argv[1], editions=resolve(["fide_2018"])),
              workers=2, progress_interval=0)
 """
     results = []

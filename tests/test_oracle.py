@@ -1,6 +1,6 @@
 """The engine against the python-chess oracle (tests/reference.py) on every game of
-lichess_small.pgn (2,000) and edge_cases.pgn (243): per-ply key identity classes, halfmove clocks
-and %clk clocks, every fide_2018 game column, and the event set.
+lichess_small.pgn (2,000) and edge_cases.pgn (243, 19 of them Chess960): per-ply key identity
+classes, halfmove clocks and %clk clocks, every fide_2018 game column, and the event set.
 
 Expected values come only from python-chess (and, for the oracle's own sanity checks, from the
 facts written into the data files by their curator). A missing engine is a failure, not a skip.
@@ -17,12 +17,11 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import reference as ref  # noqa: E402
 
-DATA = os.environ.get(
-    "ANALYZER_SHARED_DATA",
-    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data"))
+from conftest import need  # noqa: E402
+
 FILES = {
-    "lichess_small": os.path.join(DATA, "lichess_small.pgn"),
-    "edge_cases": os.path.join(DATA, "edge_cases.pgn"),
+    "lichess_small": need("lichess_small.pgn"),
+    "edge_cases": need("edge_cases.pgn"),
 }
 EXPECTED_GAMES = {"lichess_small": 2000, "edge_cases": 243}
 # edge_cases is small but full of long repetition-heavy games: there the oracle also checks every
@@ -57,15 +56,12 @@ def engine(name: str):
 
 
 def mismatches(name: str) -> list:
-    """All mismatches of the file (games the engine did not analyze give a 'status' mismatch,
-    except Chess960 games, which it may leave to python-chess)."""
+    """All mismatches of the file (games the engine did not analyze give a 'status' mismatch)."""
     if name not in _MISMATCHES:
         orc = oracle(name)
         _, eng = engine(name)
         out = []
         for o, e in zip(orc, eng):
-            if e.status != "ok" and o.chess960:
-                continue
             out.extend(ref.compare_game(o, e))
         _MISMATCHES[name] = out
     return _MISMATCHES[name]
@@ -227,19 +223,19 @@ def test_engine_byte_offsets(name):
 
 
 def test_engine_status_ok(name):
-    """Every game is analyzed (Chess960 may be left to python-chess)."""
+    """Every game is analyzed, Chess960 games included."""
     orc = oracle(name)
     _, eng = engine(name)
     bad = []
     for o, e in zip(orc, eng):
         if e.status == "no_moves" and o.plies == 0:
             continue          # a game without movetext, analyzed as a 0-ply game: compared as ok
-        if e.status != "ok" and not o.chess960:
+        if e.status != "ok":
             bad.append(f"{o.describe()} [{o.headers.get('Variant', '')}] FEN={o.headers.get('FEN')}: "
                        f"{e.status}: {e.error} (error_ply {e.columns.get('error_ply')})")
-    skipped = sum(1 for o, e in zip(orc, eng) if e.status != "ok" and o.chess960)
-    print(f"{name}: {skipped} chess960 games not analyzed by the engine (allowed)")
     assert not bad, "\n".join(bad[:10])
+    if name == "edge_cases":
+        assert sum(o.chess960 for o in orc) == 19
 
 
 def test_engine_headers(name):

@@ -5,15 +5,13 @@ Default run: for each position the deepest depth whose published count is <= 200
 """
 from __future__ import annotations
 
-import inspect
 import os
 
 import pytest
 
-DATA = os.environ.get(
-    "ANALYZER_SHARED_DATA",
-    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data"))
-PERFT_DIR = os.path.join(DATA, "perft")
+from conftest import need  # noqa: E402
+
+
 DEFAULT_MAX_NODES = 200_000
 RANDOM_EVERY = 20            # default run: every 20th position of random.perft ...
 RANDOM_MAX_NODES = 20_000    # ... at depths up to 20,000 nodes
@@ -64,9 +62,9 @@ def load_perft_blocks(path: str) -> list:
     return [tuple(x) for x in out]
 
 
-SUITE = load_epd_suite(os.path.join(PERFT_DIR, "perftsuite.epd"))
-TRICKY = load_perft_blocks(os.path.join(PERFT_DIR, "tricky.perft"))
-RANDOM = load_perft_blocks(os.path.join(PERFT_DIR, "random.perft"))
+SUITE = load_epd_suite(need("perft/perftsuite.epd"))
+TRICKY = load_perft_blocks(need("perft/tricky.perft"))
+RANDOM = load_perft_blocks(need("perft/random.perft"))
 
 
 def test_files_parsed():
@@ -99,10 +97,6 @@ def _is_chess960_xfen(pid: str, fen: str = "") -> bool:
 def _run(pid, fen, depth, expected):
     perft = _perft()
     if _is_chess960_xfen(pid, fen):
-        params = inspect.signature(perft).parameters
-        if "chess960" not in params:
-            pytest.skip("Chess960 (X-FEN) castling position; analyzer.chess.perft(fen, depth) is the "
-                        "standard-chess generator (Chess960 games go through python-chess)")
         got = perft(fen, depth, chess960=True)
     else:
         got = perft(fen, depth)

@@ -15,16 +15,18 @@ import polars as pl
 import pytest
 
 import analyzer
-from analyzer import pipeline, run
+from analyzer import engine
 from analyzer.editions import resolve
+from analyzer.engine import unit as unit_mod
 
-SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")
-SMALL = os.path.join(SHARED, "lichess_small.pgn")
+from conftest import need
+
+SMALL = need("lichess_small.pgn")
 
 
 def _scan(inputs, out, workers=1, **cfg_kw):
-    cfg = pipeline.Config(out=str(out), editions=resolve(["fide_2018"]), **cfg_kw)
-    summary, code = run.run_scan([str(p) for p in inputs], cfg, workers=workers, progress_interval=0)
+    cfg = engine.Config(out=str(out), editions=resolve(["fide_2018"]), **cfg_kw)
+    summary, code = engine.run_scan([str(p) for p in inputs], cfg, workers=workers, progress_interval=0)
     return summary, code
 
 
@@ -42,12 +44,6 @@ def _same_tables(a, b, ignore_source=False):
     assert ga.shape == gb.shape
     assert ga.equals(gb), "games tables differ"
     assert ea.equals(eb), "events tables differ"
-
-
-@pytest.fixture(scope="module")
-def small_text():
-    with open(SMALL, "rb") as fh:
-        return fh.read()
 
 
 @pytest.fixture(scope="module")
@@ -104,7 +100,7 @@ def test_pzstd_multiframe_equals_single_frame(tmp_path, baseline, small_text):
     assert summary["units"] == len(frames)
     _same_tables(baseline[1], _tables(tmp_path / "out"))
     # Default grouping by size: a budget of ~1.5 frames' compressed bytes puts two frames in a unit.
-    per_unit = int(1.5 * frames[0].size) * pipeline.TEXT_PER_COMPRESSED_BYTE
+    per_unit = int(1.5 * frames[0].size) * engine.config.TEXT_PER_COMPRESSED_BYTE
     summary, code = _scan([mf], tmp_path / "out2", workers=2, frame_unit_text_bytes=per_unit)
     assert code == 0
     assert 1 < summary["units"] < len(frames)
@@ -128,13 +124,16 @@ def test_rerun_skips_and_force_recomputes(tmp_path, small_text):
     summary, code = _scan([src], out, unit_text_bytes=1 << 20)
     assert summary["sources_skipped_as_complete"] == ["games"]
     _same_tables(first, _tables(out))
-    cfg = pipeline.Config(out=str(out), editions=resolve(["fide_2018"]), unit_text_bytes=1 << 20)
-    summary, code = run.run_scan([str(src)], cfg, force=True, progress_interval=0)
+    cfg = engine.Config(out=str(out), editions=resolve(["fide_2018"]), unit_text_bytes=1 << 20)
+    summary, code = engine.run_scan([str(src)], cfg, force=True, progress_interval=0)
     assert summary["sources_skipped_as_complete"] == []
+    assert summary["games_analyzed"] == summary["games"] == 2000     # nothing reused (failed before)
     _same_tables(first, _tables(out))
 
 
 def _cli(*args, **kw):
+    if args and args[0] == "scan":
+        args = (*args, "--json")
     return subprocess.run([sys.executable, "-m", "analyzer.cli", *args], capture_output=True, text=True, **kw)
 
 
@@ -210,26 +209,26 @@ def test_failed_unit_spills_later_units_then_rerun_completes(tmp_path, baseline,
     src = tmp_path / "games.pgn"
     src.write_bytes(small_text)
     out = tmp_path / "out"
-    real = pipeline.run_unit
+    real = unit_mod.run_unit
 
     def flaky(spec, cfg, hold=False):
         if spec.index == 1:
             raise RuntimeError("injected failure")
         return real(spec, cfg, hold=hold)
 
-    monkeypatch.setattr(pipeline, "run_unit", flaky)
+    monkeypatch.setattr(unit_mod, "run_unit", flaky)
     summary, code = _scan([src], out, workers=2, unit_text_bytes=200_000)
     assert code == 1 and any("unit 1: RuntimeError: injected failure" in u for u in summary["units_failed"])
     staged = {int(n.split("-")[1].split(".")[0]) for n in os.listdir(os.path.join(out, "_staging", "games"))}
     assert staged and 1 not in staged and max(staged) > 1, staged
-    monkeypatch.setattr(pipeline, "run_unit", real)
+    monkeypatch.setattr(unit_mod, "run_unit", real)
     calls = []
 
     def counting(spec, cfg, hold=False):
         calls.append(spec.index)
         return real(spec, cfg, hold=hold)
 
-    monkeypatch.setattr(pipeline, "run_unit", counting)
+    monkeypatch.setattr(unit_mod, "run_unit", counting)
     summary, code = _scan([src], out, workers=2, unit_text_bytes=200_000)
     assert code == 0
     assert 1 in calls and not staged & set(calls), (calls, staged)
@@ -241,28 +240,34 @@ def test_after_a_failure_units_are_not_held_in_memory(tmp_path):
     (a month-long run with an early failure must not hold every later unit in memory)."""
     from analyzer import tables
 
-    f = pipeline.OrderedFinalizer(str(tmp_path), "s")
+    from analyzer.engine import layout
+    from analyzer.engine.numbering import OrderedFinalizer
+
+    f = OrderedFinalizer(str(tmp_path), "s")
     rec = {"unit": 3, "games": 0, "text_start": 0, "text_bytes": 0, "frame_text_bytes": None,
            "_held": (tables.GAMES_SCHEMA.empty_table(), tables.EVENTS_SCHEMA.empty_table())}
     f.fail()
     f.add(rec)
-    assert f.waiting == {} and "_held" not in rec
-    assert all(os.path.exists(p) for p in pipeline.staging_paths(str(tmp_path), "s", 3))
-    assert os.path.exists(pipeline.unit_manifest_path(str(tmp_path), "s", 3))
+    assert "_held" not in rec
+    assert all(os.path.exists(p) for p in layout.staging_paths(str(tmp_path), "s", 3))
+    assert os.path.exists(layout.unit_record_path(str(tmp_path), "s", 3))
 
 
 def test_frame_groups_by_size_and_by_count():
     """Default units group whole frames up to ~frame_unit_text_bytes of text (estimated from the
     compressed sizes); --frames-per-unit fixes the count. Every frame is in exactly one unit."""
-    budget = pipeline.FRAME_UNIT_TEXT_BYTES // pipeline.TEXT_PER_COMPRESSED_BYTE
-    cfg = pipeline.Config(out="x", editions=[])
+    from analyzer.engine.config import FRAME_UNIT_TEXT_BYTES, TEXT_PER_COMPRESSED_BYTE
+    from analyzer.engine.plan import frame_groups
+
+    budget = FRAME_UNIT_TEXT_BYTES // TEXT_PER_COMPRESSED_BYTE
+    cfg = engine.Config(out="x", editions=[])
     sizes = [budget // 3 + 1] * 10          # three frames fill a unit
-    groups = pipeline.frame_groups(sizes, cfg)
+    groups = frame_groups(sizes, cfg)
     assert groups == [(0, 3), (3, 6), (6, 9), (9, 10)]
-    assert pipeline.frame_groups([budget * 2, 5, 5], cfg) == [(0, 1), (1, 3)]
-    assert pipeline.frame_groups([], cfg) == []
+    assert frame_groups([budget * 2, 5, 5], cfg) == [(0, 1), (1, 3)]
+    assert frame_groups([], cfg) == []
     cfg.frames_per_unit = 4
-    assert pipeline.frame_groups(sizes, cfg) == [(0, 4), (4, 8), (8, 10)]
+    assert frame_groups(sizes, cfg) == [(0, 4), (4, 8), (8, 10)]
 
 
 def test_summary_counts_equal_the_tables(tmp_path):
@@ -270,16 +275,16 @@ def test_summary_counts_equal_the_tables(tmp_path):
     codes) equal counts over the written tables: chess with two editions, edge cases, draughts."""
     import polars as pl
 
-    inputs = [SMALL, os.path.join(SHARED, "edge_cases.pgn"), os.path.join(SHARED, "draughts", "russian_gametype25.pdn")]
-    cfg = pipeline.Config(out=str(tmp_path / "out"), editions=resolve(["fide_2018", "lichess"]),
+    inputs = [SMALL, need("edge_cases.pgn"), need("draughts/russian_gametype25.pdn")]
+    cfg = engine.Config(out=str(tmp_path / "out"), editions=resolve(["fide_2018", "lichess"]),
                           unit_text_bytes=300_000)
-    summary, code = run.run_scan(inputs, cfg, workers=2, progress_interval=0)
+    summary, code = engine.run_scan(inputs, cfg, workers=2, progress_interval=0)
     g, e = _tables(tmp_path / "out")
     first_rows = g.filter(pl.col("edition") == pl.col("edition").first().over("source"))
     status = dict(first_rows.group_by("status").len().iter_rows())
     assert summary["status"] == status and sum(status.values()) == summary["games"]
     rules = {}
-    for colname in pipeline._RULE_COLUMNS:
+    for colname in unit_mod.RULE_COLUMNS:
         for ed, n in g.filter(pl.col(colname).is_not_null()).group_by("edition").len().iter_rows():
             rules[f"{ed}:{colname}"] = n
     assert summary["rules"] == rules and rules
@@ -287,25 +292,22 @@ def test_summary_counts_equal_the_tables(tmp_path):
     assert summary["events"] == events and events
 
 
-def test_cut_over_pieces_equals_cut_over_the_joined_text(small_text):
-    """The sequential reader keeps a unit as its read pieces: finding the cut and splitting
-    there give what the joined text gives, wherever the piece boundaries fall."""
+def test_split_pieces_gives_the_joined_text(small_text):
+    """The sequential reader keeps a unit as its read pieces: splitting them anywhere gives
+    what the joined text gives, with no empty piece."""
     import random
 
-    from analyzer.stream import find_strong_start
+    from analyzer.engine.plan import split_pieces
 
     rng = random.Random(3)
-    text = small_text[:400_000] + b"\r\n\r\n[Event \"x\"]\n\n1. e4 *\n"
+    text = small_text[:400_000]
     for _ in range(300):
         cuts = sorted(rng.sample(range(1, len(text)), rng.randint(0, 12)))
         pieces = [text[a:b] for a, b in zip([0] + cuts, cuts + [len(text)])]
-        pos = rng.choice([0, 1, 7, 9, rng.randrange(len(text)), len(text) - 5, len(text) + 10])
-        s = pipeline._find_cut(pieces, pos)
-        assert s == find_strong_start(text, pos)
-        at = s if s >= 0 else rng.randrange(len(text) + 1)
-        head, tail = pipeline._split_pieces(pieces, at)
+        at = rng.randrange(len(text) + 1)
+        head, tail = split_pieces(pieces, at)
         assert b"".join(head) == text[:at] and b"".join(tail) == text[at:]
-        assert all(head) and all(tail)     # no empty pieces
+        assert all(head) and all(tail)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -322,17 +324,18 @@ def _pzstd_file(tmp_path, text, name="games"):
     return mf
 
 
-def _scan_engine(inputs, out, engine, workers=2, **cfg_kw):
-    cfg = pipeline.Config(out=str(out), editions=resolve(["fide_2018"]), **cfg_kw)
-    return run.run_scan([str(p) for p in inputs], cfg, workers=workers, engine=engine, progress_interval=0)
+def _scan_engine(inputs, out, kind, workers=2, **cfg_kw):
+    cfg = engine.Config(out=str(out), editions=resolve(["fide_2018"]), **cfg_kw)
+    return engine.run_scan([str(p) for p in inputs], cfg, workers=workers, engine=kind, progress_interval=0)
 
 
 _FLAKY_SCAN = """
 import json, os, sys
-from analyzer import pipeline, run
+from analyzer import engine
 from analyzer.editions import resolve
 mf, out, pids, failure = sys.argv[1:5]
-real = pipeline.run_unit
+from analyzer.engine import unit as U
+real = U.run_unit
 
 def flaky(spec, cfg, hold=False):
     with open(pids, "a") as fh:
@@ -343,9 +346,9 @@ def flaky(spec, cfg, hold=False):
         os._exit(3)
     return real(spec, cfg, hold=hold)
 
-pipeline.run_unit = flaky
-cfg = pipeline.Config(out=out, editions=resolve(["fide_2018"]), frames_per_unit=1)
-summary, code = run.run_scan([mf], cfg, workers=2, progress_interval=0)
+U.run_unit = flaky
+cfg = engine.Config(out=out, editions=resolve(["fide_2018"]), frames_per_unit=1)
+summary, code = engine.run_scan([mf], cfg, workers=2, progress_interval=0)
 print(json.dumps({"code": code, "failed": summary["units_failed"], "pid": os.getpid(),
                   "engine": summary["engine_by_source"]}))
 """

@@ -19,9 +19,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import reference as ref  # noqa: E402
 
-DATA = os.environ.get(
-    "ANALYZER_SHARED_DATA",
-    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data"))
+from conftest import need  # noqa: E402
 
 # The official test vectors of the Polyglot book format specification (H. G. Muller's
 # "PolyGlot opening book format" page): position after the moves -> key.
@@ -128,7 +126,7 @@ def test_fide_key_on_every_position(name):
     fide_key = _fide_key()
     n = n_illegal = 0
     bad = []
-    for gi, ply, fen, board in _positions(os.path.join(DATA, name)):
+    for gi, ply, fen, board in _positions(need(name)):
         illegal = (board.ep_square is not None and board.has_pseudo_legal_en_passant()
                    and not board.has_legal_en_passant())
         exp = _expected_fide_key(board)
@@ -155,7 +153,7 @@ def test_replay_keys_are_polyglot(name):
     import numpy as np
 
     from analyzer.api import analyze_bytes  # a missing engine must fail, not skip
-    path = os.path.join(DATA, name)
+    path = need(name)
     with open(path, "rb") as fh:
         res = analyze_bytes(fh.read(), source=name, editions=(ref.EDITION,), keep_facts=True)
     off = np.asarray(res.facts["game_offsets"])

@@ -14,16 +14,12 @@ from analyzer.chess.analyze import analyze_block
 from analyzer.editions import resolve
 from analyzer.pgn.split import split_games
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-if not DATA.exists():
-    DATA = Path("../shared/data").resolve()
+from conftest import need
 
 
 @pytest.mark.parametrize("name", ["lichess_small.pgn", "edge_cases.pgn"])
 def test_other_editions_unchanged_by_1997_facts(name):
-    path = DATA / name
-    if not path.exists():
-        pytest.skip(f"{path} not available")
+    path = Path(need(name))
     buf = np.frombuffer(path.read_bytes(), np.uint8)
     starts, ends, _ = split_games(buf, True)
     kw = dict(source="s", first_game_index=0, base_offset=0, keep_facts=True)

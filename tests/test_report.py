@@ -20,9 +20,10 @@ import pytest
 
 from analyzer import report
 
-SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")
-SMALL = os.path.join(SHARED, "lichess_small.pgn")
-EDGE = os.path.join(SHARED, "edge_cases.pgn")
+from conftest import need
+
+SMALL = need("lichess_small.pgn")
+EDGE = need("edge_cases.pgn")
 EDITIONS = ["fide_2018", "fide_2014", "lichess"]
 TABLES = ["summary_by_edition", "summary_by_source", "summary_by_month", "summary_by_time_control",
           "summary_by_rating_band", "summary_by_lichess_era", "missed_claim_results", "result_changes",
@@ -41,10 +42,13 @@ def _edge_games() -> list[str]:
 
 
 def _cli(*args, timeout=900):
+    if args[0] == "scan":
+        args = (*args, "--json")
     proc = subprocess.run([sys.executable, "-m", "analyzer.cli", *args], capture_output=True, text=True,
                           timeout=timeout)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    last = proc.stdout.strip().splitlines()[-1]
+    return json.loads(last) if args[0] == "scan" else {"report": last}
 
 
 @pytest.fixture(scope="module")

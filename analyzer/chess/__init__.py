@@ -2,15 +2,16 @@
 from __future__ import annotations
 
 
-def perft(fen: str, depth: int) -> int:
-    """Leaf count of the legal-move tree of the bitboard generator (standard chess)."""
+def perft(fen: str, depth: int, chess960: bool = False) -> int:
+    """Leaf count of the legal-move tree of the bitboard generator (standard chess, or Chess960
+    castling rules with chess960=True: X-FEN or Shredder-FEN castling rights)."""
     import chess
 
     from analyzer.chess._board import perft as _perft
     from analyzer.chess.analyze import _start_arrays
 
-    bb, mb, st = _start_arrays(chess.Board(fen))
-    return int(_perft(bb, mb, st, depth))
+    bb, mb, st, ct = _start_arrays(chess.Board(fen, chess960=chess960))
+    return int(_perft(bb, mb, st, ct, depth))
 
 
 def fide_key(fen: str) -> int:
@@ -21,6 +22,6 @@ def fide_key(fen: str) -> int:
     from analyzer.chess import _board as B
     from analyzer.chess.analyze import _start_arrays
 
-    bb, mb, st = _start_arrays(chess.Board(fen))
+    bb, mb, st, _ = _start_arrays(chess.Board(fen))
     pkey = np.uint64(B.piece_key(bb, mb, st[0]))
     return int(B.fide_key_from_piece_key(bb, st, pkey, bool(B.has_legal_ep(bb, st))))

@@ -4,7 +4,13 @@ A position is three small arrays, so kernels can copy and pass them without Pyth
   bb  uint64[8]  pawns, knights, bishops, rooks, queens, kings, white pieces, black pieces
   mb  int8[64]   piece type on each square (0 = empty)
   st  int64[4]   side to move, castling bits, en-passant square (-1), halfmove clock
-Moves are int32: from | to << 6 | promotion type << 12 | flag << 15.
+and, fixed for a whole game, its castling table:
+  ct  int64[CT_SIZE]  castling bits lost per touched square, the castling rooks' start squares,
+                 the Chess960 SAN flag (analyzer.chess._tables); Chess960 and standard chess
+                 differ only in this table.
+Moves are int32: from | to << 6 | promotion type << 12 | flag << 15. A castling move goes from
+the king's square to its rook's square (king-takes-rook, as python-chess's Chess960 UCI); the
+king ends on the g or c file, the rook on the f or d file.
 """
 from __future__ import annotations
 
@@ -15,7 +21,7 @@ from numba import njit
 from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 
 from analyzer.chess._tables import (
-    BETWEEN, BISHOP_EMPTY, ROOK_EMPTY, CASTLE_BK, CASTLE_BQ, CASTLE_MASK_BY_SQUARE, LINE, CASTLE_WK, CASTLE_WQ, DARK_SQUARES,
+    BETWEEN, BISHOP_EMPTY, ROOK_EMPTY, CASTLE_BK, CASTLE_BQ, CT_ROOK, LINE, CASTLE_WK, CASTLE_WQ, DARK_SQUARES,
     DIR_E, DIR_N, DIR_NE, DIR_NW, DIR_S, DIR_SE, DIR_SW, DIR_W, KING_ATTACKS, KNIGHT_ATTACKS,
     LIGHT_SQUARES, MF_CASTLE, RANK_MASKS, MF_DOUBLE, MF_EP, MF_NORMAL, PAWN_ATTACKS, RAYS, ZOBRIST_CASTLE,
     ZOBRIST_EP_FILE, ZOBRIST_PIECE, ZOBRIST_WHITE_TO_MOVE,
@@ -165,41 +171,64 @@ def m_flag(m):
     return (m >> 15) & 3
 
 
+@njit(inline="always", **HOT)
+def castle_targets(frm, to):
+    """(king's, rook's) destination of the castling move frm (king) -> to (rook)."""
+    base = frm & 56
+    if to > frm:
+        return base + 6, base + 5
+    return base + 2, base + 3
+
+
 @njit(**HOT)
-def castle_legal_for(bb, rights, color, kingside):
+def castle_move_for(bb, rights, ct, color, kingside):
+    """The castling move of `color` (king square -> rook square, MF_CASTLE) if it would be legal
+    with `color` to move, else 0. As python-chess generate_castling_moves (Chess960 rules, which
+    include standard castling): the right; every square between the king and its destination
+    and between the rook and its destination, and both destinations, empty but for this king
+    and rook; no square from the king's start to its destination attacked (the destination with
+    the rook already on its new square)."""
+    i = (0 if kingside else 1) + 2 * color
+    if not (rights & (1 << i)):
+        return np.int32(0)
+    r = ct[CT_ROOK + i]
+    kings = bb[5] & bb[6 + color]
+    if r < 0 or kings == U0:
+        return np.int32(0)
+    k = lsb(kings)
+    kt, rt = castle_targets(k, r)
+    kb = bit(k)
+    rb = bit(r)
+    ktb = bit(kt)
+    rtb = bit(rt)
+    occ = bb[6] | bb[7]
+    kpath = BETWEEN[k, kt]
+    if (occ ^ kb ^ rb) & (kpath | BETWEEN[r, rt] | ktb | rtb):
+        return np.int32(0)
+    enemy = bb[7 - color]
+    occ_k = occ ^ kb
+    path = kpath | kb
+    while path:
+        s = lsb(path)
+        path &= path - U1
+        if is_attacked(bb, s, enemy, occ_k, color):
+            return np.int32(0)
+    if is_attacked(bb, kt, enemy, occ ^ kb ^ rb ^ rtb, color):
+        return np.int32(0)
+    return encode(k, r, 0, MF_CASTLE)
+
+
+@njit(**HOT)
+def castle_legal_for(bb, rights, ct, color, kingside):
     """Castling of `color` would be legal if it were to move: right, empty path, no attacked
     square on the king's way (including its start: not in check)."""
-    if color == 0:
-        need = CASTLE_WK if kingside else CASTLE_WQ
-        base = 0
-    else:
-        need = CASTLE_BK if kingside else CASTLE_BQ
-        base = 56
-    if not (rights & need):
-        return False
-    occ = bb[6] | bb[7]
-    if kingside:
-        between = bit(base + 5) | bit(base + 6)
-        path0, path1, path2 = base + 4, base + 5, base + 6
-    else:
-        between = bit(base + 1) | bit(base + 2) | bit(base + 3)
-        path0, path1, path2 = base + 4, base + 3, base + 2
-    if occ & between:
-        return False
-    enemy = bb[7 - color]
-    if is_attacked(bb, path0, enemy, occ, color):
-        return False
-    if is_attacked(bb, path1, enemy, occ, color):
-        return False
-    if is_attacked(bb, path2, enemy, occ, color):
-        return False
-    return True
+    return castle_move_for(bb, rights, ct, color, kingside) != 0
 
 
 @njit(**HOT)
-def castle_legal(bb, st, kingside):
+def castle_legal(bb, st, ct, kingside):
     """Castling of the side to move is legal now (rights, empty path, no check on the way)."""
-    return castle_legal_for(bb, st[1], st[0], kingside)
+    return castle_move_for(bb, st[1], ct, st[0], kingside) != 0
 
 
 @njit(**HOT)
@@ -213,7 +242,7 @@ def _push_if_legal(bb, stm, frm, to, promo, flag, ep_cap, moving_king, out, n, l
 
 
 @njit(**HOT)
-def gen_legal(bb, mb, st, out, limit):
+def gen_legal(bb, mb, st, ct, out, limit):
     """Write up to `limit` legal moves into `out`; return how many. limit=1 answers 'any legal move?'."""
     stm = st[0]
     own = bb[6 + stm]
@@ -280,14 +309,14 @@ def gen_legal(bb, mb, st, out, limit):
             if n >= limit:
                 return n
     # Castling.
-    base = 0 if stm == 0 else 56
-    if castle_legal(bb, st, True):
-        if n < limit:
-            out[n] = encode(base + 4, base + 6, 0, MF_CASTLE)
+    if st[1]:
+        m = castle_move_for(bb, st[1], ct, stm, True)
+        if m and n < limit:
+            out[n] = m
             n += 1
-    if castle_legal(bb, st, False):
-        if n < limit:
-            out[n] = encode(base + 4, base + 2, 0, MF_CASTLE)
+        m = castle_move_for(bb, st[1], ct, stm, False)
+        if m and n < limit:
+            out[n] = m
             n += 1
     return n
 
@@ -322,7 +351,7 @@ def checks_and_pins(bb, stm, ksq, pin_out):
 
 
 @njit(inline="always", **HOT)  # one caller: the replay loop
-def has_legal_move(bb, mb, st, chk, pinned, ksq, scratch):
+def has_legal_move(bb, mb, st, ct, chk, pinned, ksq, scratch):
     """Any legal move? Fast when not in check: a piece that is not pinned (or moves along its
     pin line) with a pseudo-legal target has a legal move. Falls back to gen_legal otherwise.
     ksq: the king square of the side to move (the caller has it already)."""
@@ -366,7 +395,7 @@ def has_legal_move(bb, mb, st, chk, pinned, ksq, scratch):
                     t &= LINE[ksq, frm]
                 if t:
                     return True
-    return gen_legal(bb, mb, st, scratch, 1) > 0
+    return gen_legal(bb, mb, st, ct, scratch, 1) > 0
 
 
 @njit(**HOT)
@@ -392,7 +421,7 @@ def has_legal_ep(bb, st):
 
 
 @njit(**HOT)
-def make_move(bb, mb, st, m):
+def make_move(bb, mb, st, ct, m):
     """Play legal move `m` in place; return the captured piece type (0 = none)."""
     stm = st[0]
     frm = m_from(m)
@@ -404,6 +433,23 @@ def make_move(bb, mb, st, m):
     tb = bit(to)
     own_i = 6 + stm
     opp_i = 7 - stm
+    if flag == MF_CASTLE:
+        # King frm -> kt, rook to -> rt; any of the four squares may coincide.
+        kt, rt = castle_targets(frm, to)
+        ktb = bit(kt)
+        rtb = bit(rt)
+        bb[5] = (bb[5] & ~fb) | ktb
+        bb[3] = (bb[3] & ~tb) | rtb
+        bb[own_i] = (bb[own_i] & ~(fb | tb)) | ktb | rtb
+        mb[frm] = 0
+        mb[to] = 0
+        mb[kt] = 6
+        mb[rt] = 4
+        st[1] &= ~(ct[frm] | ct[to])
+        st[2] = -1
+        st[3] += 1
+        st[0] = 1 - stm
+        return 0
     captured = mb[to]
     if captured:
         bb[captured - 1] &= ~tb
@@ -421,19 +467,8 @@ def make_move(bb, mb, st, m):
     newpt = promo if promo else pt
     bb[newpt - 1] |= tb
     mb[to] = newpt
-    if flag == MF_CASTLE:
-        if to > frm:
-            rf, rt = frm + 3, frm + 1
-        else:
-            rf, rt = frm - 4, frm - 1
-        rfb = bit(rf)
-        rtb = bit(rt)
-        bb[3] = (bb[3] & ~rfb) | rtb
-        bb[own_i] = (bb[own_i] & ~rfb) | rtb
-        mb[rf] = 0
-        mb[rt] = 4
     # Castling rights, en passant, clock, side to move.
-    st[1] &= ~(CASTLE_MASK_BY_SQUARE[frm] | CASTLE_MASK_BY_SQUARE[to])
+    st[1] &= ~(ct[frm] | ct[to])
     if flag == MF_DOUBLE:
         st[2] = (frm + to) // 2
     else:
@@ -470,20 +505,20 @@ def fide_key_from_piece_key(bb, st, pkey, legal_ep):
 
 
 @njit(**HOT)
-def castle_now_bits(bb, rights):
+def castle_now_bits(bb, rights, ct):
     """Castling possible right now, per colour and side (bits WK=1, WQ=2, BK=4, BQ=8), each as
     if that colour were to move: what the 1997-2005 texts call the right to castle, which can
     change 'temporarily' while the castling rights stay."""
     b = 0
     if rights == 0:
         return b
-    if castle_legal_for(bb, rights, 0, True):
+    if castle_legal_for(bb, rights, ct, 0, True):
         b |= CASTLE_WK
-    if castle_legal_for(bb, rights, 0, False):
+    if castle_legal_for(bb, rights, ct, 0, False):
         b |= CASTLE_WQ
-    if castle_legal_for(bb, rights, 1, True):
+    if castle_legal_for(bb, rights, ct, 1, True):
         b |= CASTLE_BK
-    if castle_legal_for(bb, rights, 1, False):
+    if castle_legal_for(bb, rights, ct, 1, False):
         b |= CASTLE_BQ
     return b
 
@@ -509,11 +544,11 @@ def insufficient_material(bb):
 
 
 @njit(**JIT)
-def perft(bb, mb, st, depth):
+def perft(bb, mb, st, ct, depth):
     if depth == 0:
         return 1
     moves = np.empty(256, dtype=np.int32)
-    n = gen_legal(bb, mb, st, moves, 256)
+    n = gen_legal(bb, mb, st, ct, moves, 256)
     if depth == 1:
         return n
     total = 0
@@ -521,6 +556,6 @@ def perft(bb, mb, st, depth):
         bb2 = bb.copy()
         mb2 = mb.copy()
         st2 = st.copy()
-        make_move(bb2, mb2, st2, moves[i])
-        total += perft(bb2, mb2, st2, depth - 1)
+        make_move(bb2, mb2, st2, ct, moves[i])
+        total += perft(bb2, mb2, st2, ct, depth - 1)
     return total

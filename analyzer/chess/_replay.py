@@ -23,14 +23,14 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from analyzer.chess._board import (
-    HOT, JIT, U0, U1, bit, castle_legal, castle_now_bits, checks_and_pins, gen_legal, has_legal_move, has_legal_ep,
-    insufficient_material, is_safe_after, king_square, lsb, m_flag, m_from, m_promo, m_to,
-    make_move, bishop_attacks, rook_attacks, encode, piece_key,
+    HOT, JIT, U0, U1, bit, castle_move_for, castle_now_bits, castle_targets, checks_and_pins, gen_legal,
+    has_legal_move, has_legal_ep, insufficient_material, is_safe_after, king_square, lsb, m_flag, m_from,
+    m_promo, m_to, make_move, bishop_attacks, rook_attacks, encode, piece_key,
 )
 from analyzer.pgn._scan import _load_u64
 from analyzer.tables import STATUS_CODES
 from analyzer.chess._tables import (
-    CASTLE_MASK_BY_SQUARE, FILE_MASKS, KING_ATTACKS, LINE, KNIGHT_ATTACKS, MF_CASTLE, MF_DOUBLE, MF_EP,
+    CT_CHESS960, CT_SIZE, FILE_MASKS, KING_ATTACKS, LINE, KNIGHT_ATTACKS, MF_CASTLE, MF_DOUBLE, MF_EP,
     MF_NORMAL, PAWN_ATTACKS, RANK_MASKS, ZOBRIST_CASTLE, ZOBRIST_EP_FILE, ZOBRIST_PIECE,
     ZOBRIST_WHITE_TO_MOVE,
 )
@@ -257,11 +257,15 @@ def _promo_letter(c):
 
 
 @njit(inline="always", **HOT)
-def resolve_san(bb, mb, st, buf, a, b, chk, pinned):
+def resolve_san(bb, mb, st, ct, buf, a, b, chk, pinned):
     """Match SAN buf[a:b] to the legal moves: returns (move, n_matches); n = -1 if not SAN syntax.
 
     Follows python-chess parse_san: over-disambiguation is accepted, a pawn capture needs its
-    file, `e2e4`-style fully specified moves name any piece, promotion must match.
+    file, `e2e4`-style fully specified moves name any piece, promotion must match. Castling:
+    O-O / O-O-O (0-0, 0-0-0), and king-takes-rook written as squares (`e1h1`, `g1xh1`: python-chess
+    find_move, in both rule sets); standard games (ct[CT_CHESS960] == 0) also accept the king's
+    two-step (`Kg1`, `e1g1`), Chess960 games do not (python-chess parse_san on a chess960 board:
+    `Kg1`, `e1g1`, `Kxh1` are illegal there).
     """
     # Strip check/mate/annotation suffixes.
     while b > a and (_at(buf, b - 1) == 43 or _at(buf, b - 1) == 35 or _at(buf, b - 1) == 33
@@ -281,10 +285,9 @@ def resolve_san(bb, mb, st, buf, a, b, chk, pinned):
         n = b - a
         if ((n == 3 or n == 5) and _at(buf, a + 1) == 45 and _at(buf, a + 2) == c0
                 and (n == 3 or (_at(buf, a + 3) == 45 and _at(buf, a + 4) == c0))):
-            kingside = n == 3
-            if castle_legal(bb, st, kingside):
-                base = 0 if stm == 0 else 56
-                return encode(base + 4, base + (6 if kingside else 2), 0, MF_CASTLE), 1
+            m = castle_move_for(bb, st[1], ct, stm, n == 3)
+            if m:
+                return m, 1
             return np.int32(0), 0
         if c0 == 79:
             return np.int32(0), -1
@@ -323,6 +326,13 @@ def resolve_san(bb, mb, st, buf, a, b, chk, pinned):
         return np.int32(0), -1
     tb = bit(to)
     if own & tb:
+        if piece == 0 and ff >= 0 and fr >= 0 and promo == 0 and st[1]:
+            # King takes own rook (e1h1): castling, if legal, with that rook.
+            frm = fr * 8 + ff
+            for kingside in (True, False):
+                m = castle_move_for(bb, st[1], ct, stm, kingside)
+                if m and m_from(m) == frm and m_to(m) == to:
+                    return m, 1
         return np.int32(0), 0
     from_mask = ~U0
     if ff >= 0:
@@ -379,12 +389,14 @@ def resolve_san(bb, mb, st, buf, a, b, chk, pinned):
         cands = (bishop_attacks(to, occ) | rook_attacks(to, occ)) & bb[4] & own
     else:
         cands = KING_ATTACKS[to] & bb[5] & own
-        # Castling written as a king move (Kg1, e1g1), as python-chess accepts.
-        ksq = king_square(bb, stm)
-        base = 0 if stm == 0 else 56
-        if ksq == base + 4 and (to == base + 6 or to == base + 2) and (from_mask & bit(ksq)):
-            if castle_legal(bb, st, to == base + 6):
-                return encode(ksq, to, 0, MF_CASTLE), 1
+        # Standard chess: castling written as the king's two-step (Kg1, e1g1).
+        if st[1] and not ct[CT_CHESS960]:
+            ksq = king_square(bb, stm)
+            base = 0 if stm == 0 else 56
+            if ksq == base + 4 and (to == base + 6 or to == base + 2) and (from_mask & bit(ksq)):
+                m = castle_move_for(bb, st[1], ct, stm, to == base + 6)
+                if m:
+                    return m, 1
     cands &= from_mask
     found = np.int32(0)
     count = 0
@@ -413,6 +425,10 @@ def _key_delta(mb, st, m):
     pt = mb[frm]
     promo = m_promo(m)
     flag = m_flag(m)
+    if flag == MF_CASTLE:  # king frm -> kt, rook to -> rt
+        kt, rt = castle_targets(frm, to)
+        return (ZOBRIST_PIECE[stm, 6, frm] ^ ZOBRIST_PIECE[stm, 6, kt] ^ ZOBRIST_PIECE[stm, 4, to]
+                ^ ZOBRIST_PIECE[stm, 4, rt] ^ ZOBRIST_WHITE_TO_MOVE)
     d = ZOBRIST_PIECE[stm, pt, frm] ^ ZOBRIST_PIECE[stm, promo if promo else pt, to] ^ ZOBRIST_WHITE_TO_MOVE
     cap = mb[to]
     if cap:
@@ -420,11 +436,6 @@ def _key_delta(mb, st, m):
     if flag == MF_EP:
         csq = to - 8 if stm == 0 else to + 8
         d ^= ZOBRIST_PIECE[1 - stm, 1, csq]
-    elif flag == MF_CASTLE:
-        if to > frm:
-            d ^= ZOBRIST_PIECE[stm, 4, frm + 3] ^ ZOBRIST_PIECE[stm, 4, frm + 1]
-        else:
-            d ^= ZOBRIST_PIECE[stm, 4, frm - 4] ^ ZOBRIST_PIECE[stm, 4, frm - 1]
     return d
 
 
@@ -464,7 +475,7 @@ def _copy_board(bb, mb, st, bb2, mb2, st2):
 
 
 @njit(**HOT)
-def _lookahead_repeat(bb, mb, st, pkey, key, p, ws, ws97, cnow, moves, nmoves, bb2, mb2, st2, want97):
+def _lookahead_repeat(bb, mb, st, ct, pkey, key, p, ws, ws97, cnow, moves, nmoves, bb2, mb2, st2, want97):
     """Max earlier occurrences (>= 2) of the position reached by a reversible legal move, in
     the 2009+ window and in the 1997 window (where the move must not change castling-now)."""
     best = 0
@@ -479,7 +490,7 @@ def _lookahead_repeat(bb, mb, st, pkey, key, p, ws, ws97, cnow, moves, nmoves, b
         to = m_to(m)
         if m_flag(m) != MF_NORMAL or mb[frm] == 1 or mb[to] != 0:
             continue
-        if (CASTLE_MASK_BY_SQUARE[frm] | CASTLE_MASK_BY_SQUARE[to]) & rights:
+        if (ct[frm] | ct[to]) & rights:
             continue
         pt = mb[frm]
         nk = pkey ^ ZOBRIST_PIECE[stm, pt, frm] ^ ZOBRIST_PIECE[stm, pt, to] ^ ZOBRIST_WHITE_TO_MOVE ^ ZOBRIST_CASTLE[rights]
@@ -491,8 +502,8 @@ def _lookahead_repeat(bb, mb, st, pkey, key, p, ws, ws97, cnow, moves, nmoves, b
                 same_cnow = True
                 if rights:
                     _copy_board(bb, mb, st, bb2, mb2, st2)
-                    make_move(bb2, mb2, st2, m)
-                    same_cnow = castle_now_bits(bb2, rights) == cnow
+                    make_move(bb2, mb2, st2, ct, m)
+                    same_cnow = castle_now_bits(bb2, rights, ct) == cnow
                 if same_cnow:
                     c97 = count_back(key, p - 1, ws97, nk)
                     if c97 >= 2 and c97 > best97:
@@ -503,23 +514,25 @@ def _lookahead_repeat(bb, mb, st, pkey, key, p, ws, ws97, cnow, moves, nmoves, b
 
 
 @njit(**HOT)
-def _fifty_intended(bb, mb, st, moves, nmoves, scratch, bb2, mb2, st2):
+def _fifty_intended(bb, mb, st, ct, moves, nmoves, scratch, bb2, mb2, st2):
     """A legal non-zeroing move exists after which the opponent still has a legal move."""
     for i in range(nmoves):
         m = moves[i]
         frm = m_from(m)
         to = m_to(m)
-        if mb[frm] == 1 or mb[to] != 0 or m_flag(m) == MF_EP:
+        flag = m_flag(m)
+        # (castling, king -> own rook, is not a capture)
+        if flag == MF_EP or (flag != MF_CASTLE and (mb[frm] == 1 or mb[to] != 0)):
             continue
         _copy_board(bb, mb, st, bb2, mb2, st2)
-        make_move(bb2, mb2, st2, m)
-        if gen_legal(bb2, mb2, st2, scratch, 1) > 0:
+        make_move(bb2, mb2, st2, ct, m)
+        if gen_legal(bb2, mb2, st2, ct, scratch, 1) > 0:
             return True
     return False
 
 
 @njit(inline="always", **HOT)
-def _record(bb, mb, st, pkey, p, ws, ws97, window_start, window97, key, hmc, flags, rep_next,
+def _record(bb, mb, st, ct, pkey, p, ws, ws97, window_start, window97, key, hmc, flags, rep_next,
             rep_next97, clock, clk_now, fifty_min_clock, moves, scratch, n_twice, key_bits, cnow, pin_out, bb2, mb2,
             st2, want97):
     """Compute and store the facts of the position now on the board at index p (key_bits: the
@@ -548,7 +561,7 @@ def _record(bb, mb, st, pkey, p, ws, ws97, window_start, window97, key, hmc, fla
     if chk:
         f |= FLAG_CHECK
     pinned = pin_out[0]
-    has_move = has_legal_move(bb, mb, st, chk, pinned, ksq, scratch)
+    has_move = has_legal_move(bb, mb, st, ct, chk, pinned, ksq, scratch)
     if has_move:
         f |= FLAG_HAS_MOVE
     elif chk:
@@ -567,12 +580,13 @@ def _record(bb, mb, st, pkey, p, ws, ws97, window_start, window97, key, hmc, fla
     need_rep = has_move and n_twice[1 - stm] > 0
     need_fifty = has_move and st[3] >= fifty_min_clock
     if need_rep or need_fifty:
-        nm = gen_legal(bb, mb, st, moves, 256)
+        nm = gen_legal(bb, mb, st, ct, moves, 256)
         if need_rep:
-            rn, rn97 = _lookahead_repeat(bb, mb, st, pkey, key, p, ws, ws97, cnow, moves, nm, bb2, mb2, st2, want97)
+            rn, rn97 = _lookahead_repeat(bb, mb, st, ct, pkey, key, p, ws, ws97, cnow, moves, nm, bb2, mb2, st2,
+                                         want97)
         if need_fifty:
             f |= FLAG_FIFTY_LOOKED
-            if _fifty_intended(bb, mb, st, moves, nm, scratch, bb2, mb2, st2):
+            if _fifty_intended(bb, mb, st, ct, moves, nm, scratch, bb2, mb2, st2):
                 f |= FLAG_FIFTY_INTENDED
     rep_next[pu] = rn
     rep_next97[pu] = rn97
@@ -732,10 +746,11 @@ def _token_kind(buf, a, b, plies, flags, p):
 
 
 @njit(**JIT)
-def replay_batch(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
+def replay_batch(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st, init_ct,
                  fifty_min_clock, want97, pos_off, status, err_ply, err_s, err_e,
                  key, hmc, flags, rep_next, rep_next97, clock):
-    """Replay every game i whose init_idx[i] >= 0 (init_idx < 0 = skip: no positions).
+    """Replay every game i whose init_idx[i] >= 0 (init_idx < 0 = skip: no positions), from
+    start position init_*[init_idx[i]] (init_ct: its castling table, standard or Chess960).
 
     want97: compute the 1997-2005 identity facts (castling-now bits, FLAG_WINDOW97,
     rep_next97). They cost ~8% of the replay and only fide_1997-style editions read them;
@@ -746,17 +761,18 @@ def replay_batch(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
     moves = np.empty(260, dtype=np.int32)
     mb = np.empty(64, dtype=np.int8)
     mb2 = np.empty(64, dtype=np.int8)
-    return _replay_games(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
+    ct = np.empty(CT_SIZE, dtype=np.int64)
+    return _replay_games(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st, init_ct,
                          fifty_min_clock, want97, pos_off, status, err_ply, err_s, err_e,
                          key, hmc, flags, rep_next, rep_next97, clock,
-                         ws_i64, ws_u64, ws_f64, moves, mb, mb2)
+                         ws_i64, ws_u64, ws_f64, moves, mb, mb2, ct)
 
 
 @njit(**HOT)
-def _replay_games(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
+def _replay_games(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st, init_ct,
                   fifty_min_clock, want97, pos_off, status, err_ply, err_s, err_e,
                   key, hmc, flags, rep_next, rep_next97, clock,
-                  ws_i64, ws_u64, ws_f64, moves, mb, mb2):
+                  ws_i64, ws_u64, ws_f64, moves, mb, mb2, ct):
     """replay_batch without the numba runtime (no reference counting on the hot path): all
     scratch arrays come from the caller, as views of three small workspaces."""
     n_games = len(mt_start)
@@ -771,6 +787,7 @@ def _replay_games(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
     pin_out = ws_u64[16:17]
     key_bits = ws_u64[17:19]
     last_clk = ws_f64[0:2]
+    ct_idx = -1  # the start position whose castling table is in ct
     p = 0
     for g in range(n_games):
         pos_off[g] = p
@@ -787,6 +804,10 @@ def _replay_games(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
             mb[q] = init_mb[ii, q]
         for q in range(4):
             st[q] = init_st[ii, q]
+        if ii != ct_idx:
+            for q in range(CT_SIZE):
+                ct[q] = init_ct[ii, q]
+            ct_idx = ii
         s = mt_start[g]
         e = mt_end[g]
         if p + 1 > cap:
@@ -799,10 +820,10 @@ def _replay_games(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
         last_clk[1] = np.nan
         ws = p
         ws97 = p
-        cnow = castle_now_bits(bb, st[1]) if want97 else 0
+        cnow = castle_now_bits(bb, st[1], ct) if want97 else 0
         n_twice[0] = 0
         n_twice[1] = 0
-        _record_call(bb, mb, st, pkey, p, ws, ws97, True, True, key, hmc, flags, rep_next, rep_next97,
+        _record_call(bb, mb, st, ct, pkey, p, ws, ws97, True, True, key, hmc, flags, rep_next, rep_next97,
                      clock, last_clk[st[0]], fifty_min_clock, moves, scratch, n_twice, key_bits, cnow, pin_out, bb2,
                      mb2, st2, want97)
         plies = 0
@@ -895,13 +916,13 @@ def _replay_games(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
                     if prev_ep_legal:
                         ws = p
                         ws97 = p
-                    _record_call(bb, mb, st, pkey, p, ws, ws97, prev_ep_legal, prev_ep_legal, key, hmc, flags,
+                    _record_call(bb, mb, st, ct, pkey, p, ws, ws97, prev_ep_legal, prev_ep_legal, key, hmc, flags,
                                  rep_next, rep_next97, clock, last_clk[st[0]], fifty_min_clock, moves, scratch,
                                  n_twice, key_bits, cnow, pin_out, bb2, mb2, st2, want97)
                     continue
             elif c == 101 and b - a == 4 and _at(buf, a + 1) == 46 and _match(buf, a, b, LIT_EP):
                 continue
-            m, nmatch = resolve_san(bb, mb, st, buf, a, b, (flags[p] & FLAG_CHECK) != 0, pin_out[0])
+            m, nmatch = resolve_san(bb, mb, st, ct, buf, a, b, (flags[p] & FLAG_CHECK) != 0, pin_out[0])
             if nmatch != 1:
                 code = S_BAD_TOKEN if nmatch < 0 else (S_ILLEGAL if nmatch == 0 else S_AMBIGUOUS)
                 _fail(status, err_ply, err_s, err_e, g, code, plies, a, b)
@@ -914,18 +935,18 @@ def _replay_games(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st,
             rights_before = st[1]
             prev_ep_legal = (flags[p] & FLAG_LEGAL_EP) != 0
             pkey ^= _key_delta(mb, st, m)
-            _make_move_inl(bb, mb, st, m)
+            _make_move_inl(bb, mb, st, ct, m)
             irreversible = st[3] == 0 or st[1] != rights_before or prev_ep_legal
             p += 1
             plies += 1
-            new_cnow = castle_now_bits(bb, st[1]) if want97 and st[1] else 0
+            new_cnow = castle_now_bits(bb, st[1], ct) if want97 and st[1] else 0
             window97 = irreversible or new_cnow != cnow
             cnow = new_cnow
             if irreversible:
                 ws = p
             if window97:
                 ws97 = p
-            _record(bb, mb, st, pkey, p, ws, ws97, irreversible, window97, key, hmc, flags, rep_next,
+            _record(bb, mb, st, ct, pkey, p, ws, ws97, irreversible, window97, key, hmc, flags, rep_next,
                     rep_next97, clock, last_clk[st[0]], fifty_min_clock, moves, scratch, n_twice, key_bits, cnow,
                     pin_out, bb2, mb2, st2, want97)
         # last_clk only ever receives numbers: both still NaN = the game has no %clk.

@@ -96,6 +96,20 @@ CASTLE_MASK_BY_SQUARE[56] = CASTLE_BQ
 CASTLE_MASK_BY_SQUARE[60] = CASTLE_BK | CASTLE_BQ
 CASTLE_MASK_BY_SQUARE[63] = CASTLE_BK
 
+# Castling of a game ("castling table" `ct`, int64[CT_SIZE], fixed for the whole game, passed next
+# to bb/mb/st): ct[sq] = the castling bits a move loses when it touches square sq (from or to:
+# the king's and the castling rooks' start squares); ct[CT_ROOK + i] = the start square of the
+# rook of castling bit 1 << i (WK, WQ, BK, BQ; -1 if none); ct[CT_CHESS960] = 1 when the game
+# follows python-chess's Chess960 SAN rules (castling only as O-O / O-O-O or king-takes-rook
+# 'e1h1'). A castling move is encoded king square -> rook square (as python-chess's Chess960 UCI),
+# so the rook squares need no lookup when the move is made.
+CT_ROOK = 64
+CT_CHESS960 = 68
+CT_SIZE = 72
+STANDARD_CASTLING = np.full(CT_SIZE, 0, dtype=np.int64)
+STANDARD_CASTLING[:64] = CASTLE_MASK_BY_SQUARE
+STANDARD_CASTLING[CT_ROOK:CT_ROOK + 4] = (7, 0, 63, 56)   # h1, a1, h8, a8
+
 # Polyglot keys: 0..767 pieces (64 * kind + square, kind = 2 * (type - 1) + is_white),
 # 768..771 castling (WK, WQ, BK, BQ), 772..779 en-passant file, 780 white to move.
 POLYGLOT = np.array(POLYGLOT_RANDOM, dtype=np.uint64)

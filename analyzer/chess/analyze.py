@@ -1,11 +1,14 @@
 """One block of PGN text -> the `games` and `events` tables for each requested edition.
 
 Python here works per block (megabytes), never per ply: tags, replay and rules are numba
-kernels over the whole block; Arrow columns are built from flat buffers. Only rare games go
-through Python one by one: those with a [FEN] or [Variant] tag, and errors (for messages).
+kernels over the whole block; Arrow columns are built from flat buffers. Every game, Chess960
+included, is replayed by the kernels: python-chess only sets up start positions other than the
+standard one ([FEN], Chess960), once per distinct (variant, FEN) of a block, cached across
+blocks. Errors get their messages in Python, game by game.
 """
 from __future__ import annotations
 
+import functools
 import threading
 from dataclasses import dataclass
 
@@ -15,6 +18,7 @@ import pyarrow.compute as pc
 
 from analyzer import tables
 from analyzer.chess import _replay as R
+from analyzer.chess._tables import CT_CHESS960, CT_ROOK, CT_SIZE, STANDARD_CASTLING
 from analyzer.editions import IDENTITY_FIDE_1997, ChessEdition
 from analyzer.pgn import _scan
 from analyzer.rules import _kernels as K
@@ -27,7 +31,8 @@ _NAMES_BUF = np.frombuffer("".join(TAG_NAMES).encode(), dtype=np.uint8).copy()
 _NAMES_OFF = np.cumsum([0] + [len(n) for n in TAG_NAMES]).astype(np.int64)
 
 _STANDARD_VARIANTS = {"", "standard", "chess", "from position", "fromposition", "normal"}
-_CHESS960_VARIANTS = {"chess960", "chess 960", "fischerandom", "fischer random", "960"}
+# python-chess's spellings (chess.pgn.Headers.is_chess960), and "960".
+_CHESS960_VARIANTS = {"chess960", "chess 960", "fischerandom", "fischerrandom", "fischer random", "960"}
 STATUS_INDEX = {s: i for i, s in enumerate(tables.STATUS_CODES)}
 
 
@@ -40,7 +45,11 @@ class BlockResult:
 
 
 def _start_arrays(board):
-    """(bitboards, mailbox, state) of a python-chess Board, as the replay kernel takes them."""
+    """(bitboards, mailbox, state, castling table) of a python-chess Board, as the replay kernel
+    takes them. The castling rights are python-chess's (`clean_castling_rights`, under the
+    board's own rules: X-FEN KQkq = the outermost rooks, Shredder-FEN file letters, standard);
+    each right becomes a bit (WK, WQ, BK, BQ: the rook on the king's h-side or a-side), the table
+    holds its rook's square and the squares whose move loses it (that rook's and the king's)."""
     import chess
 
     bb = np.zeros(8, np.uint64)
@@ -49,19 +58,21 @@ def _start_arrays(board):
         bb[piece.piece_type - 1] |= np.uint64(1 << sq)
         bb[6 + (0 if piece.color else 1)] |= np.uint64(1 << sq)
         mb[sq] = piece.piece_type
-    rights = board.clean_castling_rights()
+    ct = np.zeros(CT_SIZE, np.int64)
+    ct[CT_ROOK:CT_ROOK + 4] = -1
+    ct[CT_CHESS960] = 1 if board.chess960 else 0
     c = 0
-    if rights & chess.BB_H1:
-        c |= 1
-    if rights & chess.BB_A1:
-        c |= 2
-    if rights & chess.BB_H8:
-        c |= 4
-    if rights & chess.BB_A8:
-        c |= 8
+    for sq in chess.scan_forward(board.clean_castling_rights()):
+        color = 0 if sq < 8 else 1
+        king = board.king(color == 0)       # on sq's rank: python-chess cleaned the rights
+        i = (0 if sq > king else 1) + 2 * color
+        c |= 1 << i
+        ct[CT_ROOK + i] = sq
+        ct[sq] |= 1 << i
+        ct[king] |= 1 << i
     ep = -1 if board.ep_square is None else board.ep_square
     st = np.array([0 if board.turn else 1, c, ep, board.halfmove_clock], np.int64)
-    return bb, mb, st
+    return bb, mb, st, ct
 
 
 def _standard_start():
@@ -78,10 +89,32 @@ def _standard_start():
         bb[mb[sq] - 1] |= np.uint64(1 << int(sq))
         bb[6 if sq < 32 else 7] |= np.uint64(1 << int(sq))
     st = np.array([0, 15, -1, 0], np.int64)           # white to move, KQkq, no e.p., clock 0
-    return bb, mb, st
+    return bb, mb, st, STANDARD_CASTLING.copy()
 
 
-_STD_BB, _STD_MB, _STD_ST = _standard_start()
+_STD_START = _standard_start()
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_start(fen: str | None, chess960: bool):
+    """(start arrays, None) of a game's start position, or (None, message) if it is invalid;
+    as python-chess sets up a game (chess.pgn.Headers.board): the FEN (default: the standard
+    start) under Chess960 rules if the variant is Chess960 or the FEN's castling rights only
+    make sense in Chess960. Cached: a Chess960 dump has at most 960 distinct start FENs."""
+    import chess
+
+    try:
+        board = chess.Board(chess.STARTING_FEN if fen is None else fen, chess960=chess960)
+        board.chess960 = board.chess960 or board.has_chess960_castling_rights()
+        ok = board.is_valid()
+    except ValueError as exc:
+        ok = False
+        reason = str(exc)
+    else:
+        reason = ", ".join(s.name for s in chess.Status if s and board.status() & s) if not ok else ""
+    if not ok:
+        return None, f"invalid [FEN \"{fen}\"]: {reason}"
+    return _start_arrays(board), None
 
 
 _FACT_TYPES = {"key": np.uint64, "hmc": np.int32, "flags": np.uint16, "rep_next": np.int8,
@@ -189,74 +222,68 @@ def analyze_block(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, *, sour
         t = _T[name]
         return _dict_strings(buf, val_s[:, t], val_e[:, t], esc[:, t])
 
-    # Start positions: standard unless the game has [FEN] or a [Variant] other than standard;
-    # those few in Python.
+    # Start positions: standard unless the game has [FEN] or a [Variant] other than standard.
+    # The others are set up in Python once per distinct (variant, FEN) of the block.
     variant_col, variant_codes = dict_col("Variant")
-    standard = [v.strip().lower() in _STANDARD_VARIANTS for v in variant_col.dictionary.to_pylist()]
-    plain_variant = (variant_codes < 0) | _dict_lookup(variant_codes, standard)
     init_idx = np.zeros(n, np.int64)
     pre_status = np.full(n, -1, np.int64)
     messages: dict[int, str] = {}
-    inits = [(_STD_BB, _STD_MB, _STD_ST)]
-    slow_games: list[int] = []
-    special = np.nonzero((val_s[:, _T["FEN"]] >= 0) | ~plain_variant
-                         | ((val_s[:, _T["Variant"]] < 0) & (default_variant is not None)))[0]
-    variant_games: list[int] = []
-    variant_vcodes: list[int] = []
-    variant_fens: list = []
-    for g in special:
-        variant = ""
-        if val_s[g, _T["Variant"]] >= 0:
-            variant = _text(buf, val_s[g, _T["Variant"]], val_e[g, _T["Variant"]]).strip().lower()
-        vc = variant_code(variant) if variant else default_variant
-        if vc is not None:
-            variant_games.append(int(g))
-            variant_vcodes.append(vc)
-            has_fen = val_s[g, _T["FEN"]] >= 0
-            variant_fens.append(_text(buf, val_s[g, _T["FEN"]], val_e[g, _T["FEN"]]).strip() if has_fen else None)
-            init_idx[g] = -1
-            continue
-        if variant in _CHESS960_VARIANTS:
-            slow_games.append(int(g))
-            init_idx[g] = -1
-            continue
-        if variant not in _STANDARD_VARIANTS:
-            init_idx[g] = -1
-            pre_status[g] = STATUS_INDEX["unsupported_variant"]
-            messages[int(g)] = f"variant {variant!r} is not analyzed (standard chess rules only)"
-            continue
-        if val_s[g, _T["FEN"]] >= 0:
-            import chess
-
-            fen = _text(buf, val_s[g, _T["FEN"]], val_e[g, _T["FEN"]]).strip()
-            try:
-                board = chess.Board(fen)
-                ok = board.is_valid()
-            except ValueError as exc:
-                ok = False
-                reason = str(exc)
-            else:
-                reason = ", ".join(s.name for s in chess.Status if s and board.status() & s) if not ok else ""
-            if not ok:
-                init_idx[g] = -1
-                pre_status[g] = STATUS_INDEX["bad_fen"]
-                messages[int(g)] = f"invalid [FEN \"{fen}\"]: {reason}"
+    inits = [_STD_START]
+    variants = [v.strip().lower() for v in variant_col.dictionary.to_pylist()]
+    plain_variant = (variant_codes < 0) | _dict_lookup(variant_codes, [v in _STANDARD_VARIANTS for v in variants])
+    has_fen = val_s[:, _T["FEN"]] >= 0
+    # The Lichess variants other than Chess960 (analyzer.variants): by [Variant] tag, or
+    # default_variant for games without one. Replayed after the chess games (splice_variants).
+    game_vc = np.full(n, -1, np.int64)
+    tag_vc = [variant_code(v) for v in variants]
+    if any(c is not None for c in tag_vc):
+        game_vc = np.array([-1 if c is None else c for c in tag_vc] + [-1], np.int64)[variant_codes]
+    if default_variant is not None:
+        game_vc[variant_codes < 0] = default_variant
+    is_variant = game_vc >= 0
+    init_idx[is_variant] = -1
+    special = np.nonzero((has_fen | ~plain_variant) & ~is_variant)[0]
+    if len(special):
+        fen_codes = np.full(n, -1, np.int32)
+        fens: list = []
+        if has_fen.any():
+            fen_col, fen_codes = dict_col("FEN")
+            fens = [f.strip() for f in fen_col.dictionary.to_pylist()]
+        combo = (variant_codes[special].astype(np.int64) + 1) * (len(fens) + 1) + (fen_codes[special] + 1)
+        uniq, inverse = np.unique(combo, return_inverse=True)
+        u_init = np.full(len(uniq), -1, np.int64)
+        u_status = np.full(len(uniq), -1, np.int64)
+        u_message: list = [None] * len(uniq)
+        for u, c in enumerate(uniq.tolist()):
+            vc, fc = divmod(c, len(fens) + 1)
+            variant = variants[vc - 1] if vc > 0 else ""
+            fen = fens[fc - 1] if fc > 0 else None
+            if variant not in _STANDARD_VARIANTS and variant not in _CHESS960_VARIANTS:
+                u_status[u] = STATUS_INDEX["unsupported_variant"]
+                u_message[u] = f"variant {variant!r} is not analyzed (standard chess and Chess960 only)"
                 continue
-            init_idx[g] = len(inits)
-            inits.append(_start_arrays(board))
+            arrays, error = _parse_start(fen, variant in _CHESS960_VARIANTS)
+            if error is not None:
+                u_status[u] = STATUS_INDEX["bad_fen"]
+                u_message[u] = error
+                continue
+            u_init[u] = len(inits)
+            inits.append(arrays)
+        init_idx[special] = u_init[inverse]
+        pre_status[special] = u_status[inverse]
+        for i in np.nonzero(u_status[inverse] >= 0)[0]:
+            messages[int(special[i])] = u_message[inverse[i]]
     if extra_status:
         for g, (code, msg) in extra_status.items():
             init_idx[g] = -1
             pre_status[g] = STATUS_INDEX[code]
             messages[g] = msg
-            if g in slow_games:
-                slow_games.remove(g)
-            if g in variant_games:
-                j = variant_games.index(g)
-                del variant_games[j], variant_vcodes[j], variant_fens[j]
+            is_variant[g] = False
+    variant_games = np.nonzero(is_variant)[0]
     init_bb = np.stack([x[0] for x in inits])
     init_mb = np.stack([x[1] for x in inits])
     init_st = np.stack([x[2] for x in inits])
+    init_ct = np.stack([x[3] for x in inits])
 
     fifty_min = min(ed.min_claim_clock for ed in editions)
     mt_len = np.where(init_idx >= 0, ends - mt_start, 0)
@@ -270,7 +297,7 @@ def analyze_block(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, *, sour
     f_key, f_hmc, f_flags = fb["key"], fb["hmc"], fb["flags"]
     f_next, f_next97, f_clock = fb["rep_next"], fb["rep_next97"], fb["clock"]
     want97 = any(ed.identity == IDENTITY_FIDE_1997 for ed in editions)
-    total = R.replay_batch(buf, mt_start, ends, init_idx, init_bb, init_mb, init_st,
+    total = R.replay_batch(buf, mt_start, ends, init_idx, init_bb, init_mb, init_st, init_ct,
                            fifty_min, want97, pos_off, status, err_ply, err_s, err_e, f_key,
                            f_hmc, f_flags, f_next, f_next97, f_clock)
     facts = {"key": f_key[:total], "hmc": f_hmc[:total],
@@ -280,19 +307,18 @@ def analyze_block(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, *, sour
     status = status.astype(np.int64)
     pre = pre_status >= 0
     status[pre] = pre_status[pre]
-
-    if slow_games:
-        facts, pos_off, stm0 = _splice_slow(buf, starts, ends, slow_games, facts, pos_off, stm0,
-                                            status, err_ply, messages, fifty_min)
     variant_groups: dict = {}
-    if variant_games:
+    if len(variant_games):
         from analyzer.variants.analyze import splice_variants
 
+        vcodes = game_vc[variant_games]
+        vfens = [_text(buf, val_s[g, _T["FEN"]], val_e[g, _T["FEN"]]).strip() if has_fen[g] else None
+                 for g in variant_games]
         facts, pos_off, stm0 = splice_variants(
-            buf, mt_start, ends, variant_games, variant_vcodes, variant_fens, facts, pos_off,
-            stm0, status, err_ply, err_s, err_e, messages, fifty_min, STATUS_INDEX["bad_fen"])
-        for g, vc in zip(variant_games, variant_vcodes):
-            variant_groups.setdefault(vc, []).append(g)
+            buf, mt_start, ends, variant_games, vcodes, vfens, facts, pos_off, stm0, status,
+            err_ply, err_s, err_e, messages, fifty_min, STATUS_INDEX["bad_fen"])
+        for vc in np.unique(vcodes):
+            variant_groups[int(vc)] = variant_games[vcodes == vc]
     plies = np.maximum(pos_off[1:] - pos_off[:-1] - 1, 0).astype(np.int32)
 
     # Error messages (rare: Python per erroneous game).
@@ -363,7 +389,7 @@ def analyze_block(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, *, sour
         "final_is_stalemate": pa.array((fl & R.FLAG_STALEMATE) != 0, mask=~has_pos),
         "final_insufficient_material": pa.array((fl & R.FLAG_INSUFFICIENT) != 0, mask=~has_pos),
     }
-    if variant_games:
+    if len(variant_games):
         from analyzer.variants.analyze import final_variant_outcome
 
         white_final = (stm0 + plies) % 2 == 0
@@ -388,43 +414,6 @@ def analyze_block(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, *, sour
         facts["clock_seconds"] = facts["clock"]
         facts["stm0"] = stm0
     return BlockResult(games, events, facts if keep_facts else None, n)
-
-
-def _splice_slow(buf, starts, ends, slow_games, facts, pos_off, stm0, status, err_ply, messages,
-                 fifty_min):
-    """Insert the python-chess facts of the slow-path games into the flat arrays."""
-    from analyzer.chess import _slow   # (imports python-chess's PGN reader: only when needed)
-
-    n = len(starts)
-    per_game = {}
-    for g in slow_games:
-        text = _text(buf, starts[g], ends[g])
-        res, (st, eply, msg) = _slow.replay_text(text, fifty_min)
-        status[g] = st
-        err_ply[g] = eply
-        if msg:
-            messages[g] = msg
-        if res is not None:
-            per_game[g] = res
-    pieces = {k: [] for k in facts}
-    new_off = np.empty(n + 1, np.int64)
-    p = 0
-    for g in range(n):
-        new_off[g] = p
-        if g in per_game:
-            gf, s0 = per_game[g]
-            stm0[g] = s0
-            for k in facts:
-                pieces[k].append(gf[k])
-            p += len(gf["key"])
-        else:
-            a, b = pos_off[g], pos_off[g + 1]
-            for k in facts:
-                pieces[k].append(facts[k][a:b])
-            p += b - a
-    new_off[n] = p
-    facts = {k: np.concatenate(v) if v else facts[k][:0] for k, v in pieces.items()}
-    return facts, new_off, stm0
 
 
 def _apply(pos_off, stm0, result_code, time_forfeit, auto_on, ed, facts, variant_groups=None):

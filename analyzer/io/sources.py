@@ -8,7 +8,9 @@ from __future__ import annotations
 import bz2
 import gzip
 import io
+import hashlib
 import os
+import stat
 import struct
 import sys
 import threading
@@ -31,17 +33,27 @@ class InputError(Exception):
 @dataclass(frozen=True)
 class InputInfo:
     path: str            # as given ("-" = stdin)
-    name: str            # source name: file name without compression/PGN extensions
+    name: str            # source name: file name without compression/PGN extensions, or --source-name
     compression: str     # none | zstd | gzip | bz2
-    size: int            # bytes on disk (-1 for stdin)
+    size: int            # bytes on disk (-1 for streams)
     mtime: float
     game_type: str       # chess | russian_draughts (routing by extension or GameType tag)
+    seekable: bool = True   # a regular file (frames can be read by offset); else read once, in order
+    digest: str = ""     # hash of the first and last MiB (regular files): a rewritten input is noticed
+
+    def identity(self) -> dict:
+        """What a finished source must match to be skipped by a later run."""
+        return {"path": os.path.abspath(self.path) if self.seekable else self.path, "size": self.size,
+                "mtime": self.mtime, "digest": self.digest, "compression": self.compression,
+                "game_type": self.game_type}
 
 
 def source_name(path: str) -> str:
+    """The default source name of an input: its file name without compression and PGN/PDN
+    extensions (bytes that are not UTF-8 percent-encoded, so the name is valid text)."""
     if path == "-":
         return "stdin"
-    base = os.path.basename(path)
+    base = os.path.basename(path.rstrip("/"))
     for ext in (".zst", ".zstd", ".gz", ".bz2"):
         if base.endswith(ext):
             base = base[: -len(ext)]
@@ -50,7 +62,23 @@ def source_name(path: str) -> str:
         if base.endswith(ext):
             base = base[: -len(ext)]
             break
-    return base or "input"
+    return text_name(base) or "input"
+
+
+def text_name(name: str) -> str:
+    """`name` as valid UTF-8 text: bytes Python could not decode (surrogate escapes from a
+    non-UTF-8 file name) become %XX, so every name survives Arrow, JSON and the file system."""
+    raw = os.fsencode(name)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        out = []
+        for ch in name:
+            if 0xDC80 <= ord(ch) <= 0xDCFF:
+                out.append(f"%{ord(ch) - 0xDC00:02X}")
+            else:
+                out.append(ch)
+        return "".join(out)
 
 
 def _sniff(head: bytes) -> str:
@@ -67,16 +95,97 @@ def _sniff(head: bytes) -> str:
     return "none"
 
 
-def inspect(path: str) -> InputInfo:
-    """Stat and sniff an input; InputError with a clear message when it cannot be read."""
-    if path == "-":
-        return InputInfo("-", "stdin", "stream", -1, 0.0, "chess")
+class _Prefixed(io.RawIOBase):
+    """A stream that was read from before (to sniff it): the bytes read first, then the rest.
+    Pipes, FIFOs and process substitution cannot be reopened or rewound, so the sniffed head
+    is kept and given back to the one reader that follows."""
+
+    def __init__(self, head: bytes, raw):
+        self.head = head
+        self.raw = raw
+
+    def readable(self):
+        return True
+
+    def readinto(self, b):
+        if self.head:
+            n = min(len(b), len(self.head))
+            b[:n] = self.head[:n]
+            self.head = self.head[n:]
+            return n
+        return self.raw.readinto(b)
+
+    def close(self):
+        try:
+            self.raw.close()
+        finally:
+            super().close()
+
+
+_STREAMS: dict[str, _Prefixed] = {}   # path of a non-seekable input -> its sniffed, unread stream
+SNIFF_BYTES = 1 << 16
+DIGEST_BYTES = 1 << 20
+
+
+def _read_head(fh, n: int) -> bytes:
+    parts = []
+    got = 0
+    while got < n:
+        b = fh.read(n - got)
+        if not b:
+            break
+        parts.append(b)
+        got += len(b)
+    return b"".join(parts)
+
+
+def _game_type(path: str, sample: bytes) -> str:
+    if ".pdn" in os.path.basename(path.lower()):
+        return "russian_draughts"
+    if b'[GameType "' in sample and b'[GameType "0' not in sample:
+        return "russian_draughts"
+    return "chess"
+
+
+def _digest(path: str, size: int) -> str:
+    """sha1 of the first and the last MiB (and the size): cheap on a 30 GB dump, and a rewritten
+    file with the same size and mtime is still noticed unless both ends are unchanged."""
+    h = hashlib.sha1(str(size).encode())
+    with open(path, "rb") as fh:
+        h.update(fh.read(DIGEST_BYTES))
+        if size > DIGEST_BYTES:
+            fh.seek(max(size - DIGEST_BYTES, DIGEST_BYTES))
+            h.update(fh.read(DIGEST_BYTES))
+    return h.hexdigest()[:20]
+
+
+def inspect(path: str, name: str | None = None) -> InputInfo:
+    """Stat and sniff an input; InputError with a clear message when it cannot be read.
+
+    A regular file is sniffed by reading its head (it is reopened later). Anything else
+    (standard input, a FIFO, `<(...)`, a character device) is opened once here and the sniffed
+    bytes are kept for the reader (`open_stream`), so nothing is lost."""
+    name = text_name(name) if name else source_name(path)
     try:
-        st = os.stat(path)
-        if os.path.isdir(path):
-            raise InputError(f"{path}: is a directory, not a game file")
-        with open(path, "rb") as fh:
-            head = fh.read(4)
+        if path == "-":
+            st = None
+        else:
+            st = os.stat(path)
+            if stat.S_ISDIR(st.st_mode):
+                raise InputError(f"{path}: is a directory, not a game file")
+        if st is not None and stat.S_ISREG(st.st_mode):
+            with open(path, "rb") as fh:
+                head = fh.read(4)
+            comp = _sniff(head)
+            try:
+                with open_stream(path, comp) as fh:
+                    sample = fh.read(SNIFF_BYTES)
+            except Exception:  # damaged: routing falls back to chess; the reader reports the damage
+                sample = b""
+            return InputInfo(path, name, comp, st.st_size, st.st_mtime, _game_type(path, sample),
+                             True, _digest(path, st.st_size))
+        raw = sys.stdin.buffer if path == "-" else open(path, "rb")
+        head = _read_head(raw, SNIFF_BYTES)
     except FileNotFoundError:
         raise InputError(f"{path}: no such file") from None
     except PermissionError:
@@ -84,29 +193,17 @@ def inspect(path: str) -> InputInfo:
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
     comp = _sniff(head)
-    game_type = "chess"
-    lower = path.lower()
-    if ".pdn" in os.path.basename(lower):
-        game_type = "russian_draughts"
-    else:
+    _STREAMS[path] = _Prefixed(head, raw)
+    sample = head
+    if comp != "none":
         try:
-            with open_stream(path, comp) as fh:
-                sample = fh.read(1 << 16)
-        except Exception:  # damaged: routing falls back to chess; the reader reports the damage
+            sample = _decoder(io.BufferedReader(_Prefixed(head, io.BytesIO())), comp).read(SNIFF_BYTES)
+        except Exception:  # noqa: BLE001 - the head alone may not decode; routing falls back to chess
             sample = b""
-        if b'[GameType "' in sample and b'[GameType "0' not in sample:
-            game_type = "russian_draughts"
-    return InputInfo(path, source_name(path), comp, st.st_size, st.st_mtime, game_type)
+    return InputInfo(path, name, comp, -1, 0.0, _game_type(path, sample), False, "")
 
 
-def open_stream(path: str, compression: str):
-    """A binary file object of decompressed bytes (reads across zstd frames)."""
-    if path == "-":
-        raw = sys.stdin.buffer
-        head = raw.peek(4)[:4] if hasattr(raw, "peek") else b""
-        compression = _sniff(head) if head else "none"
-    else:
-        raw = open(path, "rb")
+def _decoder(raw, compression: str):
     if compression == "zstd":
         dctx = zstandard.ZstdDecompressor(max_window_size=1 << 31)
         tracker = _ZstdFrameTracker(raw)
@@ -116,7 +213,76 @@ def open_stream(path: str, compression: str):
         return gzip.GzipFile(fileobj=raw, mode="rb")
     if compression == "bz2":
         return bz2.BZ2File(raw, mode="rb")
-    return raw if path != "-" else io.BufferedReader(raw)
+    return raw
+
+
+class _Counting(io.RawIOBase):
+    """Counts the (compressed) bytes read from the input, for progress."""
+
+    def __init__(self, raw):
+        self.raw = raw
+        self.count = 0
+
+    def readable(self):
+        return True
+
+    def readinto(self, b):
+        n = self.raw.readinto(b)
+        self.count += n or 0
+        return n
+
+    def close(self):
+        try:
+            self.raw.close()
+        finally:
+            super().close()
+
+
+def open_stream(path: str, compression: str):
+    """A binary file object of decompressed bytes (reads across zstd frames); its
+    `input_count()` tells how many input bytes have been read. A non-seekable input inspected
+    before is read from its kept stream, once."""
+    kept = _STREAMS.pop(path, None)
+    if kept is not None:
+        raw = kept
+    elif path == "-":
+        raw = _Prefixed(b"", sys.stdin.buffer)
+    else:
+        raw = open(path, "rb", buffering=0)
+    counting = _Counting(raw)
+    stream = _decoder(io.BufferedReader(counting, buffer_size=READ_SIZE), compression)
+    try:
+        stream.input_count = lambda: counting.count
+    except AttributeError:   # (a C type without a __dict__: wrap it)
+        stream = _WithCount(stream, counting)
+    return stream
+
+
+class _WithCount(io.RawIOBase):
+    def __init__(self, stream, counting):
+        self.stream = stream
+        self.counting = counting
+
+    def readable(self):
+        return True
+
+    def input_count(self) -> int:
+        return self.counting.count
+
+    def read(self, n=-1):
+        return self.stream.read(n)
+
+    def read1(self, n=-1):
+        return self.stream.read1(n)
+
+    def readinto(self, b):
+        return self.stream.readinto(b)
+
+    def close(self):
+        try:
+            self.stream.close()
+        finally:
+            super().close()
 
 
 class _ZstdFrameTracker:
@@ -261,7 +427,7 @@ def pzstd_frames(path: str) -> list[Frame] | None:
                 return None
             magic, length, csize = struct.unpack("<III", head)
             if not (SKIPPABLE_LO <= magic <= SKIPPABLE_HI) or length != 4:
-                return None if not frames else None
+                return None
             frames.append(Frame(pos + 12, csize))
             pos += 12 + csize
         if pos != size:

@@ -8,7 +8,7 @@ holds their tables, and writes a unit's final parts itself once the parent sends
 game and text base, which are known as soon as every earlier unit has been analyzed. Only unit
 indexes, records and those bases cross the pipes.
 
-Used by `run.run_scan` for pzstd inputs with several local workers on Linux, when the process
+Used by `executors.LocalExecutor` for pzstd inputs with several local workers on Linux, when the process
 has no other thread (forking a threaded process can leave locks held in the child).
 """
 from __future__ import annotations
@@ -18,7 +18,8 @@ import sys
 import threading
 from multiprocessing.connection import Pipe, wait
 
-from analyzer import pipeline
+from analyzer.engine.numbering import Numbering, stage_unit, write_final
+from analyzer.engine.unit import run_unit_safe
 
 
 def available(workers: int) -> bool:
@@ -34,7 +35,7 @@ class _Child:
         self.writing: set[int] = set()  # write order sent, not yet acknowledged
 
 
-def _child_main(conn, specs, cfg, run_unit_safe) -> None:
+def _child_main(conn, specs, cfg) -> None:
     """Messages in: ("unit", k), ("final", record, game_base, text_start), ("staging",
     record), ("stop",). Out: ("done", record), ("written", k, error or None)."""
     held: dict[int, tuple] = {}
@@ -52,9 +53,9 @@ def _child_main(conn, specs, cfg, run_unit_safe) -> None:
                 error = None
                 try:
                     if msg[0] == "final":
-                        pipeline._write_final(cfg.out, rec["source"], rec, games, events, msg[2], msg[3])
+                        write_final(cfg.out, rec["source"], rec, games, events, msg[2], msg[3])
                     else:
-                        pipeline.stage_unit(cfg.out, rec["source"], rec, games, events)
+                        stage_unit(cfg.out, rec["source"], rec, games, events)
                 except Exception as exc:  # noqa: BLE001 - e.g. disk full: a failed unit, the run goes on
                     error = f"{type(exc).__name__}: {exc}"
                 conn.send(("written", rec["unit"], error))
@@ -64,31 +65,57 @@ def _child_main(conn, specs, cfg, run_unit_safe) -> None:
         return   # the parent is gone or interrupted: it reruns whatever is not written
 
 
-def run_frame_units(specs: list, todo: list[int], done: dict[int, dict], cfg, workers: int,
-                    ident: dict, progress, run_unit_safe) -> tuple[list, list]:
-    """Analyze units `todo` of a source (`done`: records of units finished by an earlier run)
-    in `workers` forked children. Returns (records of this run, failures)."""
+def _die_with(parent: int) -> None:
+    """Have the kernel kill this child when the parent dies (kill -9 included): otherwise a
+    child in the middle of a unit would finish it before it notices the closed pipe (measured:
+    39 of 78 kills left a worker alive 0.3 s later)."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, 9)   # PR_SET_PDEATHSIG, SIGKILL
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:   # the parent died before the request was made
+        os._exit(1)
+
+
+def run_frame_units(specs: list, reuse, cfg, workers: int, ident: dict, progress) -> tuple[list, list, int]:
+    """Analyze the frame units `specs` of a source in `workers` forked children (`reuse(spec)`:
+    the record of a unit finished by an earlier run, or None). Returns (records of this run,
+    failures, number of units)."""
     source = specs[0].source
+    done = {}
+    for spec in specs:
+        progress.unit_planned(spec)
+        rec = reuse(spec)
+        if rec is not None:
+            done[spec.index] = rec
+            progress.unit_reused(rec)
+    todo = [s.index for s in specs if s.index not in done]
     children: list[_Child] = []
     try:
         for _ in range(workers):
             parent_end, child_end = Pipe()
+            parent = os.getpid()
             pid = os.fork()
             if pid == 0:   # the child: never returns into the parent's code
                 code = 0
                 try:
+                    _die_with(parent)
                     # Only the parent may hold the parent ends: a child keeping a sibling's
                     # open would stop that sibling from seeing the parent exit.
                     for end in [parent_end] + [c.conn for c in children]:
                         end.close()
-                    _child_main(child_end, specs, cfg, run_unit_safe)
+                    _child_main(child_end, specs, cfg)
                 except BaseException:  # noqa: BLE001
                     code = 1
                 finally:
                     os._exit(code)
             child_end.close()
             children.append(_Child(pid, parent_end))
-        return _drive(children, todo, done, ident, progress, source, workers)
+        records, failures = _drive(children, todo, done, ident, progress, source, workers)
+        return records, failures, len(specs)
     finally:
         for c in children:
             try:
@@ -110,8 +137,7 @@ def _drive(children, todo, done, ident, progress, source, workers):
     owner: dict[int, _Child] = {}
     this_run: list[dict] = []
     failures: list[dict] = []
-    next_unit = 0                         # first unit without its bases yet
-    game_base = text_base = 0
+    numbering = Numbering()               # units before numbering.next_unit have their bases
     broken = False                        # a unit failed: later units go to staging
     window = 4 * workers                  # units analyzed ahead of the numbering, at most
 
@@ -122,7 +148,7 @@ def _drive(children, todo, done, ident, progress, source, workers):
             pass
 
     def dispatch(c: _Child) -> None:
-        while queue and len(c.units) < 2 and (broken or queue[-1] < next_unit + window):
+        while queue and len(c.units) < 2 and (broken or queue[-1] < numbering.next_unit + window):
             k = queue.pop()
             c.units.append(k)
             owner[k] = c
@@ -135,15 +161,12 @@ def _drive(children, todo, done, ident, progress, source, workers):
         send(c, what)
 
     def advance() -> None:
-        nonlocal next_unit, game_base, text_base
-        while not broken and next_unit in records:
-            rec = records[next_unit]
-            start = pipeline._unit_start(rec, text_base)
-            if next_unit in owner and next_unit in owner[next_unit].held:
-                order(next_unit, ("final", rec, game_base, start))
-            game_base += rec["games"]
-            text_base = pipeline._unit_text_end(rec, start)
-            next_unit += 1
+        if broken:
+            return
+        for rec, game_base, start in numbering.ready():
+            k = rec["unit"]
+            if k in owner and k in owner[k].held:
+                order(k, ("final", rec, game_base, start))
 
     def spill() -> None:
         for c in children:
@@ -158,6 +181,11 @@ def _drive(children, todo, done, ident, progress, source, workers):
         broken = True
         spill()
 
+    # Units finished by an earlier run count for the numbering before anything is sent: the
+    # window is measured from the first unit without its bases, which may be far along.
+    for rec in done.values():
+        numbering.add(rec)
+    advance()
     for c in children:
         dispatch(c)
     live = {c.conn: c for c in children}
@@ -182,10 +210,12 @@ def _drive(children, todo, done, ident, progress, source, workers):
                     rec["input"] = ident
                     records[k] = rec
                     this_run.append(rec)
-                    progress.add(rec)
+                    progress.unit_done(rec)
                     c.held.add(k)
                     if broken:
                         order(k, ("staging", rec))
+                    else:
+                        numbering.add(rec)
                     advance()
             else:                                    # ("written", k, error)
                 k, error = msg[1], msg[2]

@@ -15,35 +15,74 @@ import pyarrow as pa
 from analyzer import tables
 from analyzer.pgn.split import split_games
 
-# A "strong" game start: a tag line right after a blank line. Work units are cut there, so a
-# unit that starts mid-file and the sequential reader agree on where games begin.
-_STRONG = re.compile(rb"(?:\r\n|\n|\r)[ \t]*(?:\r\n|\n|\r)([ \t]*\[[A-Za-z0-9_]+[ \t]*\")")
+# A "strong" game start: where a unit that starts mid-file (a pzstd frame unit) and the unit
+# before it agree that a game begins, seeing only the bytes from the frame boundary on:
+#   - a tag line right after a blank line;
+#   - a tag line, or a movetext line starting with "1.", after a line that ends with a
+#     termination marker (files without blank lines between games, games without tags).
+# A strong start is always a game start of the sequential reader (pgn._scan.find_games).
+_EOL = rb"(?:\r\n|\n|\r)"
+_TAG = rb"[ \t]*\[[A-Za-z0-9_]+[ \t]*\""
+_MARKER = rb"(?<=[ \t\r\n])(?:1-0|0-1|1/2-1/2|2-0|0-2|1-1|\*)[ \t]*"
+_STRONG = re.compile(
+    rb"(?:" + _EOL + rb"[ \t]*" + _EOL + rb"(" + _TAG + rb")"
+    rb"|" + _MARKER + _EOL + rb"(?:[ \t]*" + _EOL + rb")*(" + _TAG + rb"|[ \t]*1\.))")
+# After a game larger than the limit, the sequential reader's own rule ends it: any tag line.
+_NEXT_AFTER_OVERSIZED = re.compile(
+    _EOL + rb"(" + _TAG + rb")|" + _MARKER + _EOL + rb"(?:[ \t]*" + _EOL + rb")*([ \t]*1\.)")
+# The tag section of a game (and blank, % and ; lines): an oversized game's own tag lines do
+# not end it.
+_TAG_SECTION = re.compile(rb"(?:[ \t]*(?:[\[%;][^\r\n]*)?" + _EOL + rb")*")
 TAG_PREFIX_BYTES = 1 << 16
+# While skipping to a strong start, text more than this far behind the end is dropped: a match
+# that began there and is still incomplete would need that much whitespace.
+_SKIP_LOOKBACK = 1 << 16
 
 
-def find_strong_start(buf, pos: int) -> int:
-    """Offset >= pos of the first tag line that follows a blank line, or -1."""
-    m = _STRONG.search(buf, max(pos - 8, 0))
-    while m is not None and m.start(1) < pos:
-        m = _STRONG.search(buf, m.start(1))
-    return -1 if m is None else m.start(1)
+def find_strong_start(buf, pos: int = 0, after_oversized: bool = False) -> int:
+    """Offset of the first strong game start in buf whose match begins at or after pos (the
+    byte before pos is seen only as what precedes a marker), or -1. `after_oversized`: any tag
+    line counts (the end of an oversized game, as the sequential reader would see it)."""
+    m = (_NEXT_AFTER_OVERSIZED if after_oversized else _STRONG).search(buf, pos)
+    if m is None:
+        return -1
+    return m.start(1) if m.start(1) >= 0 else m.start(2)
 
 
-def _tail_start(buf) -> int:
-    """Where a strong game start that has not fully arrived yet could begin: the third-last
-    line break (a blank line and a tag line need two), looking back at most 4 KiB."""
-    lo = max(len(buf) - 4096, 0)
-    j = len(buf)
-    for _ in range(3):
-        k = max(buf.rfind(b"\n", lo, j), buf.rfind(b"\r", lo, j))
-        if k < 0:
-            return lo
-        j = k
-    return j
+def strong_start_from(buf, pos: int) -> int:
+    """find_strong_start over buf[pos:] alone, as an offset into buf: what a unit that begins
+    at pos (and cannot see the bytes before it) finds."""
+    with memoryview(buf) as whole, whole[pos:] as view:
+        s = find_strong_start(view, 0)
+    return -1 if s < 0 else pos + s
 
 
-class DecodeDamage(Exception):
-    """Raised by a chunk iterator when the compressed input is damaged at this point."""
+class Skipper:
+    """Finds the next game start in text fed piece by piece, from a point inside a game, with
+    bounded memory: the reader (engine.plan) and the unit that starts at the same point use
+    it on the same bytes, so they agree where the next game starts. `after_oversized`: the
+    point is inside a game larger than the limit (any tag line ends it); else it is a pzstd
+    frame boundary (a strong start)."""
+
+    def __init__(self, after_oversized: bool, search_from: int = 0):
+        self.after_oversized = after_oversized
+        self.text = bytearray()
+        self.base = 0               # offset of text[0] from the point the skip began
+        self.search_from = search_from
+
+    def feed(self, piece) -> int:
+        """Offset (from the point the skip began) of the next game start, or -1 for now."""
+        self.text += piece
+        s = find_strong_start(self.text, self.search_from, self.after_oversized)
+        if s >= 0:
+            return self.base + s
+        drop = max(0, len(self.text) - _SKIP_LOOKBACK)
+        if drop:
+            drop -= 1               # keep one byte: it precedes what the search may meet
+            del self.text[:drop]
+            self.base += drop
+            self.search_from = 1
+        return -1
 
 
 @dataclass
@@ -69,53 +108,90 @@ class RegionAnalyzer:
         self.max_game_bytes = max_game_bytes
         self.pending = bytearray()
         self.offset = 0          # region offset of pending[0]
-        self.skipping = False    # discarding text until the next strong game start
+        self.skipper: Skipper | None = None   # set while skipping to the next game start
+        self.skip_origin = 0     # region offset where the skip began
         self.end_offset = None   # the region ends at the first strong start at or after this
         self.done = False
         self.stats = RegionStats()
 
-    def start_inside(self) -> None:
-        """The text fed starts inside another unit's game: skip to the first strong start."""
-        self.pending += b"\n"
-        self.offset = -1
-        self.skipping = True
+    @property
+    def skipping(self) -> bool:
+        return self.skipper is not None
+
+    def start_inside(self, after_oversized: bool = False) -> None:
+        """The text fed from here starts inside the previous unit's last game: skip to the next
+        game start, the one the previous unit (or the reader) stops at. `after_oversized`: the
+        reader cut a game larger than the limit here; else this is a pzstd frame boundary."""
+        self._skip(Skipper(after_oversized))
 
     def set_end(self, offset: int) -> None:
-        """The region ends at the first strong game start at or after region offset `offset`."""
+        """The region ends at the first strong game start at or after region offset `offset`
+        (the next unit's first byte); until it is found, no text from there on is processed."""
         self.end_offset = offset
         self.feed(b"")
 
     def gap(self, reason: str) -> None:
         """Text is missing here (a damaged frame): the game in progress is truncated, and
         reading resumes at the next strong game start."""
-        if not self.skipping and self.pending:
+        if not self.skipping and self.pending.strip():
             self._process(final=True, truncated_reason=reason)
         else:
             self.stats.damage.append(reason)
-        end = self.offset + len(self.pending)
-        self.pending = bytearray(b"\n")
-        self.offset = end - 1
-        self.skipping = True
+        self.offset += len(self.pending)
+        self.pending = bytearray()
+        self._skip(Skipper(False))
 
-    def feed(self, chunk: bytes) -> None:
+    def feed(self, chunk) -> None:
         if self.done:
             return
-        self.pending += chunk
-        if self.skipping:
-            self._skip_scan(0)
-        if self.end_offset is not None and not self.skipping:
-            s = find_strong_start(self.pending, max(self.end_offset - self.offset, 0))
+        if self.skipper is not None:
+            s = self.skipper.feed(chunk)
+            if s < 0:
+                return
+            rest = self.skipper.text[s - self.skipper.base:]
+            self.offset = self.skip_origin + s
+            self.skipper = None
+            self.pending = bytearray(rest)
+        else:
+            self.pending += chunk
+        if self.end_offset is not None:
+            b = max(self.end_offset - self.offset, 0)
+            s = strong_start_from(self.pending, b)
             if s >= 0:
                 del self.pending[s:]
                 self.done = True
+            elif len(self.pending) - b > self.max_game_bytes:
+                # No game start in that much text after the boundary: the next unit finds none
+                # either. End here and say so; the text after the boundary is skipped.
+                self.stats.damage.append(
+                    f"no game start found within {self.max_game_bytes} bytes after the end of this unit "
+                    f"(text offset {self.end_offset}); games there may be lost")
+                del self.pending[b:]
+                self.done = True
+            else:
+                return   # hold the text from the boundary on until the strong start is found
         while len(self.pending) >= self.block_size and not self.skipping:
             if not self._process(final=False):
                 break
 
-    def finish(self, truncated_reason: str | None = None) -> RegionStats:
+    def finish(self, truncated_reason: str | None = None, oversized_tail: bool = False) -> RegionStats:
+        """Analyze what is left. `oversized_tail`: the text ends inside a game larger than the
+        maximum that goes on in the next unit (the reader cut it there): reported, not analyzed."""
         if self.done:
             truncated_reason = None
-        if not self.skipping and self.pending.strip():
+        if self.skipping:
+            self.offset = self.skip_origin + self.skipper.base + len(self.skipper.text)
+            self.pending = bytearray()
+            if truncated_reason:
+                self.stats.damage.append(truncated_reason)
+        elif oversized_tail and self.pending.strip():
+            self._process(final=False)
+            if self.pending.strip():
+                head = np.frombuffer(bytes(self.pending[:TAG_PREFIX_BYTES]), dtype=np.uint8)
+                self._report_oversized(head)
+                self.offset += len(self.pending)
+                self.pending = bytearray()
+        elif self.pending.strip():
             self._process(final=True, truncated_reason=truncated_reason)
         elif truncated_reason:
             self.stats.damage.append(truncated_reason)
@@ -124,18 +200,13 @@ class RegionAnalyzer:
 
     # -- internals ---------------------------------------------------------------------------
 
-    def _skip_scan(self, start: int) -> None:
-        """Inside an oversized game: drop text up to the next strong game start (keep the tail
-        from the third-last line break, so a start split across chunks is still found)."""
-        s = find_strong_start(self.pending, start)
-        if s >= 0:
-            del self.pending[:s]
-            self.offset += s
-            self.skipping = False
-            return
-        drop = _tail_start(self.pending)
-        del self.pending[:drop]
-        self.offset += drop
+    def _skip(self, skipper: Skipper) -> None:
+        """Skip from pending[0] on (what is pending is fed to the skipper first)."""
+        self.skipper = skipper
+        self.skip_origin = self.offset
+        text = self.pending
+        self.pending = bytearray()
+        self.feed(text)
 
     def _analyze(self, buf: np.ndarray, starts, ends, extra: dict):
         try:
@@ -221,7 +292,10 @@ class RegionAnalyzer:
     def _oversized(self, buf: np.ndarray) -> None:
         """The pending text is one game larger than the limit: report it (from `buf`, a copy of
         its start) and skip to the next game."""
-        head = buf
+        self._report_oversized(buf)
+        self._skip(Skipper(True, search_from=max(1, _TAG_SECTION.match(self.pending).end())))
+
+    def _report_oversized(self, head: np.ndarray) -> None:
         starts = np.array([0], np.int64)
         ends = np.array([len(head)], np.int64)
         msg = (f"game larger than the maximum game size ({self.max_game_bytes} bytes); "
@@ -229,8 +303,6 @@ class RegionAnalyzer:
         games, events = self._analyze(head, starts, ends, {0: ("game_too_large", msg)})
         self.sink(games, events.slice(0, 0))
         self.stats.games += 1
-        self.skipping = True
-        self._skip_scan(1)
 
 
 def _override_status(games: pa.Table, extra: dict, n_games: int) -> pa.Table:
@@ -248,12 +320,9 @@ def _override_status(games: pa.Table, extra: dict, n_games: int) -> pa.Table:
 
 
 def analyze_chunks(chunks: Iterable[bytes], **kwargs) -> RegionStats:
-    """Run a RegionAnalyzer over an iterator of chunks; DecodeDamage marks the end as damaged."""
+    """Run a RegionAnalyzer over an iterator of chunks of one region (a convenience for tests
+    and the fuzzer)."""
     ra = RegionAnalyzer(**kwargs)
-    reason = None
-    try:
-        for chunk in chunks:
-            ra.feed(chunk)
-    except DecodeDamage as exc:
-        reason = str(exc)
-    return ra.finish(truncated_reason=reason)
+    for chunk in chunks:
+        ra.feed(chunk)
+    return ra.finish()

@@ -1,0 +1,89 @@
+"""What a scan is asked to do (Config) and one piece of its work (UnitSpec)."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+# Text per work unit. Sequential inputs (one reader cuts the text): 16 MiB; larger units hold
+# more fresh memory at once (lichess_sample x10, one frame, 1 worker: 64 MiB units 111-119k
+# page faults, 580 MB peak; 16 MiB units 62k, 373 MB, 6% less CPU).
+UNIT_TEXT_BYTES = 16 << 20
+# pzstd inputs: a unit is a run of whole frames, and it also decodes the next frame to finish
+# its last game, so frame units are larger: ~64 MiB of text. Their text size is unknown before
+# decoding, so by default the frames are grouped by compressed size, at this many text bytes
+# per compressed byte (Lichess dumps, level 19: ~6.7; pzstd -1: ~5.3): Lichess's 32 MiB frames
+# -> 2 per unit, pzstd -1's 2 MiB frames -> ~30 per unit.
+FRAME_UNIT_TEXT_BYTES = 64 << 20
+TEXT_PER_COMPRESSED_BYTE = 8
+READ_CHUNK = 4 << 20
+
+
+def version() -> str:
+    from analyzer import __version__
+
+    return __version__
+
+
+def edition_ids(editions) -> list[str]:
+    return [e if isinstance(e, str) else e.id for e in editions]
+
+
+def edition_params(editions) -> dict:
+    """Edition id -> its parameters (what makes two editions of one id differ)."""
+    return {e.id: asdict(e) for e in editions if not isinstance(e, str)}
+
+
+@dataclass
+class Config:
+    out: str
+    editions: list                     # chess editions (editions.ChessEdition)
+    draughts_editions: list = field(default_factory=lambda: ["fshr_russian"])
+    block_size: int = 8 << 20
+    max_game_bytes: int = 16 << 20
+    unit_text_bytes: int = UNIT_TEXT_BYTES               # sequential inputs
+    frame_unit_text_bytes: int = FRAME_UNIT_TEXT_BYTES   # pzstd inputs (frames grouped by size)
+    frames_per_unit: int | None = None  # pzstd frames per unit; None: by compressed size
+
+    def __post_init__(self) -> None:
+        for name in ("block_size", "max_game_bytes", "unit_text_bytes", "frame_unit_text_bytes"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1 byte (got {getattr(self, name)})")
+        if self.frames_per_unit is not None and self.frames_per_unit < 1:
+            raise ValueError(f"frames_per_unit must be at least 1 (got {self.frames_per_unit})")
+
+    def editions_for(self, game_type: str) -> list:
+        return list(self.editions) if game_type == "chess" else list(self.draughts_editions)
+
+    def settings(self) -> dict:
+        """The settings (other than editions) that a finished unit must match to be reused."""
+        return {
+            "max_game_bytes": self.max_game_bytes,
+            "unit_text_bytes": self.unit_text_bytes,
+            "frame_unit_text_bytes": self.frame_unit_text_bytes,
+            "frames_per_unit": self.frames_per_unit,
+            "version": version(),
+        }
+
+
+def unit_fingerprint(cfg: Config, editions) -> dict:
+    """What a finished unit must match to be reused by a rerun."""
+    return {**cfg.settings(), "editions": edition_ids(editions), "edition_params": edition_params(editions)}
+
+
+@dataclass
+class UnitSpec:
+    """One independent piece of work. `payload` (the text) for sequentially read inputs, or a
+    frame range of a pzstd file that the worker decodes itself."""
+    source: str
+    game_type: str
+    index: int
+    path: str
+    editions: list = field(default_factory=list)  # the editions this unit is analyzed under
+    text_start: int | None = None          # global offset of the region (sequential inputs)
+    payload: list | None = None            # the text as its read pieces, in order (sequential inputs)
+    leading_fragment: bool = False         # starts inside a game larger than the limit (reported by the unit before)
+    trailing_fragment: bool = False        # ends inside a game larger than the limit: report it, do not analyze
+    frames: list | None = None             # [(offset, size), ...] of the whole file (frame units)
+    first_frame: int = 0
+    end_frame: int = 0
+    damage: str | None = None              # the input was damaged at the end of this region
+    input_bytes: int = 0                   # input (compressed) bytes this unit stands for, for progress

@@ -1,0 +1,136 @@
+"""Where everything lives under OUT, and names that are safe in every layer.
+
+    OUT/.lock                                   one writer at a time (engine.lock)
+    OUT/games/source=<dir>/part-<unit>.parquet  final tables, hive-partitioned by source
+    OUT/events/source=<dir>/part-<unit>.parquet
+    OUT/_staging/<dir>/unit-<unit>.{games,events}.parquet   unit output, unit-local numbering
+    OUT/_manifest/<dir>/unit-<unit>.json        one record per finished unit
+    OUT/_manifest/<dir>/source.json             a finished source: input identity, editions, units
+    OUT/_manifest/run.json                      the last run's summary
+
+`<dir>` is the source name escaped for a hive partition value (percent-encoding, as Hive and
+polars read it) and cut to a safe length with a hash suffix; the `source` column inside the
+files always holds the name itself. Temporary files are named `.analyzer-tmp-<pid>-<id>-<name>`
+and only ever created, and cleaned, in the folders above.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import uuid
+
+TABLES = ("games", "events")
+TEMP_PREFIX = ".analyzer-tmp-"
+_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-+")
+_MAX_DIR_BYTES = 160
+
+
+def source_dir(name: str) -> str:
+    """The folder name of a source: ASCII letters, digits and . _ - + as they are, every other
+    UTF-8 byte as %XX (so `a=b` and `a/b` cannot break the hive layout or the path), at most
+    _MAX_DIR_BYTES bytes (longer names end in `~` and a hash of the whole name)."""
+    out = []
+    for ch in name:
+        if ch in _SAFE:
+            out.append(ch)
+        else:
+            out.extend(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass"))
+    text = "".join(out)
+    if text in ("", ".", ".."):
+        text = text.replace(".", "%2E") or "%00"
+    if len(text) > _MAX_DIR_BYTES:
+        digest = hashlib.sha1(name.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+        cut = text[: _MAX_DIR_BYTES - 13]
+        pct = cut.rfind("%", len(cut) - 2)   # do not end inside a %XX escape
+        if pct >= 0:
+            cut = cut[:pct]
+        text = f"{cut}~{digest}"
+    return text
+
+
+def final_paths(out: str, source: str, unit: int) -> tuple[str, str]:
+    d = source_dir(source)
+    return tuple(os.path.join(out, t, f"source={d}", f"part-{unit:06d}.parquet") for t in TABLES)  # type: ignore[return-value]
+
+
+def staging_paths(out: str, source: str, unit: int) -> tuple[str, str]:
+    base = os.path.join(out, "_staging", source_dir(source), f"unit-{unit:06d}")
+    return f"{base}.games.parquet", f"{base}.events.parquet"
+
+
+def unit_record_path(out: str, source: str, unit: int) -> str:
+    return os.path.join(out, "_manifest", source_dir(source), f"unit-{unit:06d}.json")
+
+
+def source_record_path(out: str, source: str) -> str:
+    return os.path.join(out, "_manifest", source_dir(source), "source.json")
+
+
+def run_record_path(out: str) -> str:
+    return os.path.join(out, "_manifest", "run.json")
+
+
+def source_folders(out: str, source: str) -> list[str]:
+    d = source_dir(source)
+    return [os.path.join(out, "_manifest", d), os.path.join(out, "_staging", d),
+            *(os.path.join(out, t, f"source={d}") for t in TABLES)]
+
+
+def temp_path(path: str) -> str:
+    """A temporary name next to `path` that no user file has and that names its writer."""
+    head, tail = os.path.split(path)
+    # Hidden, and not ending in .parquet/.json: no reader's glob picks up a partial file.
+    return os.path.join(head, f"{TEMP_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:8]}-{tail}.partial")
+
+
+def _our_folders(out: str):
+    """OUT and the folders the tool creates in it (never through a symbolic link)."""
+    yield out
+    for top in ("_manifest", "_staging", *TABLES):
+        path = os.path.join(out, top)
+        if not _real_dir(path):
+            continue
+        yield path
+        with os.scandir(path) as it:
+            for entry in it:
+                if entry.is_dir(follow_symlinks=False):
+                    yield entry.path
+
+
+def _real_dir(path: str) -> bool:
+    return os.path.isdir(path) and not os.path.islink(path)
+
+
+def clean_temp(out: str) -> int:
+    """Remove the temporary files an interrupted run left in our folders (the caller holds the
+    lock, so no live run owns any). Returns how many were removed."""
+    n = 0
+    for folder in _our_folders(out):
+        with os.scandir(folder) as it:
+            for entry in it:
+                if entry.name.startswith(TEMP_PREFIX) and entry.is_file(follow_symlinks=False):
+                    try:
+                        os.remove(entry.path)
+                        n += 1
+                    except OSError:
+                        pass
+    return n
+
+
+_OUR_FILES = ("part-", "unit-", "source.json")
+
+
+def remove_source(out: str, source: str) -> None:
+    """Forget a source: remove the files the tool wrote for it (parts, staging parts, records)
+    and then its folders if they are empty. Nothing else is touched, links are not followed."""
+    for folder in source_folders(out, source):
+        if not _real_dir(folder):
+            continue
+        with os.scandir(folder) as it:
+            for entry in it:
+                if entry.is_file(follow_symlinks=False) and entry.name.startswith(_OUR_FILES + (TEMP_PREFIX,)):
+                    os.remove(entry.path)
+        try:
+            os.rmdir(folder)
+        except OSError:
+            pass

@@ -1,0 +1,167 @@
+"""Global numbering and final parts: a unit's games get their `game_index` and `byte_offset`
+in the whole source once every unit before it is known. One routine (Numbering) serves the
+in-process engines (final parts written as units finish, in order), the forked engine
+(children write their own final parts when told their bases) and finalize_source (staging
+parts of the process and Dask engines, and leftovers of an interrupted run)."""
+from __future__ import annotations
+
+import os
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from analyzer.engine import layout
+from analyzer.engine.parts import read_json, write_json, write_table
+
+
+def unit_start(rec: dict, text_base: int) -> int:
+    """Text offset of the unit's first byte (frame units learn it from the units before)."""
+    return rec["text_start"] if rec["text_start"] is not None else text_base
+
+
+def unit_text_end(rec: dict, start: int) -> int:
+    return start + (rec["frame_text_bytes"] if rec["frame_text_bytes"] is not None else rec["text_bytes"])
+
+
+class Numbering:
+    """Records come in any order; `ready()` yields (record, game_base, text_start) for each unit
+    whose predecessors are all known, in unit order."""
+
+    def __init__(self, first_unit: int = 0) -> None:
+        self.next_unit = first_unit
+        self.game_base = 0
+        self.text_base = 0
+        self.records: dict[int, dict] = {}
+
+    def add(self, rec: dict) -> None:
+        self.records[rec["unit"]] = rec
+
+    def ready(self):
+        while self.next_unit in self.records:
+            rec = self.records[self.next_unit]
+            start = unit_start(rec, self.text_base)
+            yield rec, self.game_base, start
+            self.game_base += rec["games"]
+            self.text_base = unit_text_end(rec, start)
+            self.next_unit += 1
+
+
+def _shift(table: pa.Table, game_base: int, text_start: int | None) -> pa.Table:
+    i = table.schema.get_field_index("game_index")
+    table = table.set_column(i, "game_index", pc.add(table.column(i), game_base))
+    if text_start is not None:
+        j = table.schema.get_field_index("byte_offset")
+        table = table.set_column(j, "byte_offset", pc.add(table.column(j), text_start))
+    return table
+
+
+def is_final(out: str, source: str, rec: dict, game_base: int, start: int) -> bool:
+    fg, fe = layout.final_paths(out, source, rec["unit"])
+    return os.path.exists(fg) and os.path.exists(fe) and rec.get("finalized") == [game_base, start]
+
+
+def write_final(out: str, source: str, rec: dict, games: pa.Table, events: pa.Table,
+                game_base: int, start: int) -> None:
+    """Final parts with global numbering, then the record saying so (in that order: a record
+    marked finalized always has its parts)."""
+    fg, fe = layout.final_paths(out, source, rec["unit"])
+    write_table(_shift(games, game_base, start), fg)
+    write_table(_shift(events, game_base, None), fe)
+    rec["finalized"] = [game_base, start]
+    write_json(rec, layout.unit_record_path(out, source, rec["unit"]))
+
+
+def stage_unit(out: str, source: str, rec: dict, games: pa.Table, events: pa.Table) -> None:
+    """A unit's parts in staging (local numbering), then its record: a rerun reuses them."""
+    g, e = layout.staging_paths(out, source, rec["unit"])
+    write_table(games, g)
+    write_table(events, e)
+    write_json(rec, layout.unit_record_path(out, source, rec["unit"]))
+
+
+class OrderedFinalizer:
+    """Writes held units (run_unit(hold=True)) as final parts as soon as every unit before
+    them is known, in unit order; units finished by an earlier run only advance the numbering
+    (finalize_source turns any of them still in staging into final parts)."""
+
+    def __init__(self, out: str, source: str):
+        self.out = out
+        self.source = source
+        self.numbering = Numbering()
+        self.failures: list[dict] = []   # units whose parts could not be written (drained by the caller)
+        self.broken = False              # after a failure, later units are only spilled
+
+    def fail(self) -> None:
+        """A unit failed: the numbering after it is unknown for this run, so units from now on
+        go to staging at once (memory stays bounded) and a rerun finishes the source."""
+        self.broken = True
+        self.spill()
+
+    def add(self, rec: dict) -> None:
+        self.numbering.add(rec)
+        if self.broken:
+            self.spill()
+            return
+        for r, game_base, start in self.numbering.ready():
+            held = r.pop("_held", None)
+            if held is None:
+                continue
+            try:
+                write_final(self.out, self.source, r, held[0], held[1], game_base, start)
+            except Exception as exc:  # noqa: BLE001 - e.g. disk full: a failed unit, the run goes on
+                self.failures.append({"source": self.source, "unit": r["unit"],
+                                      "error": f"{type(exc).__name__}: {exc}"})
+                self.fail()
+                return
+
+    def spill(self) -> None:
+        """Units still waiting (a unit before them failed): write them to staging, as
+        run_unit(hold=False) would have, so a rerun does not recompute them."""
+        for r in self.numbering.records.values():
+            held = r.pop("_held", None)
+            if held is None:
+                continue
+            try:
+                stage_unit(self.out, self.source, r, held[0], held[1])
+            except Exception:  # noqa: BLE001 - only saves work for a rerun; it recomputes the unit
+                pass
+
+
+def finalize_source(out: str, source: str, n_units: int) -> dict:
+    """Turn staging parts into final parts with global numbering (idempotent, resumable), remove
+    parts of units beyond n_units, and count what the final tables hold."""
+    numbering = Numbering()
+    for k in range(n_units):
+        numbering.add(read_json(layout.unit_record_path(out, source, k)))
+    games = 0
+    for rec, game_base, start in numbering.ready():
+        if not is_final(out, source, rec, game_base, start):
+            gpath, epath = layout.staging_paths(out, source, rec["unit"])
+            write_final(out, source, rec, pq.read_table(gpath), pq.read_table(epath), game_base, start)
+        games = game_base + rec["games"]
+    for k in range(n_units):
+        for p in layout.staging_paths(out, source, k):
+            if os.path.exists(p):
+                os.remove(p)
+    staging = os.path.dirname(layout.staging_paths(out, source, 0)[0])
+    for d in (staging, os.path.dirname(staging)):
+        try:
+            os.rmdir(d)  # only when empty
+        except OSError:
+            pass
+    _remove_stale_parts(out, source, n_units)
+    rows = sum(pq.read_metadata(layout.final_paths(out, source, k)[0]).num_rows for k in range(n_units))
+    return {"games": games, "units": n_units, "rows": rows}
+
+
+def _remove_stale_parts(out: str, source: str, n_units: int) -> None:
+    """Parts of units an earlier run had beyond this run's last unit (other unit sizes)."""
+    for k, path in enumerate(layout.final_paths(out, source, 0)):
+        folder = os.path.dirname(path)
+        if not os.path.isdir(folder):
+            continue
+        for name in os.listdir(folder):
+            if name.startswith("part-") and name.endswith(".parquet") and name[5:11].isdigit():
+                if int(name[5:11]) >= n_units:
+                    os.remove(os.path.join(folder, name))

@@ -1,0 +1,122 @@
+"""The summary of a scan: what was read, what was written, what went wrong (also saved as
+OUT/_manifest/run.json), and its short form for a terminal."""
+from __future__ import annotations
+
+import platform
+
+from analyzer.engine.config import version
+
+
+def _merge(into: dict, counts: dict) -> None:
+    for k, v in counts.items():
+        into[k] = into.get(k, 0) + v
+
+
+def make_summary(outcomes: list[dict], failures: list[dict], seconds: float, cfg, workers: int,
+                 executor, progress) -> dict:
+    import numba
+    import pyarrow
+
+    status: dict = {}
+    rules: dict = {}
+    events: dict = {}
+    games = 0
+    damage = []
+    accounting = []
+    warnings = []
+    per_source = []
+    for o in outcomes:
+        plan = o["plan"]
+        info = plan.info
+        recs = o["records"] or []
+        src_status: dict = {}
+        src_games = 0
+        for r in recs:
+            src_games += r["games"]
+            _merge(src_status, r["counts"]["status"])
+            _merge(rules, r["counts"]["rules"])
+            _merge(events, r["counts"]["events"])
+            damage += [f"{info.name} unit {r['unit']}: {d}" for d in r.get("damage", [])]
+        _merge(status, src_status)
+        games += src_games
+        entry = {"source": info.name, "path": info.path, "compression": info.compression,
+                 "game_type": info.game_type, "size": info.size, "action": plan.action,
+                 "note": plan.note, "editions": [e if isinstance(e, str) else e.id for e in plan.editions],
+                 "engine": o["engine"], "units": len(recs), "games": src_games,
+                 "ok": src_status.get("ok", 0), "rows": o["rows"]}
+        per_source.append(entry)
+        if o["records"] is None:
+            continue   # failed units: listed in units_failed
+        expected = src_games * len(plan.editions)
+        if o["rows"] is not None and o["rows"] != expected:
+            accounting.append(f"{info.name}: the reader found {src_games} games but the games table holds "
+                              f"{o['rows']} rows ({len(plan.editions)} edition(s): expected {expected})")
+        if src_games == 0:
+            warnings.append(f"{info.name}: no games found in {info.path!r} (not a PGN/PDN file?)")
+        elif src_status.get("ok", 0) + src_status.get("no_moves", 0) == 0:
+            warnings.append(f"{info.name}: none of its {src_games} games could be analyzed "
+                            f"({', '.join(f'{k} {v}' for k, v in sorted(src_status.items()))})")
+    ok = status.get("ok", 0)
+    analyzed = progress.games
+    return {
+        "games": games, "ok": ok, "errors": games - ok, "status": dict(sorted(status.items())),
+        "games_analyzed": analyzed, "games_reused": games - analyzed,
+        "seconds": round(seconds, 3),
+        "games_per_second": round(analyzed / seconds, 1) if seconds and analyzed else None,
+        "rules": dict(sorted(rules.items())), "events": dict(sorted(events.items())),
+        "sources": per_source,
+        "sources_skipped_as_complete": [s["source"] for s in per_source if s["action"] == "skip"],
+        "units": sum(s["units"] for s in per_source),
+        "units_failed": [f"{f['source']} unit {f['unit']}: {f['error']}" for f in failures],
+        "damage": damage, "accounting_errors": accounting, "warnings": warnings,
+        "editions": [e.id for e in cfg.editions], "draughts_editions": list(cfg.draughts_editions),
+        "workers": workers, "engine": getattr(executor, "kind", None),
+        "engine_by_source": {s["source"]: s["engine"] for s in per_source if s["engine"]},
+        "versions": {"analyzer": version(), "python": platform.python_version(),
+                     "numba": numba.__version__, "pyarrow": pyarrow.__version__},
+        "out": cfg.out,
+    }
+
+
+_RULES_SHOWN = ("first_threefold_claim_ply", "first_fifty_claim_ply", "first_fivefold_ply",
+                "first_seventyfive_ply", "first_missed_claim_ply")
+
+
+def human(summary: dict) -> str:
+    """The summary as a short table for a terminal."""
+    lines = []
+    w = max([len(s["source"]) for s in summary["sources"]] + [6])
+    lines.append(f"{'source':<{w}}  {'games':>10}  {'ok':>10}  {'not ok':>8}  how")
+    for s in summary["sources"]:
+        act = "skipped: complete" if s["action"] == "skip" else (s["engine"] or "")
+        if s["note"] and s["action"] != "skip":
+            act += f" ({s['note']})"
+        lines.append(f"{s['source']:<{w}}  {s['games']:>10,}  {s['ok']:>10,}  {s['games'] - s['ok']:>8,}  {act}")
+    if len(summary["sources"]) > 1:
+        lines.append(f"{'total':<{w}}  {summary['games']:>10,}  {summary['ok']:>10,}  {summary['errors']:>8,}")
+    errs = {k: v for k, v in summary["status"].items() if k != "ok"}
+    if errs:
+        lines.append("not ok: " + ", ".join(f"{k} {v:,}" for k, v in errs.items()))
+    editions = []
+    for s in summary["sources"]:
+        editions += [e for e in s["editions"] if e not in editions]
+    if editions:
+        per_ed: dict = {}
+        for key, n in summary["rules"].items():
+            ed, col = key.split(":", 1)
+            per_ed.setdefault(ed, {})[col] = n
+        short = {c: c.replace("first_", "").replace("_ply", "") for c in _RULES_SHOWN}
+        ew = max(len(e) for e in editions + ["edition"])
+        lines.append("games with each rule, per edition:")
+        lines.append(f"  {'edition':<{ew}}  " + "  ".join(f"{short[c]:>16}" for c in _RULES_SHOWN))
+        for ed in editions:
+            d = per_ed.get(ed, {})
+            lines.append(f"  {ed:<{ew}}  " + "  ".join(f"{d.get(c, 0):>16,}" for c in _RULES_SHOWN))
+    rate = summary["games_per_second"]
+    reused = f", {summary['games_reused']:,} reused from an earlier run" if summary["games_reused"] else ""
+    lines.append(f"{summary['games_analyzed']:,} games analyzed in {summary['seconds']:.1f} s"
+                 + (f" ({rate:,.0f}/s)" if rate else "") + reused + f"; tables in {summary['out']}")
+    problems = sum(len(summary[k]) for k in ("units_failed", "damage", "accounting_errors", "warnings"))
+    if problems:
+        lines.append(f"{problems} problem(s), listed on stderr and in {summary['out']}/_manifest/run.json")
+    return "\n".join(lines)

@@ -1,0 +1,158 @@
+"""Running one unit (in-process, in a worker thread or process, or on a Dask worker): its
+text -> the games and events tables of its games, and a record of what it did."""
+from __future__ import annotations
+
+import time
+import traceback
+
+import numpy as np
+import pyarrow as pa
+
+from analyzer import tables
+from analyzer.engine import layout
+from analyzer.engine.config import READ_CHUNK, Config, UnitSpec, unit_fingerprint
+from analyzer.engine.parts import HeldPart, PartWriter, write_json
+from analyzer.engine.region import RegionAnalyzer
+from analyzer.io import sources
+
+
+def _feed_frames(spec: UnitSpec, ra: RegionAnalyzer, info: dict) -> str | None:
+    """Feed a frame unit's text: from its first strong game start (unless it holds frame 0) to
+    the first strong game start at or after the end of its last frame. Returns a damage
+    message when the text after the unit's frames could not be read to its end."""
+    frames = [sources.Frame(o, s) for o, s in spec.frames]
+    if spec.first_frame > 0:
+        ra.start_inside()
+    local = 0                      # text bytes decoded from the unit's own frames
+    for i, text in sources.iter_frames(spec.path, frames, spec.first_frame):
+        if i == spec.end_frame:
+            ra.set_end(local)
+        if isinstance(text, Exception):
+            msg = f"zstd frame {i} at file offset {frames[i].offset} is damaged ({text}); its games are lost"
+            info.setdefault("damaged_frames", []).append(msg)
+            if i >= spec.end_frame:
+                return msg
+            ra.gap(msg)
+            continue
+        if i < spec.end_frame:
+            local += len(text)
+        ra.feed(text)
+        if ra.done:
+            break
+    info["frame_text_bytes"] = local
+    return None
+
+
+def run_unit(spec: UnitSpec, cfg: Config, hold: bool = False) -> dict:
+    """Analyze one unit and write its staging parts and record; return the record.
+
+    hold=True (in-process engines): write nothing; the record carries the tables under
+    "_held", and the caller writes the final parts once the unit's numbering is known."""
+    t0 = time.time()
+    if hold:
+        gw, ew = HeldPart(tables.GAMES_SCHEMA), HeldPart(tables.EVENTS_SCHEMA)
+    else:
+        gpath, epath = layout.staging_paths(cfg.out, spec.source, spec.index)
+        gw = PartWriter(gpath, tables.GAMES_SCHEMA)
+        ew = PartWriter(epath, tables.EVENTS_SCHEMA)
+    counts: dict = {"status": {}, "events": {}, "rules": {}}
+
+    def sink(games: pa.Table, events: pa.Table) -> None:
+        count(counts, games, events)
+        gw.write(games)
+        ew.write(events)
+
+    info: dict = {}
+    try:
+        ra = RegionAnalyzer(game_type=spec.game_type, source=spec.source, editions=spec.editions,
+                            sink=sink, block_size=cfg.block_size, max_game_bytes=cfg.max_game_bytes)
+        reason = None
+        if spec.frames is not None:
+            reason = _feed_frames(spec, ra, info)
+        else:
+            if spec.leading_fragment:
+                ra.start_inside(after_oversized=True)
+            for piece in spec.payload or []:
+                view = memoryview(piece)
+                for k in range(0, len(piece), READ_CHUNK):
+                    ra.feed(view[k:k + READ_CHUNK])
+            reason = spec.damage
+        stats = ra.finish(truncated_reason=reason, oversized_tail=spec.trailing_fragment)
+        gw.close()
+        ew.close()
+    except BaseException:
+        gw.abort()
+        ew.abort()
+        raise
+    record = {
+        "source": spec.source, "unit": spec.index, "game_type": spec.game_type,
+        "games": stats.games, "rows": gw.rows, "text_bytes": stats.text_bytes, "text_start": spec.text_start,
+        "input_bytes": spec.input_bytes,
+        "frame_text_bytes": info.get("frame_text_bytes"),
+        "first_frame": spec.first_frame if spec.frames is not None else None,
+        "end_frame": spec.end_frame if spec.frames is not None else None,
+        "damage": sorted(set(stats.damage + info.get("damaged_frames", []))),
+        "counts": counts, "seconds": round(time.time() - t0, 3),
+        "fingerprint": unit_fingerprint(cfg, spec.editions),
+    }
+    if hold:
+        record["_held"] = (gw.table(), ew.table())
+        return record
+    write_json(record, layout.unit_record_path(cfg.out, spec.source, spec.index))
+    return record
+
+
+def run_unit_safe(spec: UnitSpec, cfg: Config, hold: bool = False) -> dict:
+    """A worker entry point that never raises: failures come back as records."""
+    try:
+        from analyzer.editions import ChessEdition  # noqa: F401  (unpickling in workers)
+
+        return run_unit(spec, cfg, hold=hold)
+    except BaseException as exc:  # noqa: BLE001 - reported per unit, the run goes on
+        return {"source": spec.source, "unit": spec.index, "failed": True,
+                "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()}
+
+
+RULE_COLUMNS = ("first_threefold_claim_ply", "first_fifty_claim_ply", "first_fivefold_ply",
+                "first_seventyfive_ply", "first_missed_claim_ply")
+
+
+def _codes(arr: pa.DictionaryArray):
+    """(codes as numpy, dictionary values as a list) of a dictionary column chunk without nulls."""
+    return arr.indices.to_numpy(zero_copy_only=False), arr.dictionary.to_pylist()
+
+
+def _add(table: dict, key: str, n) -> None:
+    if n:
+        table[key] = table.get(key, 0) + int(n)
+
+
+def count(counts: dict, games: pa.Table, events: pa.Table) -> None:
+    """Add a block's status, event and rule counts to the unit's record: counted over the
+    dictionary codes with numpy, no per-row strings (this runs under the GIL per block)."""
+    import pyarrow.compute as pc
+
+    first = games.column("edition")[0].as_py() if games.num_rows else None
+    for batch in games.to_batches():
+        ed_codes, ed_names = _codes(batch.column("edition"))
+        st_codes, st_names = _codes(batch.column("status"))
+        # Games have one row per edition: count each game once (the rows of the first edition).
+        if first in ed_names:
+            n_status = np.bincount(st_codes[ed_codes == ed_names.index(first)], minlength=len(st_names))
+            for name, n in zip(st_names, n_status):
+                _add(counts["status"], name, n)
+        for colname in RULE_COLUMNS:
+            valid = pc.is_valid(batch.column(colname)).to_numpy(zero_copy_only=False)
+            for name, n in zip(ed_names, np.bincount(ed_codes[valid], minlength=len(ed_names))):
+                _add(counts["rules"], f"{name}:{colname}", n)
+    for batch in events.to_batches():
+        ed_codes, ed_names = _codes(batch.column("edition"))
+        rule_codes, rule_names = _codes(batch.column("rule"))
+        kind_codes, kind_names = _codes(batch.column("kind"))
+        nr, nk = len(rule_names), len(kind_names)
+        combined = (ed_codes.astype(np.int64) * nr + rule_codes) * nk + kind_codes
+        for key, n in enumerate(np.bincount(combined, minlength=len(ed_names) * nr * nk)):
+            if n:
+                e, rest = divmod(key, nr * nk)
+                r, k = divmod(rest, nk)
+                _add(counts["events"], f"{ed_names[e]}:{rule_names[r]}:{kind_names[k]}", n)

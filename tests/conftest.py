@@ -1,0 +1,81 @@
+"""Where the tests find their data: one rule for every test file.
+
+The default run uses the copies under tests/fixtures/data/ (shipped with the repository).
+The large shared samples (lichess_sample, otb_sample, the full perft suites) are read from
+$ANALYZER_SHARED_DATA or ../shared/data beside the repository; a test that needs one and does
+not find it is skipped with the reason `SHARED_MISSING`.
+"""
+from __future__ import annotations
+
+import os
+
+import pytest
+import zstandard
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FIXTURES = os.path.join(HERE, "fixtures")
+REPO_DATA = os.path.join(FIXTURES, "data")
+SHARED = os.path.abspath(os.environ.get("ANALYZER_SHARED_DATA") or os.path.join(HERE, "..", "..", "shared", "data"))
+SHARED_MISSING = (f"needs the shared data samples (not in the repository): set ANALYZER_SHARED_DATA "
+                  f"or put them at {SHARED}")
+_CACHE = os.path.join(FIXTURES, ".cache")
+
+
+def shared_path(name: str) -> str | None:
+    """Path of a file of the large shared samples, or None when they are not here."""
+    p = os.path.join(SHARED, name)
+    return p if os.path.exists(p) else None
+
+
+def data_path(name: str) -> str | None:
+    """Path of a plain (decompressed) data file: the repository's copy first, then the shared
+    samples; None if neither has it. `name` as in ../shared/data, e.g. "perft/tricky.perft"."""
+    plain = os.path.join(REPO_DATA, name)
+    if os.path.exists(plain):
+        return plain
+    packed = plain + ".zst"
+    if os.path.exists(packed):
+        out = os.path.join(_CACHE, name)
+        if not os.path.exists(out) or os.path.getmtime(out) < os.path.getmtime(packed):
+            os.makedirs(os.path.dirname(out), exist_ok=True)
+            tmp = f"{out}.tmp-{os.getpid()}"
+            with open(packed, "rb") as src, open(tmp, "wb") as dst:
+                zstandard.ZstdDecompressor().copy_stream(src, dst)
+            os.replace(tmp, out)
+        return out
+    return shared_path(name)
+
+
+def need(name: str) -> str:
+    """data_path(name), or skip the calling test with one clear reason."""
+    p = data_path(name)
+    if p is None:
+        pytest.skip(f"{name}: {SHARED_MISSING}", allow_module_level=True)
+    return p
+
+
+def read_data(name: str) -> bytes:
+    with open(need(name), "rb") as fh:
+        return fh.read()
+
+
+@pytest.fixture(scope="session")
+def small_text() -> bytes:
+    """lichess_small.pgn: 2,000 real Lichess games (shipped in the repository)."""
+    return read_data("lichess_small.pgn")
+
+
+@pytest.fixture(scope="session")
+def edge_text() -> bytes:
+    """edge_cases.pgn: 243 curated games with an [EdgeCase] tag (shipped in the repository)."""
+    return read_data("edge_cases.pgn")
+
+
+@pytest.fixture(scope="session")
+def small_path() -> str:
+    return need("lichess_small.pgn")
+
+
+@pytest.fixture(scope="session")
+def edge_path() -> str:
+    return need("edge_cases.pgn")

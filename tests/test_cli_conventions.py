@@ -1,0 +1,178 @@
+"""First contact (issue 20): the command line follows the conventions, the first run explains
+itself, progress suits a terminal and a log."""
+from __future__ import annotations
+
+import json
+import os
+import pty
+import select
+import subprocess
+import sys
+import time
+
+import pytest
+
+import analyzer
+
+
+def _run(*args, env=None, **kw):
+    return subprocess.run([sys.executable, "-m", "analyzer", *args], capture_output=True, text=True,
+                          timeout=600, env=env, **kw)
+
+
+def test_version_and_module_entry_point():
+    r = _run("--version")
+    assert r.returncode == 0 and r.stdout.strip() == f"analyzer {analyzer.__version__}"
+
+
+def test_bare_command_prints_help():
+    r = _run()
+    assert r.returncode == 0
+    for word in ("scan", "report", "warmup", "--version"):
+        assert word in r.stdout
+
+
+def test_every_argument_has_help():
+    from analyzer.cli import build_parser
+
+    parser = build_parser()
+    subs = [a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction"][0]
+    for name, sub in subs.choices.items():
+        for action in sub._actions:
+            if action.dest != "help":
+                assert action.help, f"{name} {action.dest} has no help text"
+
+
+def test_command_suggestion():
+    r = _run("scna")
+    assert r.returncode == 2 and "did you mean 'scan'" in r.stderr
+
+
+@pytest.mark.parametrize("wrong,right", [("fshr_rusian", "fshr_russian"), ("fide2018", "fide_2018"),
+                                         ("lichss", "lichess")])
+def test_edition_suggestions_list_all_editions(tmp_path, wrong, right):
+    r = _run("scan", "x.pgn", "--edition", wrong, "--out", str(tmp_path / "o"))
+    assert r.returncode == 2 and f"did you mean {right!r}" in r.stderr
+    for ed in ("fide_2018", "fide_1997", "lichess", "fshr_russian", "fmjd_64"):
+        assert ed in r.stderr
+
+
+@pytest.mark.parametrize("content", [b"", b"root:x:0:0:root:/root:/bin/bash\n"])
+def test_input_without_games_warns_and_exits_1(tmp_path, content):
+    src = tmp_path / "notpgn.txt"
+    src.write_bytes(content)
+    r = _run("scan", str(src), "--out", str(tmp_path / "o"), "--json", "--progress", "none")
+    assert r.returncode == 1, r.stderr
+    assert "warning" in r.stderr and "notpgn" in r.stderr
+    assert json.loads(r.stdout.splitlines()[-1])["warnings"]
+
+
+def test_human_summary_and_json(tmp_path, small_text):
+    src = tmp_path / "g.pgn"
+    src.write_bytes(small_text[:100_000])
+    r = _run("scan", str(src), "--out", str(tmp_path / "o"), "--progress", "none")
+    assert r.returncode == 0, r.stderr
+    assert "games analyzed in" in r.stdout and "fide_2018" in r.stdout and not r.stdout.startswith("{")
+    r = _run("scan", str(src), "--out", str(tmp_path / "o"), "--progress", "none", "--json")
+    s = json.loads(r.stdout.strip())
+    assert s["sources_skipped_as_complete"] == ["g"] and s["games_analyzed"] == 0
+    assert s["games_per_second"] is None            # nothing analyzed: no inflated rate
+    with open(tmp_path / "o" / "_manifest" / "run.json") as fh:
+        assert json.load(fh)["games"] == s["games"]
+
+
+def test_quiet_shows_no_progress_or_info(tmp_path, small_text):
+    src = tmp_path / "g.pgn"
+    src.write_bytes(small_text[:100_000])
+    r = _run("-q", "scan", str(src), "--out", str(tmp_path / "o"), "--progress-interval", "0.2")
+    assert r.returncode == 0 and r.stderr == ""
+
+
+def test_first_run_says_it_compiles(tmp_path, small_text):
+    """On an empty kernel cache: one line before compiling, progress lines while it runs."""
+    src = tmp_path / "g.pgn"
+    src.write_bytes(small_text[:20_000])
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    t0 = time.time()
+    r = _run("scan", str(src), "--out", str(tmp_path / "o"), "--progress", "none", env=env)
+    assert r.returncode == 0, r.stderr
+    lines = r.stderr.splitlines()
+    assert "compiling numba kernels for this machine, first run only" in lines[0]
+    assert "analyzer warmup" in lines[0]
+    if time.time() - t0 > 25:
+        assert any("still compiling" in ln for ln in lines)
+    r = _run("scan", str(src), "--out", str(tmp_path / "o2"), "--progress", "none", env=env)
+    assert r.returncode == 0 and "compiling" not in r.stderr
+
+
+def _pty_run(args, seconds=120):
+    """Run the CLI with stderr and stdout on a pseudo-terminal; returns what it printed."""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "analyzer", *args], stdout=slave, stderr=slave,
+                            stdin=subprocess.DEVNULL, close_fds=True)
+    os.close(slave)
+    out = b""
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        r, _, _ = select.select([master], [], [], 0.5)
+        if r:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+        elif proc.poll() is not None:
+            break
+    proc.wait(timeout=30)
+    os.close(master)
+    return proc.returncode, out.decode(errors="replace")
+
+
+def _progress_input(tmp_path, small_text) -> str:
+    src = tmp_path / "g.pgn"
+    src.write_bytes(small_text * 6)
+    return str(src)
+
+
+def test_progress_on_a_terminal_is_a_bar(tmp_path, small_text):
+    src = _progress_input(tmp_path, small_text)
+    code, out = _pty_run(["scan", src, "--out", str(tmp_path / "o"), "--workers", "1", "--unit-mb", "1"])
+    assert code == 0, out
+    assert "\r" in out and "%|" in out and "games" in out and "ETA" in out
+    assert "elapsed" not in out          # no log lines on a terminal
+
+
+def test_progress_in_a_log_is_timed_lines(tmp_path, small_text):
+    src = _progress_input(tmp_path, small_text)
+    r = _run("scan", src, "--out", str(tmp_path / "o"), "--workers", "1", "--unit-mb", "1",
+             "--progress-interval", "0.1")
+    assert r.returncode == 0, r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if "elapsed" in ln]
+    assert lines and all(ln.startswith("[analyzer] ") for ln in lines)
+    assert "\r" not in r.stderr and "%|" not in r.stderr
+    assert len(lines) == len(set(lines))                      # never duplicated
+    assert "of input, ETA" in lines[-1]
+
+
+def test_resumed_run_counts_only_new_work(tmp_path, small_text):
+    from analyzer import engine
+    from analyzer.editions import resolve
+    from analyzer.engine.progress import Progress
+
+    src = tmp_path / "g.pgn"
+    src.write_bytes(small_text * 2)
+    cfg = engine.Config(out=str(tmp_path / "o"), editions=resolve(["fide_2018"]), unit_text_bytes=1 << 20)
+    s1, _ = engine.run_scan([str(src)], cfg, progress_interval=0)
+    os.remove(tmp_path / "o" / "_manifest" / "g" / "source.json")
+    os.remove(tmp_path / "o" / "_manifest" / "g" / "unit-000003.json")
+    s2, code = engine.run_scan([str(src)], cfg, progress_interval=0)
+    assert code == 0 and s2["games"] == s1["games"]
+    assert 0 < s2["games_analyzed"] < s1["games"] and s2["games_reused"] == s1["games"] - s2["games_analyzed"]
+    p = Progress("log", 10, 1000)
+    p.unit_reused({"games": 50, "input_bytes": 500})
+    p.unit_done({"games": 10, "text_bytes": 100, "input_bytes": 100})
+    line = p.line()
+    p.close()
+    assert "games 10 " in line and "reused 1 units / 50 games" in line and "60% of input" in line
