@@ -334,6 +334,31 @@ def test_lichess_insufficient_material_per_variant(variant, fen, moves, expected
     assert g["final_insufficient_material"] == pc_insufficient
 
 
+def test_lichess_insufficient_never_labels_a_finished_game():
+    """scalachess Position.status checks mate, variant end and stalemate before autoDraw; Horde's
+    hordeClosedPosition holds on every position where Black has no move (a mated Black, too), so
+    the automatic insufficient-material end must only be reported where a legal move exists."""
+    import io
+
+    with open(os.path.join(FIXTURES, "horde.pgn"), encoding="utf-8") as fh:
+        text = fh.read()
+    rows = _games(text)
+    handle = io.StringIO(text)
+    checked = 0
+    for r in rows:
+        game = chess.pgn.read_game(handle)
+        if r["end_rule"] != "insufficient_material":
+            continue
+        board = game.board()
+        for m in list(game.mainline_moves())[:r["end_ply"]]:
+            board.push(m)
+        assert any(board.legal_moves), (r["end_ply"], board.fen())
+        checked += 1
+    # Black mated in these games (python-chess: checkmate at the last ply), never "insufficient".
+    mated = [r for r in rows if r["final_is_checkmate"]]
+    assert mated and all(r["end_rule"] != "insufficient_material" or r["end_ply"] < r["plies"] for r in mated)
+
+
 # ----------------------------------------------------------------------------------------------
 # Variant ends, routing
 

@@ -7,7 +7,8 @@ python-chess's variant board computes it (see docs/variants.md), plus one uint8 
   vflags  VF_END            python-chess is_variant_end()
           VF_WIN/LOSS/DRAW  is_variant_win/loss/draw() for the side to move
           VF_LICHESS_INSUFFICIENT  scalachess Variant.isInsufficientMaterial (automatic draw),
-                            only on positions where the variant has not ended
+                            only where the game is not over already (a legal move exists:
+                            mate, variant end and stalemate come first on Lichess)
 
 The variant is per game (`vcode`), so one call serves a block of mixed variants.
 Kernels never raise: a status per game, positions kept up to the last legal move.
@@ -365,7 +366,8 @@ def _record(v, bb, mb, st, p, ws, window_start, key, hmc, flags, rep_next, rep_n
     vf = variant_outcome(v, bb, st, vend, has_move, chk)
     if vend:
         vf |= VF_END
-    elif lichess_insufficient(v, bb, mb, st, moves, pseudo, bb2, mb2, st2, bb3, mb3, st3, moves2):
+    elif has_move and lichess_insufficient(v, bb, mb, st, moves, pseudo, bb2, mb2, st2, bb3, mb3, st3, moves2):
+        # (scalachess Position.status: mate, variant end and stalemate come before autoDraw)
         vf |= VF_LICHESS_INSUFFICIENT
     vflags[p] = vf
 
