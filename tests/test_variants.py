@@ -234,6 +234,32 @@ def test_lichess_repetitions_every_variant(variant):
     assert g["end_ply"] == 16 and g["end_rule"] == "fivefold"
 
 
+def test_variant_end_comes_before_automatic_draws():
+    """scalachess Position.status: VariantEnd before Draw. A King of the Hill game whose king
+    reaches the centre on a position that is also the 100th reversible ply: won, not drawn.
+    The walk is 99 quiet plies, then the king steps onto the hill at ply 100 (clock 100)."""
+    cls = chess.variant.KingOfTheHillBoard
+    fen = "4k3/8/8/8/8/8/8/R3K3 w - - 0 1"
+    board = cls(fen)
+    # White shuffles its rook and king towards d2 without entering the centre; Black's king
+    # wanders on ranks 7-8; no position repeats (seeded search below).
+    moves = _reversible_walk(cls, 99, seed=3, fen=fen)
+    for tok in moves.split():
+        if not tok.endswith("."):
+            board.push_san(tok)
+    hill = [m for m in board.legal_moves if board.piece_type_at(m.from_square) == chess.KING
+            and chess.BB_SQUARES[m.to_square] & chess.BB_CENTER]
+    if not hill:
+        pytest.skip("the walk did not end next to the centre")
+    san = board.san(hill[0])
+    text = _pgn("King of the Hill", moves + " " + san, fen=fen)
+    g = _games(text)[0]
+    assert g["plies"] == 100 and g["final_halfmove_clock"] == 100
+    assert g["variant_end"] in ("white", "black")
+    assert g["first_fifty_ply"] is None          # no legal move once the variant has ended
+    assert g["end_ply"] is None
+
+
 def test_lichess_fivefold_only_from_2020():
     """Fivefold became automatic in scalachess 8ca89d7e (2020-01-14): as for chess, earlier games
     get no automatic end."""

@@ -149,6 +149,16 @@ def apply_variant_rules(K, apply_rules_call, pos_off, stm0, result_code, time_fo
                 li, np.uint16(FLAG_INSUFFICIENT), np.uint16(0)).astype(np.uint16)
         (sub_out, sub_missed), sub_ev = apply_rules_call(
             sub_off, stm0[games], result_code[games], time_forfeit[games], auto_on[games], params, sub)
+        # A game whose last position ended it by the variant's own rule (king exploded, hill,
+        # third check, race, no pieces) did not end by an automatic draw there: scalachess's
+        # Position.status checks the variant end before autoDraw (python-chess's outcome() too).
+        from analyzer.variants._replay import VF_END
+
+        last = sub_off[1:] - 1
+        ended = (facts["vflags"][idx[np.maximum(last, 0)]] & VF_END) != 0
+        at_end = ended & (sub_out[:, K.G_END_PLY] == (sub_off[1:] - sub_off[:-1] - 1))
+        sub_out[at_end, K.G_END_PLY] = -1
+        sub_out[at_end, K.G_END_RULE] = -1
         out[games] = sub_out
         missed_clock[games] = sub_missed
         sub_ev["game"] = games[sub_ev["game"]]
