@@ -22,11 +22,12 @@ class BlockTables:
 
 def analyze_block(kind: str, buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, *, source: str,
                   first_game_index: int, base_offset: int, editions: list, extra_status: dict | None = None,
-                  keep_facts: bool = False) -> BlockTables:
+                  keep_facts: bool = False, options: dict | None = None) -> BlockTables:
     """The tables of the games buf[starts[i]:ends[i]] of game kind `kind`. `extra_status` maps
-    game i -> (status, message) decided by the reader (such games are reported, not replayed)."""
+    game i -> (status, message) decided by the reader (such games are reported, not replayed);
+    `options`: what the kind reads of the source (e.g. chess: default_variant from a file name)."""
     out = kinds.get(kind).analyze_block(buf, starts, ends, editions=editions, extra_status=extra_status,
-                                        keep_facts=keep_facts)
+                                        keep_facts=keep_facts, **(options or {}))
     g, v, e = tables.build(out, source=source, game_type=kind, first_game_index=first_game_index,
                            byte_offsets=np.asarray(starts, np.int64) + base_offset)
     return BlockTables(g, v, e, out.facts, len(starts))

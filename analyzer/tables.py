@@ -63,6 +63,9 @@ GAMES_COLUMNS = _KEY + [
     ("final_is_checkmate", pa.bool_(), "the final position is checkmate", None),
     ("final_is_stalemate", pa.bool_(), "the final position is stalemate", None),
     ("final_insufficient_material", pa.bool_(), "neither side can mate (python-chess's material rule)", None),
+    ("variant_end", _DICT, "Lichess variants: the final position ends the game by the variant's own rule "
+     "(king exploded, hill reached, third check, race won, antichess, horde wiped out): "
+     "the winner white / black, or draw", None),
 ]
 VERDICTS_COLUMNS = _KEY + [
     ("edition", _DICT, "rule edition: fide_2018, lichess, fshr_russian, ...", None),
@@ -170,6 +173,7 @@ class BlockOutput:
     result_code: np.ndarray        # codes.RESULT_*
     editions: list = field(default_factory=list)   # EditionResult per edition
     facts: dict | None = None      # per-ply facts, for tests (keep_facts)
+    extra: dict = field(default_factory=dict)      # kind-specific games columns (name -> Arrow array)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -323,6 +327,7 @@ def build(block: BlockOutput, *, source: str, game_type: str, first_game_index: 
             games[name] = _opt_int(col, np.int16)
         else:
             games[name] = _opt_int(col)
+    games.update(block.extra)
     games_t = conform(pa.table(games), GAMES_SCHEMA)
 
     plies = np.where(replayed, block.plies, -1).astype(np.int64)

@@ -373,13 +373,14 @@ def test_chess960_and_unknown_variants(tmp_path):
             b'[FEN "bbqnnrkr/pppppppp/8/8/8/8/PPPPPPPP/BBQNNRKR w HFhf - 0 1"]\n\n'
             b"1. g3 g6 2. Ne3 Ne6 3. Nd3 Nd6 *\n\n"
             b'[Event "atomic"]\n[Variant "Atomic"]\n\n1. e4 *\n\n'
-            b'[Event "crazy"]\n[Variant "Crazyhouse"]\n\n1. e4 *\n\n'
+            b'[Event "duck"]\n[Variant "Duck"]\n\n1. e4 *\n\n'
             b'[Event "from position"]\n[Variant "From Position"]\n[FEN "4k3/8/8/8/8/8/4P3/4K3 w - - 0 1"]\n\n1. e4 *\n\n'
             b'[Event "standard"]\n[Variant "Standard"]\n\n1. e4 *\n\n')
     _, code, rows = _scan_text(tmp_path, text)
-    assert _statuses(rows) == ["ok", "unsupported_variant", "unsupported_variant", "ok", "ok"]
-    assert rows[0]["plies"] == 6
-    assert "atomic" in rows[1]["error"].lower()
+    # Atomic (and the other Lichess variants) are replayed by analyzer.variants; others are not.
+    assert _statuses(rows) == ["ok", "ok", "unsupported_variant", "ok", "ok"]
+    assert rows[0]["plies"] == 6 and rows[1]["plies"] == 1
+    assert "duck" in rows[2]["error"].lower()
 
 
 CHESS960_BAD_FEN = (G1 + b'[Event "960 bad fen"]\n[Variant "Chess960"]\n[SetUp "1"]\n[FEN "rnnbbqkr/pppppppp/8/8/8/8/'

@@ -91,3 +91,4 @@ class UnitSpec:
     damage: str | None = None              # the input was damaged at the end of this region
     input_bytes: int = 0                   # input (compressed) bytes this unit stands for, for progress
     input_size: int = -1                   # size of the whole input (-1: a stream), for provenance
+    options: dict = field(default_factory=dict)   # what the game kind reads of the source (InputInfo.options)

@@ -35,7 +35,7 @@ def plan_frame_units(info: sources.InputInfo, frames: list, cfg: Config, edition
     pairs = [(f.offset, f.size) for f in frames]
     return [UnitSpec(info.name, info.game_type, k, info.path, editions=list(editions), frames=pairs,
                      first_frame=first, end_frame=end, input_bytes=sum(12 + s for _, s in pairs[first:end]),
-                     input_size=info.size)
+                     input_size=info.size, options=info.options())
             for k, (first, end) in enumerate(frame_groups([f.size for f in frames], cfg))]
 
 
@@ -162,7 +162,7 @@ def iter_sequential_units(info: sources.InputInfo, cfg: Config, editions: list):
                 now = stream.input_count()
                 yield UnitSpec(info.name, info.game_type, k, info.path, editions=list(editions),
                                text_start=base, payload=payload, leading_fragment=leading_fragment,
-                               trailing_fragment=forced, input_bytes=now - counted, input_size=info.size)
+                               trailing_fragment=forced, input_bytes=now - counted, input_size=info.size, options=info.options())
                 counted = now
                 leading_fragment = forced
                 base = cut
@@ -181,4 +181,4 @@ def iter_sequential_units(info: sources.InputInfo, cfg: Config, editions: list):
             pass
     yield UnitSpec(info.name, info.game_type, k, info.path, editions=list(editions), text_start=base,
                    payload=pieces, leading_fragment=leading_fragment, damage=damage, input_bytes=counted,
-                   input_size=info.size)
+                   input_size=info.size, options=info.options())

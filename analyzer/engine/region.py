@@ -100,10 +100,11 @@ class RegionAnalyzer:
     """Feed decompressed chunks with `feed`, then `finish`; tables go to `sink` per block."""
 
     def __init__(self, *, game_type: str, source: str, editions: list, sink: BlockSink,
-                 block_size: int = 8 << 20, max_game_bytes: int = 16 << 20):
+                 block_size: int = 8 << 20, max_game_bytes: int = 16 << 20, options: dict | None = None):
         self.game_type = game_type
         self.draughts_markers = kinds.get(game_type).draughts_markers
         self.source = source
+        self.options = options or {}
         self.editions = editions
         self.sink = sink
         self.block_size = block_size
@@ -231,7 +232,8 @@ class RegionAnalyzer:
 
     def _analyze_block(self, buf: np.ndarray, starts, ends, extra: dict, first_index: int) -> tuple:
         res = analyze_block(self.game_type, buf, starts, ends, source=self.source, first_game_index=first_index,
-                            base_offset=self.offset, editions=self.editions, extra_status=extra)
+                            base_offset=self.offset, editions=self.editions, extra_status=extra,
+                            options=self.options)
         return res.games, res.verdicts, res.events
 
     def _process(self, final: bool, truncated_reason: str | None = None) -> bool:

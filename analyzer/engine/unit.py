@@ -77,7 +77,8 @@ def run_unit(spec: UnitSpec, cfg: Config, hold: bool = False) -> dict:
     info: dict = {}
     try:
         ra = RegionAnalyzer(game_type=spec.game_type, source=spec.source, editions=spec.editions,
-                            sink=sink, block_size=cfg.block_size, max_game_bytes=cfg.max_game_bytes)
+                            sink=sink, block_size=cfg.block_size, max_game_bytes=cfg.max_game_bytes,
+                            options=spec.options)
         reason = None
         if spec.frames is not None:
             reason = _feed_frames(spec, ra, info)

@@ -40,12 +40,17 @@ class InputInfo:
     game_type: str       # chess | russian_draughts (routing by extension or GameType tag)
     seekable: bool = True   # a regular file (frames can be read by offset); else read once, in order
     digest: str = ""     # hash of the first and last MiB (regular files): a rewritten input is noticed
+    variant: str | None = None  # a Lichess variant dump (by its file name): the variant of untagged games
+
+    def options(self) -> dict:
+        """What the game kind reads of the source (analyzer.analysis.analyze_block options)."""
+        return {"default_variant": self.variant} if self.variant else {}
 
     def identity(self) -> dict:
         """What a finished source must match to be skipped by a later run."""
         return {"path": os.path.abspath(self.path) if self.seekable else self.path, "size": self.size,
                 "mtime": self.mtime, "digest": self.digest, "compression": self.compression,
-                "game_type": self.game_type}
+                "game_type": self.game_type, "variant": self.variant}
 
 
 def source_name(path: str) -> str:
@@ -139,6 +144,14 @@ def _read_head(fh, n: int) -> bytes:
     return b"".join(parts)
 
 
+def _variant_of(path: str) -> str | None:
+    """The variant of a Lichess variant dump by its file name (lichess_db_atomic_rated_...)."""
+    from analyzer.kinds.chess.variants import VARIANT_NAMES, variant_from_filename
+
+    code = variant_from_filename(path)
+    return None if code is None else VARIANT_NAMES[code]
+
+
 def _game_type(path: str, sample: bytes) -> str:
     if ".pdn" in os.path.basename(path.lower()):
         return "russian_draughts"
@@ -183,7 +196,7 @@ def inspect(path: str, name: str | None = None) -> InputInfo:
             except Exception:  # damaged: routing falls back to chess; the reader reports the damage
                 sample = b""
             return InputInfo(path, name, comp, st.st_size, st.st_mtime, _game_type(path, sample),
-                             True, _digest(path, st.st_size))
+                             True, _digest(path, st.st_size), _variant_of(path))
         raw = sys.stdin.buffer if path == "-" else open(path, "rb")
         head = _read_head(raw, SNIFF_BYTES)
     except FileNotFoundError:

@@ -13,6 +13,7 @@ import functools
 import threading
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from analyzer import codes
@@ -20,6 +21,7 @@ from analyzer.kinds.chess import _replay as R
 from analyzer.kinds.chess import _rules as K
 from analyzer.kinds.chess._tables import CT_CHESS960, CT_ROOK, CT_SIZE, STANDARD_CASTLING
 from analyzer.kinds.chess.editions import IDENTITY_FIDE_1997, ChessEdition
+from analyzer.kinds.chess.variants import variant_code
 from analyzer.pgn.tags import TagValues, dict_lookup, text_of
 from analyzer.tables import BlockOutput, EditionResult, run_rule_kernel
 
@@ -121,9 +123,13 @@ def _fact_buffers(cap: int) -> dict:
 
 
 def analyze_block(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, *, editions: list[ChessEdition],
-                  extra_status: dict | None = None, keep_facts: bool = False) -> BlockOutput:
+                  extra_status: dict | None = None, keep_facts: bool = False,
+                  default_variant: str | None = None) -> BlockOutput:
     """Analyze the games buf[starts[i]:ends[i]]. `extra_status` maps game i -> (status, message)
-    decided by the reader (e.g. game_too_large, truncated): such games are not replayed."""
+    decided by the reader (e.g. game_too_large, truncated): such games are not replayed.
+    Games of the seven Lichess variants other than Chess960 (by [Variant] tag, or
+    `default_variant` for games without one, e.g. from a dump's file name) are replayed by the
+    variants package into the same facts layout and judged by the same rule kernel."""
     n = len(starts)
     tags = TagValues(buf, starts, ends, TAG_NAMES)
     mt_start = tags.movetext_start
@@ -138,7 +144,13 @@ def analyze_block(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, *, edit
     variants = [v.strip().lower() for v in variant_col.dictionary.to_pylist()]
     plain_variant = (variant_codes < 0) | dict_lookup(variant_codes, [v in _STANDARD_VARIANTS for v in variants])
     has_fen = tags.present("FEN")
-    special = np.nonzero(has_fen | ~plain_variant)[0]
+    # The Lichess variants other than Chess960: replayed after the chess games (splice_variants).
+    tag_vc = [variant_code(v) for v in variants]
+    game_vc = np.array([-1 if c is None else c for c in tag_vc] + [-1], np.int64)[variant_codes]
+    if default_variant is not None and variant_code(default_variant) is not None:
+        game_vc[variant_codes < 0] = variant_code(default_variant)
+    is_variant = game_vc >= 0
+    special = np.nonzero((has_fen | ~plain_variant) & ~is_variant)[0]
     if len(special):
         fen_codes = np.full(n, -1, np.int32)
         fens: list = []
@@ -169,11 +181,14 @@ def analyze_block(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, *, edit
         pre_status[special] = u_status[inverse]
         for i in np.nonzero(u_status[inverse] >= 0)[0]:
             messages[int(special[i])] = u_message[inverse[i]]
+    init_idx[is_variant] = -1
     if extra_status:
         for g, (code, msg) in extra_status.items():
             init_idx[g] = -1
             pre_status[g] = codes.STATUS_INDEX[code]
             messages[g] = msg
+            is_variant[g] = False
+    variant_games = np.nonzero(is_variant)[0]
     init_bb = np.stack([x[0] for x in inits])
     init_mb = np.stack([x[1] for x in inits])
     init_st = np.stack([x[2] for x in inits])
@@ -201,6 +216,16 @@ def analyze_block(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, *, edit
     status = status.astype(np.int64)
     pre = pre_status >= 0
     status[pre] = pre_status[pre]
+    groups: dict = {}
+    if len(variant_games):
+        from analyzer.kinds.chess.variants.analyze import splice_variants
+
+        vcodes = game_vc[variant_games]
+        vfens = [tags.value(int(g), "FEN").strip() if has_fen[g] else None for g in variant_games]
+        facts, pos_off, stm0 = splice_variants(
+            buf, mt_start, ends, variant_games, vcodes, vfens, facts, pos_off, stm0, status,
+            err_ply, err_s, err_e, messages, fifty_min, codes.S_BAD_FEN)
+        groups = {int(v): variant_games[vcodes == v] for v in np.unique(vcodes)}
     replayed = pos_off[1:] > pos_off[:-1]
     plies = np.where(replayed, pos_off[1:] - pos_off[:-1] - 1, -1).astype(np.int32)
     messages.update(_messages(buf, status, err_ply, err_s, err_e, stm0, pre, messages))
@@ -237,13 +262,19 @@ def analyze_block(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, *, edit
             auto_on = auto_on.to_numpy(zero_copy_only=False).astype(np.bool_)
         else:
             auto_on = np.ones(n, np.bool_)
-        out = np.empty((n, codes.N_VERDICT), np.int32)
-        params = ed.params()
-        events = run_rule_kernel(lambda ev: K.apply_rules(
-            pos_off, stm0, result_code, time_forfeit, auto_on, params, facts["key"], facts["hmc"],
-            facts["flags"], facts["rep_next"], facts["rep_next97"], facts["clock"], out,
-            ev["game"], ev["ply"], ev["rule"], ev["kind"], ev["side"], ev["reps"], ev["hmc"], ev["clock"]), ev_cap)
+        out, events = _rules(pos_off, stm0, result_code, time_forfeit, auto_on, ed.params(), facts, ev_cap)
+        if groups:
+            from analyzer.kinds.chess.variants.analyze import apply_variant_rules
+
+            events = apply_variant_rules(_rules, pos_off, stm0, result_code, time_forfeit, auto_on, ed, facts,
+                                         groups, out, events)
         results.append(EditionResult(ed.id, out, events))
+    extra = {}
+    if groups:
+        from analyzer.kinds.chess.variants.analyze import final_variant_outcome
+
+        white_final = (stm0 + np.maximum(plies, 0)) % 2 == 0
+        extra["variant_end"] = pa.array(final_variant_outcome(facts, pos_off, white_final), pa.string())
     kept = None
     if keep_facts:
         kept = {k: v.copy() for k, v in facts.items()}   # (the buffers are reused by the next block)
@@ -251,9 +282,19 @@ def analyze_block(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, *, edit
         kept["halfmove_clock"] = kept["hmc"]
         kept["clock_seconds"] = kept["clock"]
         kept["stm0"] = stm0
-    return BlockOutput(headers=headers, status=status, messages=messages, error_ply=error_ply, plies=plies,
+    return BlockOutput(headers=headers, status=status, messages=messages, error_ply=error_ply, plies=plies, extra=extra,
                        game_facts=game_facts, has_clock=has_clock, result_code=result_code,
                        editions=results, facts=kept)
+
+
+def _rules(pos_off, stm0, result_code, time_forfeit, auto_on, params, facts, ev_cap):
+    """The rule kernel over the block's facts with one parameter vector: (verdicts, events)."""
+    out = np.empty((len(stm0), codes.N_VERDICT), np.int32)
+    events = run_rule_kernel(lambda ev: K.apply_rules(
+        pos_off, stm0, result_code, time_forfeit, auto_on, params, facts["key"], facts["hmc"],
+        facts["flags"], facts["rep_next"], facts["rep_next97"], facts["clock"], out,
+        ev["game"], ev["ply"], ev["rule"], ev["kind"], ev["side"], ev["reps"], ev["hmc"], ev["clock"]), ev_cap)
+    return out, events
 
 
 _WHAT = {codes.S_ILLEGAL: "illegal move", codes.S_AMBIGUOUS: "ambiguous move", codes.S_BAD_TOKEN: "unreadable token",

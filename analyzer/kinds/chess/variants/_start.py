@@ -1,0 +1,67 @@
+"""Start positions: python-chess variant boards (or FEN) -> the kernel's (bb, mb, st) arrays."""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from analyzer.kinds.chess.variants import PYCHESS_CLASS
+from analyzer.kinds.chess.variants._codes import V_CRAZYHOUSE, V_THREECHECK
+
+
+def board_class(v: int):
+    import chess.variant
+
+    return getattr(chess.variant, PYCHESS_CLASS[v])
+
+
+def arrays_of_board(board, v: int):
+    """(bb uint64[9], mb int8[64], st int64[16]) of a python-chess (variant) board."""
+    import chess
+
+    bb = np.zeros(9, np.uint64)
+    mb = np.zeros(64, np.int8)
+    for sq, piece in board.piece_map().items():
+        bb[piece.piece_type - 1] |= np.uint64(1 << sq)
+        bb[6 + (0 if piece.color else 1)] |= np.uint64(1 << sq)
+        mb[sq] = piece.piece_type
+    bb[8] = np.uint64(board.promoted & (int(bb[6]) | int(bb[7])))
+    rights = board.clean_castling_rights()
+    c = 0
+    if rights & chess.BB_H1:
+        c |= 1
+    if rights & chess.BB_A1:
+        c |= 2
+    if rights & chess.BB_H8:
+        c |= 4
+    if rights & chess.BB_A8:
+        c |= 8
+    st = np.zeros(16, np.int64)
+    st[0] = 0 if board.turn else 1
+    st[1] = c
+    st[2] = -1 if board.ep_square is None else board.ep_square
+    st[3] = board.halfmove_clock
+    if v == V_THREECHECK:
+        st[4] = board.remaining_checks[chess.WHITE]
+        st[5] = board.remaining_checks[chess.BLACK]
+    else:
+        st[4] = st[5] = 3
+    if v == V_CRAZYHOUSE:
+        for color, base in ((chess.WHITE, 6), (chess.BLACK, 11)):
+            for pt in range(1, 6):
+                st[base + pt - 1] = board.pockets[color].count(pt)
+    return bb, mb, st
+
+
+@functools.lru_cache(maxsize=256)
+def start_arrays(v: int, fen: str | None = None):
+    """Arrays of the variant's start position, or of `fen` on the variant board (ValueError if the
+    FEN is unreadable or not a valid position of that variant)."""
+    cls = board_class(v)
+    board = cls() if fen is None else cls(fen)
+    if fen is not None and not board.is_valid():
+        import chess
+
+        reason = ", ".join(s.name for s in chess.Status if s and board.status() & s)
+        raise ValueError(reason or "invalid position")
+    return arrays_of_board(board, v)
