@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 
 from analyzer.engine import layout
 from analyzer.engine.parts import read_json, write_json, write_table
+from analyzer.engine.store import is_remote, open_store
 
 
 def unit_start(rec: dict, text_base: int) -> int:
@@ -57,8 +58,13 @@ def _shift(table: pa.Table, game_base: int, text_start: int | None) -> pa.Table:
 
 
 def is_final(out: str, source: str, rec: dict, game_base: int, start: int) -> bool:
-    fg, fe = layout.final_paths(out, source, rec["unit"])
-    return os.path.exists(fg) and os.path.exists(fe) and rec.get("finalized") == [game_base, start]
+    if rec.get("finalized") != [game_base, start]:
+        return False
+    if not is_remote(out):
+        fg, fe = layout.final_paths(out, source, rec["unit"])
+        return os.path.exists(fg) and os.path.exists(fe)
+    st = open_store(out)
+    return all(st.exists(p) for p in layout.committed_parts(out, source, rec))
 
 
 def write_final(out: str, source: str, rec: dict, games: pa.Table, events: pa.Table,
@@ -66,17 +72,18 @@ def write_final(out: str, source: str, rec: dict, games: pa.Table, events: pa.Ta
     """Final parts with global numbering, then the record saying so (in that order: a record
     marked finalized always has its parts)."""
     fg, fe = layout.final_paths(out, source, rec["unit"])
-    write_table(_shift(games, game_base, start), fg)
-    write_table(_shift(events, game_base, None), fe)
+    names = (write_table(_shift(games, game_base, start), fg), write_table(_shift(events, game_base, None), fe))
     rec["finalized"] = [game_base, start]
+    layout.name_parts(out, rec, names)
     write_json(rec, layout.unit_record_path(out, source, rec["unit"]))
 
 
 def stage_unit(out: str, source: str, rec: dict, games: pa.Table, events: pa.Table) -> None:
     """A unit's parts in staging (local numbering), then its record: a rerun reuses them."""
     g, e = layout.staging_paths(out, source, rec["unit"])
-    write_table(games, g)
-    write_table(events, e)
+    names = (write_table(games, g), write_table(events, e))
+    rec.pop("finalized", None)
+    layout.name_parts(out, rec, names)
     write_json(rec, layout.unit_record_path(out, source, rec["unit"]))
 
 
@@ -128,18 +135,44 @@ class OrderedFinalizer:
                 pass
 
 
-def finalize_source(out: str, source: str, n_units: int) -> dict:
-    """Turn staging parts into final parts with global numbering (idempotent, resumable), remove
-    parts of units beyond n_units, and count what the final tables hold."""
+def unit_bases(out: str, source: str, n_units: int) -> list[tuple[dict, int, int]]:
+    """(record, game_base, text_start) of every unit of a source, from its records."""
     numbering = Numbering()
     for k in range(n_units):
         numbering.add(read_json(layout.unit_record_path(out, source, k)))
-    games = 0
-    for rec, game_base, start in numbering.ready():
-        if not is_final(out, source, rec, game_base, start):
+    return list(numbering.ready())
+
+
+def finalize_unit(out: str, source: str, rec: dict, game_base: int, start: int) -> dict:
+    """A unit's staging parts -> its final parts (globally numbered) and its record; nothing
+    if they are final already. Runs wherever the store is reachable (a Dask worker too)."""
+    if not is_final(out, source, rec, game_base, start):
+        st = open_store(out)
+        if is_remote(out):
+            if rec.get("finalized"):   # its parts are numbered already: shifting again would be wrong
+                raise RuntimeError(f"{source} unit {rec['unit']}: final parts with other bases "
+                                   f"{rec['finalized']} than {[game_base, start]}; rerun with --force")
+            gpath, epath = layout.committed_parts(out, source, rec)
+        else:
             gpath, epath = layout.staging_paths(out, source, rec["unit"])
-            write_final(out, source, rec, pq.read_table(gpath), pq.read_table(epath), game_base, start)
-        games = game_base + rec["games"]
+        write_final(out, source, rec, st.read_table(gpath), st.read_table(epath), game_base, start)
+    return rec
+
+
+def finalize_source(out: str, source: str, n_units: int, run_all=None) -> dict:
+    """Turn staging parts into final parts with global numbering (idempotent, resumable), remove
+    parts of units beyond n_units, and count what the final tables hold. `run_all(fn, items)`
+    may run the finalize_unit calls elsewhere (a Dask cluster); by default here, in order."""
+    items = unit_bases(out, source, n_units)
+    games = items[-1][1] + items[-1][0]["games"] if items else 0
+    todo = [(rec, base, start) for rec, base, start in items if not is_final(out, source, rec, base, start)]
+    if todo and run_all is not None:
+        run_all(finalize_unit, [(out, source, rec, base, start) for rec, base, start in todo])
+    else:
+        for rec, base, start in todo:
+            finalize_unit(out, source, rec, base, start)
+    if is_remote(out):
+        return _finish_remote(out, source, n_units, games)
     for k in range(n_units):
         for p in layout.staging_paths(out, source, k):
             if os.path.exists(p):
@@ -152,6 +185,21 @@ def finalize_source(out: str, source: str, n_units: int) -> dict:
             pass
     _remove_stale_parts(out, source, n_units)
     rows = sum(pq.read_metadata(layout.final_paths(out, source, k)[0]).num_rows for k in range(n_units))
+    return {"games": games, "units": n_units, "rows": rows}
+
+
+def _finish_remote(out: str, source: str, n_units: int, games: int) -> dict:
+    """Object stores: every record now names final parts; remove every part of the source that
+    no record names (staging parts, parts of killed runs or of units beyond n_units)."""
+    st = open_store(out)
+    recs = [read_json(layout.unit_record_path(out, source, k)) for k in range(n_units)]
+    keep = set()
+    for rec in recs:
+        if not rec.get("finalized"):
+            raise RuntimeError(f"{source} unit {rec['unit']} is not finalized")
+        keep.update(layout.committed_parts(out, source, rec))
+    layout.sweep_source(out, source, keep)
+    rows = sum(st.num_rows(layout.committed_parts(out, source, rec)[0]) for rec in recs)
     return {"games": games, "units": n_units, "rows": rows}
 
 
