@@ -67,6 +67,9 @@ class S3Server:
                         b"<Message>injected by the test</Message></Error>"]
             return app(environ, start_response)
 
+        import logging
+
+        logging.getLogger("werkzeug").setLevel(logging.ERROR)   # no line per request
         self.server = make_server("127.0.0.1", 0, wrapped, threaded=True)
         self.port = self.server.server_address[1]
         self.endpoint = f"http://127.0.0.1:{self.port}"

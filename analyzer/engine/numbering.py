@@ -166,13 +166,15 @@ def finalize_source(out: str, source: str, n_units: int, run_all=None) -> dict:
     items = unit_bases(out, source, n_units)
     games = items[-1][1] + items[-1][0]["games"] if items else 0
     todo = [(rec, base, start) for rec, base, start in items if not is_final(out, source, rec, base, start)]
+    updated: dict = {}
     if todo and run_all is not None:
-        run_all(finalize_unit, [(out, source, rec, base, start) for rec, base, start in todo])
+        for rec in run_all(finalize_unit, [(out, source, rec, base, start) for rec, base, start in todo]):
+            updated[rec["unit"]] = rec      # (run elsewhere: the record as written there)
     else:
         for rec, base, start in todo:
             finalize_unit(out, source, rec, base, start)
     if is_remote(out):
-        return _finish_remote(out, source, n_units, games)
+        return _finish_remote(out, source, n_units, games, [updated.get(r["unit"], r) for r, _, _ in items])
     for k in range(n_units):
         for p in layout.staging_paths(out, source, k):
             if os.path.exists(p):
@@ -188,11 +190,10 @@ def finalize_source(out: str, source: str, n_units: int, run_all=None) -> dict:
     return {"games": games, "units": n_units, "rows": rows}
 
 
-def _finish_remote(out: str, source: str, n_units: int, games: int) -> dict:
+def _finish_remote(out: str, source: str, n_units: int, games: int, recs: list[dict]) -> dict:
     """Object stores: every record now names final parts; remove every part of the source that
     no record names (staging parts, parts of killed runs or of units beyond n_units)."""
     st = open_store(out)
-    recs = [read_json(layout.unit_record_path(out, source, k)) for k in range(n_units)]
     keep = set()
     for rec in recs:
         if not rec.get("finalized"):
@@ -200,7 +201,7 @@ def _finish_remote(out: str, source: str, n_units: int, games: int) -> dict:
         keep.update(layout.committed_parts(out, source, rec))
     layout.sweep_source(out, source, keep)
     rows = sum(st.num_rows(layout.committed_parts(out, source, rec)[0]) for rec in recs)
-    return {"games": games, "units": n_units, "rows": rows}
+    return {"games": games, "units": n_units, "rows": rows, "records": recs}
 
 
 def _remove_stale_parts(out: str, source: str, n_units: int) -> None:

@@ -230,7 +230,7 @@ def _inspect_all(inputs: list[str], source_names: list[str] | None) -> list:
         return list(pool.map(sources.inspect, inputs, names))
 
 
-WALK_THREADS = 16
+WALK_THREADS = 32   # a walk waits on one small read at a time: many at once cost little
 
 
 def _frame_indexes(plans) -> dict:
@@ -297,7 +297,8 @@ def _run(plans, cfg, workers, engine, scheduler, progress_interval, progress_mod
         def source_done(job) -> None:
             info, plan = job.plan.info, job.plan
             fin = finalize_source(cfg.out, info.name, job.n_units, run_all=executor.run_all)
-            recs = [read_json(layout.unit_record_path(cfg.out, info.name, k)) for k in range(job.n_units)]
+            recs = fin.get("records") or [read_json(layout.unit_record_path(cfg.out, info.name, k))
+                                          for k in range(job.n_units)]
             outcomes[job.index].update(records=recs, games=fin["games"], rows=fin["rows"], engine=job.engine)
             write_json({"input": job.ident, "settings": cfg.settings(), "editions": edition_ids(plan.editions),
                         "edition_params": edition_params(plan.editions), "units": recs,

@@ -139,7 +139,8 @@ class ObjectStore:
         return remote.with_retries(f"write of {path}", self.fs.pipe_file, path, data, **kwargs)
 
     def get(self, path: str) -> bytes:
-        return remote.with_retries(f"read of {path}", self.fs.cat_file, path)
+        # start=0: one ranged GET (s3fs would first ask for the size of a whole-object read)
+        return remote.with_retries(f"read of {path}", self.fs.cat_file, path, start=0)
 
     def exists(self, path: str) -> bool:
         return remote.with_retries(f"stat of {path}", self.fs.exists, path)
@@ -168,7 +169,11 @@ class ObjectStore:
         return pq.read_table(pa.BufferReader(self.get(path)))
 
     def num_rows(self, path: str) -> int:
-        return pq.read_metadata(pa.BufferReader(self.get(path))).num_rows
+        """From the Parquet footer only (a ranged read of the object's end)."""
+        def footer() -> int:
+            with self.fs.open(path, "rb", block_size=1 << 16, cache_type="readahead") as fh:
+                return pq.read_metadata(fh).num_rows
+        return remote.with_retries(f"footer of {path}", footer)
 
     def lock(self):
         return LeaseLock(self)
