@@ -173,6 +173,11 @@ class PoolExecutor:
             job.planned = True
             if job.running == 0:
                 finish(job)
+            elif self.kind == "inline":
+                # One worker gains nothing from overlap: finish the source before reading the
+                # next one (as before the shared queue).
+                while job.running:
+                    collect()
         while pending:
             collect()
 

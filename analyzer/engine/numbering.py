@@ -159,6 +159,14 @@ def finalize_unit(out: str, source: str, rec: dict, game_base: int, start: int) 
     return rec
 
 
+def _finalize_unit_with(options: dict, *args) -> dict:
+    """finalize_unit in another process (a Dask worker): with the driver's storage options."""
+    from analyzer.io import remote
+
+    remote.configure(options)
+    return finalize_unit(*args)
+
+
 def finalize_source(out: str, source: str, n_units: int, run_all=None) -> dict:
     """Turn staging parts into final parts with global numbering (idempotent, resumable), remove
     parts of units beyond n_units, and count what the final tables hold. `run_all(fn, items)`
@@ -168,7 +176,10 @@ def finalize_source(out: str, source: str, n_units: int, run_all=None) -> dict:
     todo = [(rec, base, start) for rec, base, start in items if not is_final(out, source, rec, base, start)]
     updated: dict = {}
     if todo and run_all is not None:
-        for rec in run_all(finalize_unit, [(out, source, rec, base, start) for rec, base, start in todo]):
+        from analyzer.io import remote
+
+        opts = remote.current_options()
+        for rec in run_all(_finalize_unit_with, [(opts, out, source, rec, base, start) for rec, base, start in todo]):
             updated[rec["unit"]] = rec      # (run elsewhere: the record as written there)
     else:
         for rec, base, start in todo:

@@ -91,6 +91,11 @@ def configure(options: dict | None) -> None:
             _OPTIONS[k] = dict(v)
 
 
+def current_options() -> dict:
+    with _LOCK:
+        return {k: dict(v) for k, v in _OPTIONS.items()}
+
+
 def options_for(proto: str) -> dict:
     with _LOCK:
         return {**_OPTIONS.get("*", {}), **_OPTIONS.get(proto, {})}
