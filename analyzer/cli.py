@@ -107,8 +107,15 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Analyze PGN/PDN inputs and write Parquet tables to --out.")
     s.add_argument("inputs", nargs="*", metavar="INPUT",
                    help=".pgn .pgn.zst .pgn.gz .pgn.bz2 .pdn ... or - for standard input "
-                   "(default: the sample in data/)")
-    s.add_argument("--out", default="analyzer_out", help="output directory (default: analyzer_out)")
+                   "(default: the sample in data/); globs ('dumps/*.pgn.zst') and URLs through fsspec "
+                   "(s3://, gs://, az://, https://; 's3://bucket/lichess/*.pgn.zst', or a prefix ending in /) "
+                   "with the extra analyzer[cloud]")
+    s.add_argument("--out", default="analyzer_out",
+                   help="output directory or URL, e.g. s3://bucket/results (default: analyzer_out)")
+    s.add_argument("--storage-option", action="append", default=[], metavar="[PROTOCOL.]KEY=VALUE",
+                   help="an fsspec option for URLs (inputs and --out), e.g. s3.endpoint_url=http://127.0.0.1:9000 "
+                   "or anon=true; VALUE is read as JSON when it is JSON. The protocol's standard environment "
+                   "(AWS_ENDPOINT_URL, AWS_PROFILE, credential chains) applies as well")
     s.add_argument("--edition", action="append", default=None, metavar="ID[,ID...]",
                    help="rule edition(s), repeat or comma-separate: fide_2018 (default), fide_2014, fide_2009, "
                    "fide_1997, lichess, custom ones; draughts: fshr_russian (default), fmjd_64")
@@ -145,8 +152,11 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("report", help="summary tables and an HTML page from a scan output directory",
                        description="Summary tables (CSV, Parquet) and an HTML page from the tables of "
                        "'analyzer scan --out OUT_DIR'.")
-    r.add_argument("out_dir", metavar="OUT_DIR", help="the --out directory of one or more 'analyzer scan' runs")
-    r.add_argument("--report-dir", default=None, help="where to write (default: OUT_DIR/report)")
+    r.add_argument("out_dir", metavar="OUT_DIR", help="the --out directory (or URL) of one or more 'analyzer scan' runs")
+    r.add_argument("--report-dir", default=None,
+                   help="where to write (default: OUT_DIR/report; for a URL OUT_DIR, ./report)")
+    r.add_argument("--storage-option", action="append", default=[], metavar="[PROTOCOL.]KEY=VALUE",
+                   help="an fsspec option for a URL OUT_DIR (as for scan)")
     sub.add_parser("warmup", help="compile the numba kernels once (fills the cache; the first scan does it too)",
                    description="Compile every numba kernel for this machine and fill the cache, so "
                    "that the first scan starts at once.")
@@ -195,9 +205,15 @@ def cmd_scan(args) -> int:
     workers = args.workers or os.cpu_count() or 1
     size = {} if args.unit_mb is None else {"unit_text_bytes": max(1, int(args.unit_mb * (1 << 20))),
                                             "frame_unit_text_bytes": max(1, int(args.unit_mb * (1 << 20)))}
+    from analyzer.io import remote
+
+    try:
+        storage = remote.options_from_args(args.storage_option)
+    except ValueError as exc:
+        return _fail(str(exc))
     cfg = Config(out=args.out, editions=editions,
                  max_game_bytes=max(1, int(args.max_game_mb * (1 << 20))),
-                 frames_per_unit=args.frames_per_unit, **size)
+                 frames_per_unit=args.frames_per_unit, storage_options=storage, **size)
     import gc
 
     from analyzer._numba_env import skip_registry_refresh_on_cache_hits
@@ -231,6 +247,10 @@ def cmd_report(args) -> int:
         from analyzer import report
     except ImportError as exc:
         return _fail(f"the report needs matplotlib: pip install 'analyzer[report]' ({exc})")
+    from analyzer.io import remote
+
+    if remote.is_url(remote.localize(args.out_dir)):
+        return _report_url(args, report)
     if not os.path.isdir(args.out_dir):
         return _fail(f"{args.out_dir}: not a directory (run analyzer scan --out {args.out_dir} first)")
     import glob
@@ -240,6 +260,33 @@ def cmd_report(args) -> int:
                      f"run analyzer scan --out {args.out_dir} first")
     try:
         path = report.write_report(args.out_dir, args.report_dir)
+    except FileNotFoundError as exc:
+        return _fail(str(exc))
+    print(path)
+    return EXIT_OK
+
+
+def _report_url(args, report) -> int:
+    """A report from tables on an object store: the parts its source records name are read
+    through fsspec; the report is written to a local folder (default ./report)."""
+    from analyzer.api import committed_parts
+    from analyzer.io import remote
+
+    out = remote.localize(args.out_dir).rstrip("/")
+    try:
+        remote.configure(remote.options_from_args(args.storage_option))
+        found = committed_parts(out, "games")
+    except ValueError as exc:
+        return _fail(str(exc))
+    except remote.MissingExtra as exc:
+        return _fail(str(exc))
+    except Exception as exc:  # noqa: BLE001 - credentials, bucket, network
+        return _fail(f"{out}: cannot read ({type(exc).__name__}: {exc})")
+    if not found:
+        return _fail(f"{out}: holds no finished analyzer source (_manifest/*/source.json); "
+                     f"run analyzer scan --out {out} first")
+    try:
+        path = report.write_report(out, args.report_dir or "report")
     except FileNotFoundError as exc:
         return _fail(str(exc))
     print(path)

@@ -119,8 +119,18 @@ def _derive(lf: pl.LazyFrame) -> pl.LazyFrame:
 # ----------------------------------------------------------------------------------------------
 # Reading
 
+def _is_url(path: str) -> bool:
+    from analyzer.io import remote
+
+    return remote.is_url(path)
+
+
+def _title_name(out_dir: str) -> str:
+    return out_dir.rstrip("/").rsplit("/", 1)[-1] if _is_url(out_dir) else os.path.basename(os.path.abspath(out_dir))
+
+
 def _read(scan, out_dir: str, sub: str, schema) -> pl.LazyFrame:
-    if glob.glob(os.path.join(out_dir, sub, "*", "part-*.parquet")):
+    if _is_url(out_dir) or glob.glob(os.path.join(out_dir, sub, "*", "part-*.parquet")):
         lf = scan(out_dir)
     else:
         lf = pl.from_arrow(schema.empty_table()).lazy()
@@ -662,7 +672,7 @@ def _headline(t: dict[str, pl.DataFrame], games: pl.LazyFrame) -> pl.DataFrame:
 
 def write_report(out_dir: str, report_dir: str | None = None) -> str:
     """Write the summary tables and index.html under report_dir (default OUT_DIR/report)."""
-    if not os.path.isdir(out_dir):
+    if not _is_url(out_dir) and not os.path.isdir(out_dir):
         raise FileNotFoundError(f"{out_dir}: not a directory")
     report_dir = report_dir or os.path.join(out_dir, "report")
     os.makedirs(report_dir, exist_ok=True)
@@ -688,10 +698,10 @@ def _html(out_dir: str, t: dict[str, pl.DataFrame], games: pl.LazyFrame) -> str:
     n_all = games.select(pl.struct("source", "game_index").n_unique()).collect().item()
     sources = sorted(set(t["summary_by_source"]["source"].to_list())) if by_ed.height else []
     parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-             f"<title>Draw-rule report: {html.escape(os.path.basename(os.path.abspath(out_dir)))}</title>"
+             f"<title>Draw-rule report: {html.escape(_title_name(out_dir))}</title>"
              f"<style>{_CSS}</style></head><body>"]
     parts.append("<h1>Draw rules: claims, missed claims and counterfactual results</h1>")
-    parts.append(f"<p class='meta'>Tables: <code>{html.escape(os.path.abspath(out_dir))}</code> · "
+    parts.append(f"<p class='meta'>Tables: <code>{html.escape(out_dir if _is_url(out_dir) else os.path.abspath(out_dir))}</code> · "
                  f"sources: {html.escape(', '.join(sources) or 'none')} · editions: "
                  f"{html.escape(', '.join(editions) or 'none')} · {n_games:,} analyzed chess games "
                  f"(status ok) of {n_all:,} · generated {_dt.datetime.now().isoformat(timespec='seconds')} · "

@@ -590,8 +590,8 @@ def test_input_disappears_mid_run(tmp_path, monkeypatch, capsys):
     b.write_bytes(G3)
     real = engine.scan.finalize_source
 
-    def finalize_then_delete(out, source, n):
-        res = real(out, source, n)
+    def finalize_then_delete(out, source, n, **kw):
+        res = real(out, source, n, **kw)
         if b.exists():
             b.unlink()
         return res

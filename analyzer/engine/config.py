@@ -41,6 +41,7 @@ class Config:
     unit_text_bytes: int = UNIT_TEXT_BYTES               # sequential inputs
     frame_unit_text_bytes: int = FRAME_UNIT_TEXT_BYTES   # pzstd inputs (frames grouped by size)
     frames_per_unit: int | None = None  # pzstd frames per unit; None: by compressed size
+    storage_options: dict = field(default_factory=dict)  # fsspec options of URLs: {protocol or "*": {key: value}}
 
     def __post_init__(self) -> None:
         for name in ("block_size", "max_game_bytes", "unit_text_bytes", "frame_unit_text_bytes"):
@@ -85,10 +86,15 @@ class UnitSpec:
     payload: list | None = None            # the text as its read pieces, in order (sequential inputs)
     leading_fragment: bool = False         # starts inside a game larger than the limit (reported by the unit before)
     trailing_fragment: bool = False        # ends inside a game larger than the limit: report it, do not analyze
-    frames: list | None = None             # [(offset, size), ...] of the whole file (frame units)
+    frames: list | None = None             # [(offset, size), ...] of frames frame_base, frame_base+1, ...: the
+                                           # unit's own and a few after them (frame units; later ones are
+                                           # found by reading their headers)
     first_frame: int = 0
     end_frame: int = 0
+    frame_base: int = 0
+    input_size: int = -1                   # bytes of the whole input (-1: a stream): frame units, provenance
+    text_range: tuple | None = None        # (start, end) bytes of an uncompressed input: the worker reads
+                                           # its text itself (Dask, process pools) instead of a payload
     damage: str | None = None              # the input was damaged at the end of this region
     input_bytes: int = 0                   # input (compressed) bytes this unit stands for, for progress
-    input_size: int = -1                   # size of the whole input (-1: a stream), for provenance
     options: dict = field(default_factory=dict)   # what the game kind reads of the source (InputInfo.options)

@@ -7,6 +7,7 @@ function that returns the record of a unit finished by an earlier run (or None),
 each finished unit to `progress`. It returns the records of this run and the failed units."""
 from __future__ import annotations
 
+import dataclasses
 from concurrent.futures import FIRST_COMPLETED, wait
 from typing import Callable, Iterable
 
@@ -15,7 +16,7 @@ from analyzer.engine.config import Config, UnitSpec
 from analyzer.engine.numbering import OrderedFinalizer
 from analyzer.engine.parts import write_json
 from analyzer.engine import layout
-from analyzer.engine.unit import run_unit_safe
+from analyzer.engine.unit import run_unit_safe, run_unit_with_payload
 
 
 class RunError(Exception):
@@ -24,6 +25,26 @@ class RunError(Exception):
 
 
 Reuse = Callable[[UnitSpec], "dict | None"]
+
+
+class Job:
+    """A source's units on their way through an executor, and what came back."""
+
+    def __init__(self, source: str, units: Iterable[UnitSpec], reuse: Reuse, ident: dict,
+                 frames: bool = False, plan=None):
+        self.source = source
+        self.units = units
+        self.reuse = reuse
+        self.ident = ident
+        self.frames = frames
+        self.plan = plan
+        self.records: list[dict] = []      # of this run
+        self.failures: list[dict] = []
+        self.n_units = 0
+        self.running = 0
+        self.planned = False
+        self.finalizer = None
+        self.engine = None
 
 
 class _Done:
@@ -57,13 +78,26 @@ class PoolExecutor:
 
             self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="analyzer-unit")
         self.capacity = max(workers, 1) * 2
+        if self.client is not None:   # a cluster: as many units queued as it has threads, twice
+            try:
+                self.capacity = max(self.capacity, 2 * sum(self.client.nthreads().values()))
+            except Exception:  # noqa: BLE001
+                pass
         self.hold = kind in ("inline", "threads")
+        # Units described (byte ranges), not carried as text, where they go to other processes.
+        self.describe = kind in ("processes", "dask")
 
     def engine_for(self, frames: bool) -> str:
         return self.kind
 
     def _submit(self, spec: UnitSpec, cfg: Config):
         if self.client is not None:
+            if spec.payload is not None:
+                # Text of a compressed single-stream input, cut here: sent to a worker directly
+                # (scatter), not through the scheduler's task graph.
+                payload = self.client.scatter(spec.payload, hash=False)
+                spec = dataclasses.replace(spec, payload=None)
+                return self.client.submit(run_unit_with_payload, spec, cfg, payload, pure=False)
             return self.client.submit(run_unit_safe, spec, cfg, pure=False)
         if self.pool is not None:
             return self.pool.submit(run_unit_safe, spec, cfg, self.hold)
@@ -80,48 +114,82 @@ class PoolExecutor:
 
     def run_source(self, source: str, units: Iterable[UnitSpec], reuse: Reuse, cfg: Config,
                    ident: dict, progress) -> tuple[list[dict], list[dict], int]:
-        finalizer = OrderedFinalizer(cfg.out, source)
-        records: list[dict] = []
-        failures: list[dict] = []
-        pending: dict = {}
-        n_units = 0
+        job = Job(source, units, reuse, ident)
+        self.run_sources([job], cfg, progress)
+        return job.records, job.failures, job.n_units
+
+    def run_sources(self, jobs: list["Job"], cfg: Config, progress, on_done=None) -> None:
+        """Run the units of every job (source) through one queue: the next source's units are
+        submitted while the last ones of the source before are still running, so the workers
+        stay busy across sources. `on_done(job)` is called (in this thread) as soon as all of a
+        job's units are analyzed without failure; it finalizes the source."""
+        pending: dict = {}   # future -> (job, spec)
+        waiting = list(jobs)
+        for job in jobs:
+            job.finalizer = OrderedFinalizer(cfg.out, job.source)
+
+        def finish(job) -> None:
+            if job.failures:
+                job.finalizer.spill()
+            elif on_done is not None:
+                on_done(job)
 
         def collect() -> None:
             for fut in self._wait_some(pending):
-                spec = pending.pop(fut)
+                job, spec = pending.pop(fut)
+                job.running -= 1
                 try:
                     rec = fut.result()
                 except BaseException as exc:  # noqa: BLE001
                     rec = {"source": spec.source, "unit": spec.index, "failed": True, "error": repr(exc)}
                 if rec.get("failed"):
-                    failures.append({k: rec[k] for k in ("source", "unit", "error")})
-                    finalizer.fail()
-                    continue
-                rec["input"] = ident
-                if "_held" not in rec:
-                    write_json(rec, layout.unit_record_path(cfg.out, spec.source, spec.index))
-                records.append(rec)
-                progress.unit_done(rec)
-                finalizer.add(rec)  # held units: final parts and record written here, in unit order
-                while finalizer.failures:
-                    failures.append(finalizer.failures.pop())
+                    job.failures.append({k: rec[k] for k in ("source", "unit", "error")})
+                    job.finalizer.fail()
+                else:
+                    rec["input"] = job.ident
+                    if "_held" not in rec:
+                        write_json(rec, layout.unit_record_path(cfg.out, spec.source, spec.index))
+                    job.records.append(rec)
+                    progress.unit_done(rec)
+                    job.finalizer.add(rec)  # held units: final parts and record written here, in unit order
+                    while job.finalizer.failures:
+                        job.failures.append(job.finalizer.failures.pop())
+                if job.planned and job.running == 0:
+                    finish(job)
 
-        for spec in units:
-            n_units += 1
-            progress.unit_planned(spec)
-            done = reuse(spec)
-            if done is not None:
-                progress.unit_reused(done)
-                finalizer.add(done)
-                continue
-            while len(pending) >= self.capacity:
-                collect()
-            pending[self._submit(spec, cfg)] = spec
+        for job in jobs:
+            for spec in job.units:
+                job.n_units += 1
+                progress.unit_planned(spec)
+                done = job.reuse(spec)
+                if done is not None:
+                    progress.unit_reused(done)
+                    job.finalizer.add(done)
+                    continue
+                while len(pending) >= self.capacity:
+                    collect()
+                pending[self._submit(spec, cfg)] = (job, spec)
+                job.running += 1
+            job.planned = True
+            if job.running == 0:
+                finish(job)
+            elif self.kind == "inline":
+                # One worker gains nothing from overlap: finish the source before reading the
+                # next one (as before the shared queue).
+                while job.running:
+                    collect()
         while pending:
             collect()
-        if failures:
-            finalizer.spill()
-        return records, failures, n_units
+
+    def run_all(self, fn, items: list[tuple]) -> list:
+        """fn(*item) for every item, on this executor's workers (Dask: ahead of queued units),
+        in order of results = order of items; raises the first error."""
+        if self.client is not None:
+            futs = [self.client.submit(fn, *item, pure=False, priority=10) for item in items]
+            return self.client.gather(futs)
+        if self.pool is not None and self.kind == "threads":
+            return list(self.pool.map(lambda item: fn(*item), items))
+        return [fn(*item) for item in items]
 
     def close(self) -> None:
         if self.pool is not None:
@@ -161,10 +229,33 @@ class LocalExecutor:
     def engine_for(self, frames: bool) -> str:
         return "forked" if frames and forked.available(self.workers) else self.pool.kind
 
+    @property
+    def describe(self) -> bool:
+        return False
+
     def run_source(self, source, units, reuse, cfg, ident, progress):
         if isinstance(units, list) and units and units[0].frames is not None and forked.available(self.workers):
             return forked.run_frame_units(units, reuse, cfg, self.workers, ident, progress)
         return self.pool.run_source(source, units, reuse, cfg, ident, progress)
+
+    def run_sources(self, jobs, cfg, progress, on_done=None) -> None:
+        """pzstd sources one after another in forked children (where available), the others
+        together through the thread pool."""
+        rest = []
+        for job in jobs:
+            if job.frames and isinstance(job.units, list) and job.units and forked.available(self.workers):
+                job.engine = "forked"
+                job.records, job.failures, job.n_units = forked.run_frame_units(
+                    job.units, job.reuse, cfg, self.workers, job.ident, progress)
+                if not job.failures and on_done is not None:
+                    on_done(job)
+            else:
+                rest.append(job)
+        if rest:
+            self.pool.run_sources(rest, cfg, progress, on_done)
+
+    def run_all(self, fn, items):
+        return self.pool.run_all(fn, items)
 
     def close(self) -> None:
         self.pool.close()

@@ -9,6 +9,10 @@
     OUT/_manifest/<dir>/source.json             a finished source: input identity, editions, units
     OUT/_manifest/run.json                      the last run's summary
 
+On an object store (OUT is a URL) the same names, except that parts are written as
+`part-<unit>.<token>.parquet` and `unit-<unit>.<token>.{games,verdicts,events}.parquet` (there is no
+rename: see engine.store) and a record's "parts" names them; nothing is temporary there.
+
 `<dir>` is the source name escaped for a hive partition value (percent-encoding, as Hive and
 polars read it) and cut to a safe length with a hash suffix; the `source` column inside the
 files always holds the name itself. Temporary files are named `.analyzer-tmp-<pid>-<id>-<name>`
@@ -18,7 +22,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import uuid
+
+from analyzer.engine.store import is_remote, open_store
 
 TABLES = ("games", "verdicts", "events")    # the order of a unit's parts everywhere
 TEMP_PREFIX = ".analyzer-tmp-"
@@ -81,6 +88,26 @@ def source_folders(out: str, source: str) -> list[str]:
             *(os.path.join(out, t, f"source={d}") for t in TABLES)]
 
 
+def rel(out: str, path: str) -> str:
+    """`path` relative to OUT, with / separators (as records store part names)."""
+    return os.path.relpath(path, out).replace(os.sep, "/") if not is_remote(out) else path[len(out.rstrip("/")) + 1:]
+
+
+def committed_parts(out: str, source: str, rec: dict) -> tuple[str, ...]:
+    """The parts (one per TABLES) a unit record commits: those it names, or (records written
+    before parts were named) the final or staging names by its "finalized" mark."""
+    parts = rec.get("parts")
+    if parts:
+        return tuple(os.path.join(out, parts[t]) for t in TABLES)  # type: ignore[return-value]
+    if rec.get("finalized"):
+        return final_paths(out, source, rec["unit"])
+    return staging_paths(out, source, rec["unit"])
+
+
+def name_parts(out: str, rec: dict, paths) -> None:
+    rec["parts"] = {t: rel(out, p) for t, p in zip(TABLES, paths)}
+
+
 def temp_path(path: str) -> str:
     """A temporary name next to `path` that no user file has and that names its writer."""
     head, tail = os.path.split(path)
@@ -108,7 +135,10 @@ def _real_dir(path: str) -> bool:
 
 def clean_temp(out: str) -> int:
     """Remove the temporary files an interrupted run left in our folders (the caller holds the
-    lock, so no live run owns any). Returns how many were removed."""
+    lock, so no live run owns any). Returns how many were removed. An object store has no
+    temporary files: parts no record names are swept per source (sweep_source)."""
+    if is_remote(out):
+        return 0
     n = 0
     for folder in _our_folders(out):
         with os.scandir(folder) as it:
@@ -125,9 +155,36 @@ def clean_temp(out: str) -> int:
 _OUR_FILES = ("part-", "unit-", "source.json")
 
 
+# Our objects in a source's folders on an object store: parts and staging parts (any token).
+_OUR_PART = re.compile(r"^(part-\d{6}|unit-\d{6}\.(" + "|".join(TABLES) + r"))(\.[0-9a-f]{12})?\.parquet$")
+_OUR_RECORD = re.compile(r"^(unit-\d{6}\.json|source\.json)$")
+
+
+def sweep_source(out: str, source: str, keep: set[str] | None = None, records: bool = False) -> int:
+    """Object stores: remove the source's parts (and with records=True its records) that are not
+    in `keep` (full names); only names of the tool's own patterns are touched. Returns how many."""
+    st = open_store(out)
+    n = 0
+    keep = keep or set()
+    for folder in source_folders(out, source):
+        for name in st.list(folder):
+            full = f"{folder}/{name}"
+            if full in keep:
+                continue
+            if _OUR_PART.match(name) or (records and _OUR_RECORD.match(name)):
+                st.delete(full)
+                n += 1
+    return n
+
+
 def remove_source(out: str, source: str) -> None:
     """Forget a source: remove the files the tool wrote for it (parts, staging parts, records)
     and then its folders if they are empty. Nothing else is touched, links are not followed."""
+    if is_remote(out):
+        st = open_store(out)
+        st.delete(source_record_path(out, source))   # first: readers stop trusting its parts
+        sweep_source(out, source, records=True)
+        return
     for folder in source_folders(out, source):
         if not _real_dir(folder):
             continue

@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 
 from analyzer.engine import layout
 from analyzer.engine.parts import read_json, write_json, write_table
+from analyzer.engine.store import is_remote, open_store
 
 
 def unit_start(rec: dict, text_base: int) -> int:
@@ -59,23 +60,30 @@ def _shift(table: pa.Table, game_base: int, text_start: int) -> pa.Table:
 
 
 def is_final(out: str, source: str, rec: dict, game_base: int, start: int) -> bool:
-    return (all(os.path.exists(p) for p in layout.final_paths(out, source, rec["unit"]))
-            and rec.get("finalized") == [game_base, start])
+    if rec.get("finalized") != [game_base, start]:
+        return False
+    if not is_remote(out):
+        return all(os.path.exists(p) for p in layout.final_paths(out, source, rec["unit"]))
+    st = open_store(out)
+    return all(st.exists(p) for p in layout.committed_parts(out, source, rec))
 
 
 def write_final(out: str, source: str, rec: dict, parts: tuple, game_base: int, start: int) -> None:
     """Final parts (one per layout.TABLES) with global numbering, then the record saying so (in
     that order: a record marked finalized always has its parts)."""
-    for table, path in zip(parts, layout.final_paths(out, source, rec["unit"])):
-        write_table(_shift(table, game_base, start), path)
+    names = tuple(write_table(_shift(table, game_base, start), path)
+                  for table, path in zip(parts, layout.final_paths(out, source, rec["unit"])))
     rec["finalized"] = [game_base, start]
+    layout.name_parts(out, rec, names)
     write_json(rec, layout.unit_record_path(out, source, rec["unit"]))
 
 
 def stage_unit(out: str, source: str, rec: dict, parts: tuple) -> None:
     """A unit's parts in staging (local numbering), then its record: a rerun reuses them."""
-    for table, path in zip(parts, layout.staging_paths(out, source, rec["unit"])):
-        write_table(table, path)
+    names = tuple(write_table(table, path)
+                  for table, path in zip(parts, layout.staging_paths(out, source, rec["unit"])))
+    rec.pop("finalized", None)
+    layout.name_parts(out, rec, names)
     write_json(rec, layout.unit_record_path(out, source, rec["unit"]))
 
 
@@ -127,18 +135,57 @@ class OrderedFinalizer:
                 pass
 
 
-def finalize_source(out: str, source: str, n_units: int) -> dict:
-    """Turn staging parts into final parts with global numbering (idempotent, resumable), remove
-    parts of units beyond n_units, and count what the final tables hold."""
+def unit_bases(out: str, source: str, n_units: int) -> list[tuple[dict, int, int]]:
+    """(record, game_base, text_start) of every unit of a source, from its records."""
     numbering = Numbering()
     for k in range(n_units):
         numbering.add(read_json(layout.unit_record_path(out, source, k)))
-    games = 0
-    for rec, game_base, start in numbering.ready():
-        if not is_final(out, source, rec, game_base, start):
-            parts = tuple(pq.read_table(p) for p in layout.staging_paths(out, source, rec["unit"]))
-            write_final(out, source, rec, parts, game_base, start)
-        games = game_base + rec["games"]
+    return list(numbering.ready())
+
+
+def finalize_unit(out: str, source: str, rec: dict, game_base: int, start: int) -> dict:
+    """A unit's staging parts -> its final parts (globally numbered) and its record; nothing
+    if they are final already. Runs wherever the store is reachable (a Dask worker too)."""
+    if not is_final(out, source, rec, game_base, start):
+        st = open_store(out)
+        if is_remote(out):
+            if rec.get("finalized"):   # its parts are numbered already: shifting again would be wrong
+                raise RuntimeError(f"{source} unit {rec['unit']}: final parts with other bases "
+                                   f"{rec['finalized']} than {[game_base, start]}; rerun with --force")
+            paths = layout.committed_parts(out, source, rec)
+        else:
+            paths = layout.staging_paths(out, source, rec["unit"])
+        write_final(out, source, rec, tuple(st.read_table(p) for p in paths), game_base, start)
+    return rec
+
+
+def _finalize_unit_with(options: dict, *args) -> dict:
+    """finalize_unit in another process (a Dask worker): with the driver's storage options."""
+    from analyzer.io import remote
+
+    remote.configure(options)
+    return finalize_unit(*args)
+
+
+def finalize_source(out: str, source: str, n_units: int, run_all=None) -> dict:
+    """Turn staging parts into final parts with global numbering (idempotent, resumable), remove
+    parts of units beyond n_units, and count what the final tables hold. `run_all(fn, items)`
+    may run the finalize_unit calls elsewhere (a Dask cluster); by default here, in order."""
+    items = unit_bases(out, source, n_units)
+    games = items[-1][1] + items[-1][0]["games"] if items else 0
+    todo = [(rec, base, start) for rec, base, start in items if not is_final(out, source, rec, base, start)]
+    updated: dict = {}
+    if todo and run_all is not None:
+        from analyzer.io import remote
+
+        opts = remote.current_options()
+        for rec in run_all(_finalize_unit_with, [(opts, out, source, rec, base, start) for rec, base, start in todo]):
+            updated[rec["unit"]] = rec      # (run elsewhere: the record as written there)
+    else:
+        for rec, base, start in todo:
+            finalize_unit(out, source, rec, base, start)
+    if is_remote(out):
+        return _finish_remote(out, source, n_units, games, [updated.get(r["unit"], r) for r, _, _ in items])
     for k in range(n_units):
         for p in layout.staging_paths(out, source, k):
             if os.path.exists(p):
@@ -152,6 +199,20 @@ def finalize_source(out: str, source: str, n_units: int) -> dict:
     _remove_stale_parts(out, source, n_units)
     rows = sum(pq.read_metadata(layout.final_paths(out, source, k)[0]).num_rows for k in range(n_units))
     return {"games": games, "units": n_units, "rows": rows}
+
+
+def _finish_remote(out: str, source: str, n_units: int, games: int, recs: list[dict]) -> dict:
+    """Object stores: every record now names final parts; remove every part of the source that
+    no record names (staging parts, parts of killed runs or of units beyond n_units)."""
+    st = open_store(out)
+    keep = set()
+    for rec in recs:
+        if not rec.get("finalized"):
+            raise RuntimeError(f"{source} unit {rec['unit']} is not finalized")
+        keep.update(layout.committed_parts(out, source, rec))
+    layout.sweep_source(out, source, keep)
+    rows = sum(st.num_rows(layout.committed_parts(out, source, rec)[0]) for rec in recs)
+    return {"games": games, "units": n_units, "rows": rows, "records": recs}
 
 
 def _remove_stale_parts(out: str, source: str, n_units: int) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from analyzer import kinds
 from analyzer.engine.config import READ_CHUNK, TEXT_PER_COMPRESSED_BYTE, Config, UnitSpec
 from analyzer.engine.region import Skipper
 from analyzer.io import sources
@@ -31,11 +32,17 @@ def frame_groups(sizes: list[int], cfg: Config) -> list[tuple[int, int]]:
     return groups
 
 
+# Frames a unit is given beyond its own (to finish its last game); more are found by reading
+# their headers. A unit description stays small: a Lichess month has ~6,500 frames.
+FRAMES_AFTER = 2
+
+
 def plan_frame_units(info: sources.InputInfo, frames: list, cfg: Config, editions: list) -> list[UnitSpec]:
     pairs = [(f.offset, f.size) for f in frames]
-    return [UnitSpec(info.name, info.game_type, k, info.path, editions=list(editions), frames=pairs,
+    return [UnitSpec(info.name, info.game_type, k, info.path, editions=list(editions),
+                     frames=pairs[first:end + FRAMES_AFTER], frame_base=first, input_size=info.size,
                      first_frame=first, end_frame=end, input_bytes=sum(12 + s for _, s in pairs[first:end]),
-                     input_size=info.size, options=info.options())
+                     options=info.options())
             for k, (first, end) in enumerate(frame_groups([f.size for f in frames], cfg))]
 
 
@@ -120,7 +127,7 @@ class GameStarts:
         return found
 
 
-def iter_sequential_units(info: sources.InputInfo, cfg: Config, editions: list):
+def iter_sequential_units(info: sources.InputInfo, cfg: Config, editions: list, describe: bool = False):
     """Read an input once and cut it into units at the first game start at or after every
     `unit_text_bytes` of text. Yields UnitSpec with the text as payload: the list of read
     pieces (a unit is never one big buffer: fresh memory above glibc's mmap threshold costs
@@ -128,16 +135,21 @@ def iter_sequential_units(info: sources.InputInfo, cfg: Config, editions: list):
 
     A game larger than unit_text_bytes + max_game_bytes is cut where the unit would end: that
     unit reports it (game_too_large) and the next one starts inside it and skips to the next
-    game start."""
+    game start.
+
+    describe=True (executors that ship units to other processes: Dask, process pools): units of
+    an uncompressed regular file or object carry their byte range (`text_range`) instead of
+    their text, and the worker reads it; compressed inputs must still be decoded here."""
+    ranged = describe and info.compression == "none" and info.seekable
     k = 0
     base = 0                 # offset of pieces[0] in the whole text
     pieces: list = []
     size = 0
     damage = None
     leading_fragment = False
-    scanner = GameStarts(draughts=info.game_type != "chess")
+    scanner = GameStarts(draughts=kinds.get(info.game_type).draughts_markers)
     known: list[int] = []    # game starts after base, ascending
-    stream = sources.open_stream(info.path, info.compression)
+    stream = sources.open_stream(info.path, info.compression, info.size)
     counted = 0              # input bytes accounted to units so far
     try:
         while True:
@@ -161,8 +173,10 @@ def iter_sequential_units(info: sources.InputInfo, cfg: Config, editions: list):
                 size -= cut - base
                 now = stream.input_count()
                 yield UnitSpec(info.name, info.game_type, k, info.path, editions=list(editions),
-                               text_start=base, payload=payload, leading_fragment=leading_fragment,
-                               trailing_fragment=forced, input_bytes=now - counted, input_size=info.size, options=info.options())
+                               text_start=base, payload=None if ranged else payload,
+                               text_range=(base, cut) if ranged else None, leading_fragment=leading_fragment,
+                               trailing_fragment=forced, input_bytes=now - counted, input_size=info.size,
+                               options=info.options())
                 counted = now
                 leading_fragment = forced
                 base = cut
@@ -179,6 +193,8 @@ def iter_sequential_units(info: sources.InputInfo, cfg: Config, editions: list):
             stream.close()
         except Exception:  # noqa: BLE001
             pass
+    end = base + sum(len(p) for p in pieces)
     yield UnitSpec(info.name, info.game_type, k, info.path, editions=list(editions), text_start=base,
-                   payload=pieces, leading_fragment=leading_fragment, damage=damage, input_bytes=counted,
+                   payload=None if ranged else pieces, text_range=(base, end) if ranged else None,
+                   leading_fragment=leading_fragment, damage=damage, input_bytes=counted,
                    input_size=info.size, options=info.options())

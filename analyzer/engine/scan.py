@@ -11,22 +11,25 @@ to another input in OUT, or an edition id with other parameters, is refused (exi
 from __future__ import annotations
 
 import dataclasses
+import glob
 import logging
 import os
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from analyzer.engine import layout
 from analyzer.tables import data_dictionary
 from analyzer.engine.config import Config, edition_ids, edition_params, unit_fingerprint
-from analyzer.engine.executors import RunError, make_executor
-from analyzer.engine.lock import LockHeld, OutLock
+from analyzer.engine.executors import Job, RunError, make_executor
+from analyzer.engine.lock import LockHeld
 from analyzer.engine.numbering import finalize_source
+from analyzer.engine.store import is_remote, open_store
 from analyzer.engine.parts import read_json, write_json
 from analyzer.engine.plan import iter_sequential_units, plan_frame_units
 from analyzer.engine.progress import Progress
 from analyzer.engine.summary import make_summary
-from analyzer.io import sources
+from analyzer.io import remote, sources
 
 log = logging.getLogger("analyzer")
 
@@ -42,6 +45,17 @@ class SourcePlan:
 
 
 def _check_out_dir(out: str) -> None:
+    if is_remote(out):
+        try:
+            st = open_store(out)
+            probe = f"{out}/_manifest/.analyzer-write-probe-{os.getpid()}"
+            st.put(probe, b"x")
+            st.delete(probe)
+        except remote.MissingExtra as exc:
+            raise RunError(str(exc)) from None
+        except Exception as exc:  # noqa: BLE001 - credentials, bucket, network: one line for the user
+            raise RunError(f"output {out!r} is not writable: {type(exc).__name__}: {exc}") from None
+        return
     try:
         os.makedirs(out, exist_ok=True)
         probe = layout.temp_path(os.path.join(out, "write-probe"))
@@ -132,6 +146,9 @@ def _reuse_fn(out: str, cfg: Config, ident: dict, seekable: bool):
             return None
         if rec.get("fingerprint") != unit_fingerprint(cfg, spec.editions) or rec.get("input") != ident:
             return None
+        if is_remote(out):
+            st = open_store(out)
+            return rec if all(st.exists(p) for p in layout.committed_parts(out, spec.source, rec)) else None
         staged = all(os.path.exists(p) for p in layout.staging_paths(out, spec.source, spec.index))
         final = all(os.path.exists(p) for p in layout.final_paths(out, spec.source, spec.index))
         if staged or (final and rec.get("finalized")):
@@ -147,70 +164,157 @@ def run_scan(inputs: list[str], cfg: Config, *, workers: int = 1, engine: str = 
     """Run the batch job; returns (summary, exit_code). Raises RunError, LockHeld or
     sources.InputError for problems the user must fix (exit 2)."""
     t0 = time.time()
+    remote.configure(cfg.storage_options)
+    cfg.out = remote.localize(cfg.out)
+    if remote.is_url(cfg.out):
+        cfg.out = cfg.out.rstrip("/")
+    inputs = expand_inputs(inputs)
     if source_names is not None and len(source_names) != len(inputs):
         raise RunError(f"--source-name was given {len(source_names)} time(s) for {len(inputs)} input(s)")
-    infos = [sources.inspect(p, source_names[i] if source_names else None) for i, p in enumerate(inputs)]
+    infos = _inspect_all(inputs, source_names)
     names = [i.name for i in infos]
     dups = sorted({n for n in names if names.count(n) > 1})
     if dups:
         raise RunError(f"several inputs share the source name(s) {dups}; name them with --source-name")
     _check_out_dir(cfg.out)
-    lock = OutLock(cfg.out)
+    lock = open_store(cfg.out).lock()
     lock.acquire()
     try:
         removed = layout.clean_temp(cfg.out)
         if removed:
             log.info("removed %d temporary file(s) left by an interrupted run", removed)
         plans = plan_sources(infos, cfg, force)
-        return _run(plans, cfg, workers, engine, scheduler, progress_interval, progress_mode, log_stream, t0)
+        summary, code = _run(plans, cfg, workers, engine, scheduler, progress_interval, progress_mode,
+                             log_stream, t0, lock)
+        return summary, code
     finally:
         lock.release()
 
 
-def _run(plans, cfg, workers, engine, scheduler, progress_interval, progress_mode, log_stream, t0):
+def expand_inputs(inputs: list[str]) -> list[str]:
+    """Globs and URL prefixes -> the inputs they name (sorted), in the order given. A local
+    path that exists is taken as it is (even with glob characters in its name); a pattern that
+    matches nothing is an error."""
+    out: list[str] = []
+    for p in inputs:
+        q = remote.localize(p)
+        if remote.is_url(q):
+            try:
+                found = remote.expand(q)
+            except remote.MissingExtra as exc:
+                raise sources.InputError(str(exc)) from None
+            except FileNotFoundError:
+                found = []
+            except Exception as exc:  # noqa: BLE001
+                raise sources.InputError(f"{p}: cannot list ({type(exc).__name__}: {exc})") from None
+            if not found:
+                raise sources.InputError(f"{p}: matches no object")
+            out += found
+        elif q != "-" and not os.path.exists(q) and any(c in q for c in "*?["):
+            found = sorted(f for f in glob.glob(q) if os.path.isfile(f))
+            if not found:
+                raise sources.InputError(f"{p}: matches no file")
+            out += found
+        else:
+            out.append(q)
+    return out
+
+
+def _inspect_all(inputs: list[str], source_names: list[str] | None) -> list:
+    """sources.inspect of every input; URLs several at a time (each is a few round trips)."""
+    names = [source_names[i] if source_names else None for i in range(len(inputs))]
+    if sum(remote.is_url(p) for p in inputs) < 2:
+        return [sources.inspect(p, n) for p, n in zip(inputs, names)]
+    with ThreadPoolExecutor(max_workers=16, thread_name_prefix="analyzer-inspect") as pool:
+        return list(pool.map(sources.inspect, inputs, names))
+
+
+WALK_THREADS = 32   # a walk waits on one small read at a time: many at once cost little
+
+
+def _frame_indexes(plans) -> dict:
+    """Source name -> pzstd frames (or None) of the sources to run: URLs are walked several at
+    a time (a walk is one ranged read per header, so latency-bound), local files in turn."""
+    todo = [p.info for p in plans if p.action == "run" and p.info.compression == "zstd" and p.info.seekable]
+    out = {}
+
+    def walk(info):
+        stats: dict = {}
+        t = time.time()
+        frames = sources.pzstd_frames(info.path, info.size, stats)
+        if info.url:
+            log.info("%s: frame index by %d ranged read(s) in %.2f s (%s frames)", info.name,
+                     stats.get("reads", 0), time.time() - t, len(frames) if frames else "no pzstd")
+        return frames
+
+    urls = [i for i in todo if i.url]
+    with ThreadPoolExecutor(max_workers=WALK_THREADS, thread_name_prefix="analyzer-walk") as pool:
+        for info, frames in zip(urls, pool.map(walk, urls)):
+            out[info.name] = frames
+    for info in todo:
+        if not info.url:
+            out[info.name] = walk(info)
+    return out
+
+
+def _run(plans, cfg, workers, engine, scheduler, progress_interval, progress_mode, log_stream, t0, lock=None):
     todo_bytes = [p.info.size for p in plans if p.action == "run"]
     total = sum(todo_bytes) if todo_bytes and all(b >= 0 for b in todo_bytes) else None
     progress = Progress(progress_mode, progress_interval, total, log_stream or sys.stderr)
     executor = make_executor(engine, workers, scheduler)
     failures: list[dict] = []
-    outcomes: list[dict] = []
+    outcomes: dict[int, dict] = {}
     try:
-        for plan in plans:
+        try:
+            indexes = _frame_indexes(plans)
+        except Exception as exc:  # noqa: BLE001 - a URL that stopped answering after inspect
+            raise RunError(f"cannot read the frame index of an input: {type(exc).__name__}: {exc}") from None
+        jobs = []
+        for i, plan in enumerate(plans):
             info = plan.info
             if plan.note:
                 log.info("%s: %s", info.name, plan.note)
             if plan.action == "skip":
                 progress.source_skipped(info.size)
-                outcomes.append({"plan": plan, "records": plan.previous["units"], "engine": None,
-                                 "games": plan.previous.get("games"), "rows": plan.previous.get("rows")})
+                outcomes[i] = {"plan": plan, "records": plan.previous["units"], "engine": None,
+                               "games": plan.previous.get("games"), "rows": plan.previous.get("rows")}
                 continue
             if plan.clear:
                 layout.remove_source(cfg.out, info.name)
             ident = info.identity()
-            frames = sources.pzstd_frames(info.path) if info.compression == "zstd" and info.seekable else None
+            frames = indexes.get(info.name)
             if frames:
                 units = plan_frame_units(info, frames, cfg, plan.editions)
             else:
-                units = iter_sequential_units(info, cfg, plan.editions)
-            reuse = _reuse_fn(cfg.out, cfg, ident, info.seekable)
-            records, fails, n_units = executor.run_source(info.name, units, reuse, cfg, ident, progress)
-            failures += fails
-            outcome = {"plan": plan, "engine": executor.engine_for(bool(frames)), "records": None,
-                       "games": None, "rows": None}
-            outcomes.append(outcome)
-            if fails:
-                continue
-            fin = finalize_source(cfg.out, info.name, n_units)
-            recs = [read_json(layout.unit_record_path(cfg.out, info.name, k)) for k in range(n_units)]
-            outcome.update(records=recs, games=fin["games"], rows=fin["rows"])
-            write_json({"input": ident, "settings": cfg.settings(), "editions": edition_ids(plan.editions),
+                units = iter_sequential_units(info, cfg, plan.editions, describe=executor.describe)
+            job = Job(info.name, units, _reuse_fn(cfg.out, cfg, ident, info.seekable), ident, bool(frames), plan)
+            job.index = i
+            job.engine = executor.engine_for(bool(frames))
+            jobs.append(job)
+            outcomes[i] = {"plan": plan, "engine": job.engine, "records": None, "games": None, "rows": None}
+
+        def source_done(job) -> None:
+            info, plan = job.plan.info, job.plan
+            fin = finalize_source(cfg.out, info.name, job.n_units, run_all=executor.run_all)
+            recs = fin.get("records") or [read_json(layout.unit_record_path(cfg.out, info.name, k))
+                                          for k in range(job.n_units)]
+            outcomes[job.index].update(records=recs, games=fin["games"], rows=fin["rows"], engine=job.engine)
+            write_json({"input": job.ident, "settings": cfg.settings(), "editions": edition_ids(plan.editions),
                         "edition_params": edition_params(plan.editions), "units": recs,
                         "games": fin["games"], "rows": fin["rows"]},
                        layout.source_record_path(cfg.out, info.name))
+
+        executor.run_sources(jobs, cfg, progress, on_done=source_done)
+        for job in jobs:
+            failures += job.failures
+            outcomes[job.index]["engine"] = job.engine
     finally:
         executor.close()
         progress.close()
+    outcomes = [outcomes[i] for i in sorted(outcomes)]
     summary = make_summary(outcomes, failures, time.time() - t0, cfg, workers, executor, progress)
+    if lock is not None and getattr(lock, "lost", None):
+        summary["accounting_errors"].append(lock.lost + "; its results may be mixed with that run's: rerun")
     write_json(summary, layout.run_record_path(cfg.out))
     write_json({"tables": data_dictionary(), "layout": layout.__doc__.strip()}, layout.dataset_path(cfg.out))
     code = 1 if (failures or summary["damage"] or summary["accounting_errors"] or summary["warnings"]) else 0

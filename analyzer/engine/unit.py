@@ -14,22 +14,24 @@ from analyzer.engine import layout
 from analyzer.engine.config import READ_CHUNK, Config, UnitSpec, unit_fingerprint, version
 from analyzer.engine.parts import HeldPart, PartWriter, write_json
 from analyzer.engine.region import RegionAnalyzer
-from analyzer.io import sources
+from analyzer.io import remote, sources
 
 
 def _feed_frames(spec: UnitSpec, ra: RegionAnalyzer, info: dict) -> str | None:
     """Feed a frame unit's text: from its first strong game start (unless it holds frame 0) to
     the first strong game start at or after the end of its last frame. Returns a damage
     message when the text after the unit's frames could not be read to its end."""
-    frames = [sources.Frame(o, s) for o, s in spec.frames]
+    frames = [sources.Frame(o, s) for o, s in spec.frames]   # frame spec.frame_base + j (extended by iter_frames)
     if spec.first_frame > 0:
         ra.start_inside()
     local = 0                      # text bytes decoded from the unit's own frames
-    for i, text in sources.iter_frames(spec.path, frames, spec.first_frame):
+    size = spec.input_size if spec.input_size >= 0 else None
+    for i, text in sources.iter_frames(spec.path, frames, spec.first_frame, spec.end_frame, spec.frame_base, size):
         if i == spec.end_frame:
             ra.set_end(local)
         if isinstance(text, Exception):
-            msg = f"zstd frame {i} at file offset {frames[i].offset} is damaged ({text}); its games are lost"
+            msg = (f"zstd frame {i} at file offset {frames[i - spec.frame_base].offset} is damaged ({text}); "
+                   f"its games are lost")
             info.setdefault("damaged_frames", []).append(msg)
             if i >= spec.end_frame:
                 return msg
@@ -53,6 +55,25 @@ def provenance(spec: UnitSpec) -> dict:
             "analyzer.editions": json.dumps(eds, sort_keys=True)}
 
 
+def _read_text_range(spec: UnitSpec):
+    """The text of a unit described by its byte range of an uncompressed input (Dask and
+    process pools: the text is read where the unit runs, not shipped to it)."""
+    start, end = spec.text_range
+    if remote.is_url(spec.path):
+        for a in range(start, end, remote.STREAM_BLOCK):
+            yield remote.read_range(spec.path, a, min(a + remote.STREAM_BLOCK, end))
+        return
+    with open(spec.path, "rb") as fh:
+        fh.seek(start)
+        left = end - start
+        while left > 0:
+            piece = fh.read(min(READ_CHUNK, left))
+            if not piece:
+                raise OSError(f"{spec.path}: ends at byte {end - left}, before the unit's end {end} (changed since planned?)")
+            left -= len(piece)
+            yield piece
+
+
 def run_unit(spec: UnitSpec, cfg: Config, hold: bool = False) -> dict:
     """Analyze one unit and write its staging parts and record; return the record.
 
@@ -60,6 +81,7 @@ def run_unit(spec: UnitSpec, cfg: Config, hold: bool = False) -> dict:
     layout.TABLES) under "_held", and the caller writes the final parts once the unit's
     numbering is known."""
     t0 = time.time()
+    remote.configure(cfg.storage_options)
     meta = provenance(spec)
     schemas = [tables.SCHEMAS[t].with_metadata(meta) for t in layout.TABLES]
     if hold:
@@ -85,7 +107,7 @@ def run_unit(spec: UnitSpec, cfg: Config, hold: bool = False) -> dict:
         else:
             if spec.leading_fragment:
                 ra.start_inside(after_oversized=True)
-            for piece in spec.payload or []:
+            for piece in (spec.payload if spec.text_range is None else _read_text_range(spec)) or []:
                 view = memoryview(piece)
                 for k in range(0, len(piece), READ_CHUNK):
                     ra.feed(view[k:k + READ_CHUNK])
@@ -111,6 +133,7 @@ def run_unit(spec: UnitSpec, cfg: Config, hold: bool = False) -> dict:
     if hold:
         record["_held"] = tuple(w.table() for w in writers)
         return record
+    layout.name_parts(cfg.out, record, tuple(w.name for w in writers))
     write_json(record, layout.unit_record_path(cfg.out, spec.source, spec.index))
     return record
 
@@ -122,6 +145,13 @@ def run_unit_safe(spec: UnitSpec, cfg: Config, hold: bool = False) -> dict:
     except BaseException as exc:  # noqa: BLE001 - reported per unit, the run goes on
         return {"source": spec.source, "unit": spec.index, "failed": True,
                 "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()}
+
+
+def run_unit_with_payload(spec: UnitSpec, cfg: Config, payload: list) -> dict:
+    """run_unit_safe for a unit whose text was sent to the worker apart from its description."""
+    import dataclasses
+
+    return run_unit_safe(dataclasses.replace(spec, payload=payload), cfg)
 
 
 RULE_COLUMNS = ("first_threefold_claim_ply", "first_fifty_claim_ply", "first_fivefold_ply",

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import zstandard
 
+from analyzer.io import remote
+
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 SKIPPABLE_LO = 0x184D2A50
 SKIPPABLE_HI = 0x184D2A5F
@@ -40,6 +42,7 @@ class InputInfo:
     game_type: str       # chess | russian_draughts (routing by extension or GameType tag)
     seekable: bool = True   # a regular file (frames can be read by offset); else read once, in order
     digest: str = ""     # hash of the first and last MiB (regular files): a rewritten input is noticed
+    url: bool = False    # an object named by URL (read by ranged requests through fsspec)
     variant: str | None = None  # a Lichess variant dump (by its file name): the variant of untagged games
 
     def options(self) -> dict:
@@ -48,7 +51,8 @@ class InputInfo:
 
     def identity(self) -> dict:
         """What a finished source must match to be skipped by a later run."""
-        return {"path": os.path.abspath(self.path) if self.seekable else self.path, "size": self.size,
+        path = self.path if (self.url or not self.seekable) else os.path.abspath(self.path)
+        return {"path": path, "size": self.size,
                 "mtime": self.mtime, "digest": self.digest, "compression": self.compression,
                 "game_type": self.game_type, "variant": self.variant}
 
@@ -179,6 +183,8 @@ def inspect(path: str, name: str | None = None) -> InputInfo:
     (standard input, a FIFO, `<(...)`, a character device) is opened once here and the sniffed
     bytes are kept for the reader (`open_stream`), so nothing is lost."""
     name = text_name(name) if name else source_name(path)
+    if remote.is_url(path):
+        return _inspect_url(path, name)
     try:
         if path == "-":
             st = None
@@ -196,7 +202,7 @@ def inspect(path: str, name: str | None = None) -> InputInfo:
             except Exception:  # damaged: routing falls back to chess; the reader reports the damage
                 sample = b""
             return InputInfo(path, name, comp, st.st_size, st.st_mtime, _game_type(path, sample),
-                             True, _digest(path, st.st_size), _variant_of(path))
+                             True, _digest(path, st.st_size), variant=_variant_of(path))
         raw = sys.stdin.buffer if path == "-" else open(path, "rb")
         head = _read_head(raw, SNIFF_BYTES)
     except FileNotFoundError:
@@ -214,6 +220,41 @@ def inspect(path: str, name: str | None = None) -> InputInfo:
         except Exception:  # noqa: BLE001 - the head alone may not decode; routing falls back to chess
             sample = b""
     return InputInfo(path, name, comp, -1, 0.0, _game_type(path, sample), False, "")
+
+
+def _inspect_url(url: str, name: str) -> InputInfo:
+    """Stat and sniff an object by URL: its info, then its first and last MiB (two ranged
+    reads, which also give the digest). An object of unknown size is read as a stream."""
+    try:
+        meta = remote.info(url)
+        size = meta["size"]
+        if size is None:
+            raise InputError(f"{url}: the server gives no size (Content-Length); download it first")
+        head = remote.read_range(url, 0, min(size, DIGEST_BYTES))
+        tail = remote.read_range(url, max(size - DIGEST_BYTES, DIGEST_BYTES), size) if size > DIGEST_BYTES else b""
+    except FileNotFoundError:
+        raise InputError(f"{url}: no such object") from None
+    except PermissionError as exc:
+        raise InputError(f"{url}: permission denied ({exc})") from None
+    except IsADirectoryError:
+        raise InputError(f"{url}: is a prefix (folder), not a game file; end it with / to scan "
+                         f"the game files under it") from None
+    except remote.MissingExtra as exc:
+        raise InputError(str(exc)) from None
+    except Exception as exc:  # noqa: BLE001 - network, credentials, ...: one line for the user
+        raise InputError(f"{url}: cannot read ({type(exc).__name__}: {exc})") from None
+    comp = _sniff(head[:4])
+    sample = head[:SNIFF_BYTES]
+    if comp != "none":
+        try:
+            sample = _decoder(io.BufferedReader(_Prefixed(head, io.BytesIO())), comp).read(SNIFF_BYTES)
+        except Exception:  # noqa: BLE001 - the head alone may not decode; routing falls back to chess
+            sample = b""
+    h = hashlib.sha1(str(size).encode())
+    h.update(head)
+    h.update(tail)
+    return InputInfo(url, name, comp, size, meta["mtime"], _game_type(url, sample), True,
+                     h.hexdigest()[:20], url=True, variant=_variant_of(url))
 
 
 def _decoder(raw, compression: str):
@@ -251,13 +292,15 @@ class _Counting(io.RawIOBase):
             super().close()
 
 
-def open_stream(path: str, compression: str):
+def open_stream(path: str, compression: str, size: int | None = None):
     """A binary file object of decompressed bytes (reads across zstd frames); its
     `input_count()` tells how many input bytes have been read. A non-seekable input inspected
     before is read from its kept stream, once."""
     kept = _STREAMS.pop(path, None)
     if kept is not None:
         raw = kept
+    elif remote.is_url(path):
+        raw = remote.RangedReader(path, size if size is not None and size >= 0 else remote.info(path)["size"])
     elif path == "-":
         raw = _Prefixed(b"", sys.stdin.buffer)
     else:
@@ -423,12 +466,15 @@ class Frame:
     size: int            # compressed size
 
 
-def pzstd_frames(path: str) -> list[Frame] | None:
+def pzstd_frames(path: str, size: int | None = None, stats: dict | None = None) -> list[Frame] | None:
     """Frames of a pzstd file, found by walking the 12-byte skippable headers without decoding.
 
     Returns None when the file does not start with pzstd's skippable frame (then it must be read
-    sequentially) or when the walk does not end exactly at the end of the file.
+    sequentially) or when the walk does not end exactly at the end of the file. A URL is walked
+    with ranged reads (`stats["reads"]` counts them): see _walk_url.
     """
+    if remote.is_url(path):
+        return _walk_url(path, size if size is not None else remote.info(path)["size"], stats)
     frames = []
     size = os.path.getsize(path)
     with open(path, "rb") as fh:
@@ -446,6 +492,62 @@ def pzstd_frames(path: str) -> list[Frame] | None:
         if pos != size:
             return None
     return frames if len(frames) > 1 else None
+
+
+WALK_AHEAD = 64 << 10   # bytes read after a header when the frames are small enough to share a read
+
+
+def _walk_url(url: str, size: int, stats: dict | None) -> list[Frame] | None:
+    """The header walk by ranged reads. Each header's position is known only from the one
+    before, so the reads are sequential: one per header when frames are large (Lichess: ~5 MB
+    compressed, so 12-byte reads; reading ahead would fetch a frame's worth of bytes per
+    header for nothing), and one per WALK_AHEAD bytes when they are small enough for several
+    headers to share a read."""
+    fs = remote.filesystem(url)
+    frames: list[Frame] = []
+    block = b""
+    block_start = 0
+    ahead = WALK_AHEAD
+    reads = 0
+    pos = 0
+    while pos < size:
+        if not (block_start <= pos and pos + 12 <= block_start + len(block)):
+            block = remote.read_range(url, pos, min(size, pos + 12 + ahead), fs)
+            block_start = pos
+            reads += 1
+            if len(block) < 12:
+                return None
+        head = block[pos - block_start: pos - block_start + 12]
+        magic, length, csize = struct.unpack("<III", head)
+        if not (SKIPPABLE_LO <= magic <= SKIPPABLE_HI) or length != 4:
+            return None
+        frames.append(Frame(pos + 12, csize))
+        ahead = WALK_AHEAD if csize + 24 <= WALK_AHEAD else 0
+        pos += 12 + csize
+    if stats is not None:
+        stats["reads"] = stats.get("reads", 0) + reads
+    if pos != size:
+        return None
+    return frames if len(frames) > 1 else None
+
+
+def next_frame(path: str, offset: int, size: int | None) -> Frame | None:
+    """The frame whose skippable header starts at `offset` (after the last known one), or None
+    at the end of the file or where no pzstd header is."""
+    if size is not None and offset + 12 > size:
+        return None
+    if remote.is_url(path):
+        head = remote.read_range(path, offset, offset + 12)
+    else:
+        with open(path, "rb") as fh:
+            fh.seek(offset)
+            head = fh.read(12)
+    if len(head) < 12:
+        return None
+    magic, length, csize = struct.unpack("<III", head)
+    if not (SKIPPABLE_LO <= magic <= SKIPPABLE_HI) or length != 4:
+        return None
+    return Frame(offset + 12, csize)
 
 
 _frame_buffers = threading.local()
@@ -485,19 +587,47 @@ def _decode_frame(dctx, data) -> memoryview:
         n += got
 
 
-def iter_frames(path: str, frames: list[Frame], first: int):
+def iter_frames(path: str, frames: list[Frame], first: int, end: int | None = None, base: int = 0,
+                size: int | None = None):
     """Decode frames first, first+1, ... one at a time: yields (index, text or ZstdError); the
     text is a view that is valid until the next frame is decoded.
 
-    Decoding frame by frame tells the decompressed size of each frame (for byte offsets) and lets
-    a damaged frame be reported while the frames after it are still read.
+    `frames[j]` is frame `base + j` (a unit carries the frames from its first on, a few past its
+    end); frames after the list are found by reading their headers (rare: a game longer than
+    the frames given). A URL reads frames [first, end) in one ranged request, then one per
+    later frame. Decoding frame by frame tells the decompressed size of each frame (for byte
+    offsets) and lets a damaged frame be reported while the frames after it are still read.
     """
     dctx = zstandard.ZstdDecompressor(max_window_size=1 << 31)
-    with open(path, "rb") as fh:
-        for i in range(first, len(frames)):
-            fr = frames[i]
-            fh.seek(fr.offset)
-            data = fh.read(fr.size)
+    url = remote.is_url(path)
+    frames = list(frames)
+    fh = None if url else open(path, "rb")
+    own = b""
+    own_start = 0
+    try:
+        if url and end is not None and end > first and end - base <= len(frames):
+            a, b = frames[first - base], frames[end - 1 - base]
+            own_start = a.offset
+            own = remote.read_range(path, a.offset, b.offset + b.size)
+        i = first
+        while True:
+            j = i - base
+            if j >= len(frames):
+                last = frames[-1] if frames else None
+                fr = next_frame(path, last.offset + last.size, size) if last else None
+                if fr is None:
+                    return
+                frames.append(fr)
+            fr = frames[j]
+            if url:
+                if own and fr.offset + fr.size <= own_start + len(own):
+                    data = own[fr.offset - own_start: fr.offset - own_start + fr.size]
+                else:
+                    own = b""
+                    data = remote.read_range(path, fr.offset, fr.offset + fr.size)
+            else:
+                fh.seek(fr.offset)
+                data = fh.read(fr.size)
             try:
                 if len(data) != fr.size:
                     raise zstandard.ZstdError(f"frame {i} truncated: {len(data)} of {fr.size} bytes")
@@ -507,5 +637,10 @@ def iter_frames(path: str, frames: list[Frame], first: int):
                 text = _decode_frame(dctx, data)
             except zstandard.ZstdError as exc:
                 yield i, exc
+                i += 1
                 continue
             yield i, text
+            i += 1
+    finally:
+        if fh is not None:
+            fh.close()
