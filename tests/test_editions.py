@@ -1,7 +1,7 @@
 """Hand-built games for every difference between rule editions.
 
 Every expected ply below is derived in a comment from the rule text (FIDE Laws Article 9 by
-edition, rules.md sections 0, 1 and 3.1), never from the engine. python-chess is used only to
+edition, docs/rules.md sections 0, 1 and 3.1), never from the engine. python-chess is used only to
 check that the hand-built games are legal and that they show what they claim to show (e.g.
 "castling is illegal at this ply because f1 is attacked"); it does not decide expected plies.
 
@@ -217,7 +217,7 @@ def test_fide_1997_permanent_change_of_castling_right():
 @pytest.mark.parametrize("utc_date, fivefold", [("2020.01.13", False), ("2020.01.14", True),
                                                 ("2019.06.30", False), ("2023.11.02", True)])
 def test_lichess_fivefold_from_2020_01_14(utc_date, fivefold):
-    # scalachess auto-draws fivefold since the commit of 2020-01-14 (rules.md 0.4, 3.1); the
+    # scalachess auto-draws fivefold since the commit of 2020-01-14 (docs/rules.md 0.4, 3.1); the
     # edition switches on the UTCDate tag. 16-ply shuffle: 5th occurrence of S at ply 16.
     pgn = _pgn(SHUFFLE_16, UTCDate=utc_date, Termination="Normal")
     r = _games(pgn, ["lichess"])["lichess"]
@@ -232,7 +232,7 @@ def test_lichess_fivefold_from_2020_01_14(utc_date, fivefold):
 
 
 def test_lichess_threefold_has_no_intended_move_claim():
-    # lila Drawer.claim: only the current position (no intended-move claim, rules.md 3.1).
+    # lila Drawer.claim: only the current position (no intended-move claim, docs/rules.md 3.1).
     # FIDE 9.2.1.1: at ply 7 (Black to move, position after 4. Ng1) Black's Ng8 would produce the
     # 3rd occurrence of S -> claim at 7. Lichess: first claim when S is on the board a 3rd time, 8.
     pgn = _pgn(SHUFFLE_16, UTCDate="2023.01.01")
@@ -272,7 +272,7 @@ def test_lichess_fifty_move_rule_automatic_at_clock_100():
 
 
 def test_lichess_fifty_move_mate_on_the_100th_ply_wins():
-    # scalachess checks mate before autoDraw (rules.md 3.1): "a mate on the 100th ply still wins".
+    # scalachess checks mate before autoDraw (docs/rules.md 3.1): "a mate on the 100th ply still wins".
     # Clock 99 at ply 0; 100. Ra8# brings it to 100 with mate -> no automatic draw, 1-0 stands.
     pgn = _pgn("100. Ra8#", result="1-0", fen="6k1/8/6K1/8/8/8/8/R7 w - - 99 100", UTCDate="2021.05.05")
     boards = _boards(pgn)

@@ -1,6 +1,6 @@
 """Replay kernel: PGN movetext bytes of a batch of games -> per-position facts in flat arrays.
 
-The facts do not depend on any rule edition (design.md "facts and rules are separate"). For
+The facts do not depend on any rule edition (docs/architecture.md, "Facts and rules"). For
 every position p of every game (p = 0 is the start position, p = k after the k-th half-move):
 
   key        uint64  FIDE 2009+ identity (9.2.2): Polyglot Zobrist of pieces, side to move,

@@ -1,6 +1,6 @@
 """Russian draughts on 32-square bitboards: tables, move generator, perft (numba kernels).
 
-Square numbering (PDN / lidraughts, rules.md 4.3): internal index ``i = n - 1`` for PDN square
+Square numbering (PDN / lidraughts, docs/rules.md 4.3): internal index ``i = n - 1`` for PDN square
 ``n`` (1..32). Row ``y = i // 4`` counts from the top (y = 0 is rank 8, y = 7 is rank 1);
 on even rows the dark squares are files b, d, f, h, on odd rows a, c, e, g. So 1 = b8, 4 = h8,
 5 = a7, 29 = a1, 32 = g1. White starts on 21..32 and moves "up" (towards y = 0).

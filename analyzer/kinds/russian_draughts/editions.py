@@ -7,7 +7,7 @@ Two built-ins (see docs/draughts.md for the readings and the derivations):
   balance of forces (claim before moving), 3+ kings vs a lone king: 15th move of the stronger
   side, 3 kings vs a lone king on the main diagonal: 5th move, 2 kings or king + man vs a man or
   a king: 10th move (automatic: "the game is considered drawn").
-* ``fmjd_64`` - the FMJD-64 rules 7.2.3-7.2.8 as lidraughts implements them (rules.md 4.1 B and
+* ``fmjd_64`` - the FMJD-64 rules 7.2.3-7.2.8 as lidraughts implements them (docs/rules.md 4.1 B and
   4.2): everything automatic except threefold, counted as moves by each player (plies).
 
 "A move" is an edition parameter (`move_count`):
