@@ -20,6 +20,8 @@ import numpy as np
 from numba import njit
 
 from analyzer.codes import (
+    F_CLOCK100, F_CLOCK150, F_FIFTH, F_FINAL_HMC, F_FINAL_INSUFFICIENT, F_FINAL_MATE, F_FINAL_REPS,
+    F_FINAL_STALEMATE, F_THIRD,
     DR_AGREEMENT, DR_FIFTY, DR_FIVEFOLD, DR_INSUFFICIENT, DR_SEVENTYFIVE, DR_STALEMATE, DR_THREEFOLD,
     DR_TIMEOUT_VS_INSUFFICIENT, K_AUTO, K_INTENDED, K_NOW, K_OFFER, N_VERDICT, R_FIFTY, R_FIVEFOLD,
     R_INSUFFICIENT, R_OFFER, R_SEVENTYFIVE, R_THREEFOLD, RESULT_DRAW, V_DRAW_REASON, V_END_PLY, V_END_RULE,
@@ -242,17 +244,17 @@ def game_facts(pos_off, key, hmc, flags, out):
                 reps, seen1 = repetition_count(key, p, ws, key[p], seen1)
             else:
                 reps, seen0 = repetition_count(key, p, ws, key[p], seen0)
-            if reps >= 3 and out[g, 0] < 0:
-                out[g, 0] = i
-            if reps >= 5 and out[g, 1] < 0:
-                out[g, 1] = i
-            if hmc[p] >= 100 and out[g, 2] < 0:
-                out[g, 2] = i
-            if hmc[p] >= 150 and out[g, 3] < 0:
-                out[g, 3] = i
+            if reps >= 3 and out[g, F_THIRD] < 0:
+                out[g, F_THIRD] = i
+            if reps >= 5 and out[g, F_FIFTH] < 0:
+                out[g, F_FIFTH] = i
+            if hmc[p] >= 100 and out[g, F_CLOCK100] < 0:
+                out[g, F_CLOCK100] = i
+            if hmc[p] >= 150 and out[g, F_CLOCK150] < 0:
+                out[g, F_CLOCK150] = i
         f = flags[g1 - 1]
-        out[g, 4] = reps
-        out[g, 5] = hmc[g1 - 1]
-        out[g, 6] = 1 if f & FLAG_CHECKMATE else 0
-        out[g, 7] = 1 if f & FLAG_STALEMATE else 0
-        out[g, 8] = 1 if f & FLAG_INSUFFICIENT else 0
+        out[g, F_FINAL_REPS] = reps
+        out[g, F_FINAL_HMC] = hmc[g1 - 1]
+        out[g, F_FINAL_MATE] = 1 if f & FLAG_CHECKMATE else 0
+        out[g, F_FINAL_STALEMATE] = 1 if f & FLAG_STALEMATE else 0
+        out[g, F_FINAL_INSUFFICIENT] = 1 if f & FLAG_INSUFFICIENT else 0

@@ -13,6 +13,7 @@ import numba
 import numpy as np
 
 from analyzer.codes import (
+    F_FIFTH, F_FINAL_HMC, F_FINAL_REPS, F_THIRD,
     DR_AGREEMENT, DR_BALANCE, DR_KING_MOVES, DR_KINGS_VS_KING, DR_MAIN_DIAGONAL, DR_SMALL_ENDING, DR_THREEFOLD,
     K_AUTO, K_INTENDED, K_NOW, N_VERDICT, R_BALANCE, R_KING_MOVES, R_KINGS_VS_KING, R_MAIN_DIAGONAL,
     R_SMALL_ENDING, R_THREEFOLD, RESULT_DRAW, V_BALANCE, V_DRAW_REASON, V_END_PLY, V_END_RULE,
@@ -267,9 +268,9 @@ def game_facts(g_off, g_plies, g_valid, p_rep, p_irrev, out):
         base = g_off[g]
         P = g_plies[g]
         for p in range(P + 1):
-            if p_rep[base + p] >= 3 and out[g, 0] < 0:
-                out[g, 0] = p
-            if p_rep[base + p] >= 5 and out[g, 1] < 0:
-                out[g, 1] = p
-        out[g, 4] = p_rep[base + P]
-        out[g, 5] = p_irrev[base + P]
+            if p_rep[base + p] >= 3 and out[g, F_THIRD] < 0:
+                out[g, F_THIRD] = p
+            if p_rep[base + p] >= 5 and out[g, F_FIFTH] < 0:
+                out[g, F_FIFTH] = p
+        out[g, F_FINAL_REPS] = p_rep[base + P]
+        out[g, F_FINAL_HMC] = p_irrev[base + P]
