@@ -604,7 +604,7 @@ class EngineGame:
     halfmove_clock: Optional[list] = None
     clock: Optional[list] = None         # per ply, float or None
     byte_offset: Optional[int] = None
-    other_events: int = 0                # engine event rows of rules outside EVENT_RULES
+    other_rules: tuple = ()              # rules of the engine's event rows outside EVENT_RULES
 
 
 def engine_games(res, edition: str = EDITION) -> list:
@@ -629,16 +629,13 @@ def engine_games(res, edition: str = EDITION) -> list:
     facts = getattr(res, "facts", None)
     ev_all = {k: list(v) for k, v in by_index.items()}
     out = []
-    other = collections.Counter()
     for gi in list(by_index):
-        keep = [x for x in by_index[gi] if x[1] in EVENT_RULES]
-        other.update(x[1] for x in by_index[gi] if x[1] not in EVENT_RULES)
-        by_index[gi] = keep
+        by_index[gi] = [x for x in by_index[gi] if x[1] in EVENT_RULES]
     for i, g in enumerate(games):
         evs = sorted(by_index.get(g["game_index"], []), key=_event_sort_key)
         eg = EngineGame(status=g["status"], error=g.get("error"), columns=g, events=evs,
                         byte_offset=g.get("byte_offset"))
-        eg.other_events = sum(1 for x in ev_all.get(g["game_index"], []) if x[1] not in EVENT_RULES)
+        eg.other_rules = tuple(x[1] for x in ev_all.get(g["game_index"], []) if x[1] not in EVENT_RULES)
         out.append(eg)
     if facts is not None:
         off = np.asarray(facts["game_offsets"])
