@@ -124,7 +124,6 @@ class PoolExecutor:
         stay busy across sources. `on_done(job)` is called (in this thread) as soon as all of a
         job's units are analyzed without failure; it finalizes the source."""
         pending: dict = {}   # future -> (job, spec)
-        waiting = list(jobs)
         for job in jobs:
             job.finalizer = OrderedFinalizer(cfg.out, job.source)
 

@@ -52,7 +52,6 @@ class Progress:
         self.reused_games = 0
         self.reused_bytes = 0
         self.skipped_sources = 0
-        self.skipped_bytes = 0
         self._stop = threading.Event()
         self._thread = None
         self._last_line = None
@@ -69,10 +68,10 @@ class Progress:
 
     # -- events ------------------------------------------------------------------------------
 
-    def source_skipped(self, size: int) -> None:
+    def source_skipped(self) -> None:
+        """A source complete in OUT: not in the total of bytes to read, only counted."""
         with self.lock:
             self.skipped_sources += 1
-            self.skipped_bytes += max(size, 0)
 
     def unit_planned(self, spec) -> None:
         with self.lock:

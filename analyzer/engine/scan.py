@@ -275,7 +275,7 @@ def _run(plans, cfg, workers, engine, scheduler, progress_interval, progress_mod
             if plan.note:
                 log.info("%s: %s", info.name, plan.note)
             if plan.action == "skip":
-                progress.source_skipped(info.size)
+                progress.source_skipped()
                 outcomes[i] = {"plan": plan, "records": plan.previous["units"], "engine": None,
                                "games": plan.previous.get("games"), "rows": plan.previous.get("rows")}
                 continue

@@ -149,17 +149,6 @@ def _king_can_capture(sq, occ, capturable):
 
 
 @numba.njit(cache=True, nogil=True)
-def _man_can_capture(sq, occ, capturable):
-    for d in range(4):
-        s = NB[sq, d]
-        if s >= 0 and (capturable & _bit(s)):
-            t = NB[s, d]
-            if t >= 0 and not (occ & _bit(t)):
-                return True
-    return False
-
-
-@numba.njit(cache=True, nogil=True)
 def generate_moves(wm, wk, bm, bk, stm, mv_from, mv_to, mv_capt, mv_promo, mv_path, mv_plen, dedup):
     """Fill the move arrays with the legal moves; return their number (captures if any exist).
 

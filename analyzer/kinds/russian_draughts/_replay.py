@@ -46,16 +46,6 @@ def _is_delim(c):
 
 
 @numba.njit(cache=True, nogil=True)
-def _match_bytes(buf, s, e, lit):
-    if e - s != len(lit):
-        return False
-    for i in range(len(lit)):
-        if buf[s + i] != lit[i]:
-            return False
-    return True
-
-
-@numba.njit(cache=True, nogil=True)
 def _result_code(buf, s, e):
     # 1-0 0-1 1/2-1/2 2-0 1-1 0-2 *
     n = e - s
