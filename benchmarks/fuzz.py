@@ -4,9 +4,9 @@ Inputs are slices of 1-6 consecutive games of ``../shared/data/lichess_small.pgn
 ``edge_cases.pgn``, mutated by truncation, byte flips, insertions (random bytes and PGN syntax:
 braces, parentheses, tag openers, line ends, result tokens, ``%``/``;`` lines, NUL, 0xFF, ...),
 deletions and duplications, one to three at a time. Each mutated text is analyzed by the
-streaming reader (``analyzer.stream.analyze_chunks``) with random block sizes and chunking, and
+streaming reader (``analyzer.engine.region.analyze_chunks``) with random block sizes and chunking, and
 2% are also written gzip/zstd/bz2-compressed, the *compressed* bytes damaged, and run through the
-whole batch job (``analyzer.run.run_scan``: units, Parquet parts, summary).
+whole batch job (``analyzer.engine.run_scan``: units, Parquet parts, summary).
 
 Checked for every input (see `check`):
 
