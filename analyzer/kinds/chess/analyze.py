@@ -168,7 +168,8 @@ def analyze_block(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, *, edit
             fen = fens[fc - 1] if fc > 0 else None
             if variant not in _STANDARD_VARIANTS and variant not in _CHESS960_VARIANTS:
                 u_status[u] = codes.S_UNSUPPORTED
-                u_message[u] = f"variant {variant!r} is not analyzed (standard chess and Chess960 only)"
+                u_message[u] = (f"variant {variant!r} is not analyzed "
+                                "(standard, Chess960 and the seven Lichess variants only)")
                 continue
             arrays, error = _parse_start(fen, variant in _CHESS960_VARIANTS)
             if error is not None:
