@@ -1,0 +1,104 @@
+"""`analyzer report OUT_DIR`: what a researcher would publish from an `analyzer scan` output.
+
+  collect.py   one source at a time, lazily (polars): additive counts (never whole tables)
+  model.py     measures per population with 95 % Wilson intervals, month series with gaps,
+               edition classes (editions that agree game by game are one series), the
+               edition-pair matrix, the draughts rules, the audit
+  figures.py   matplotlib figures for print: SVG in the page, SVG + PDF + CSV files
+  page.py      the HTML page from a Jinja2 template (templates/report.html.j2)
+
+Writes under the report directory (default OUT_DIR/report): index.html, every table as
+NAME.parquet and NAME.csv, and figures/NAME.{svg,pdf,csv}. docs/report.md describes them.
+"""
+from __future__ import annotations
+
+import os
+
+import polars as pl
+
+from analyzer.report import figures as _figures
+from analyzer.report import model, page, stats  # noqa: F401  (re-exported modules)
+from analyzer.report.model import Report, build
+
+
+def build_tables(out_dir: str) -> dict[str, pl.DataFrame]:
+    """Every summary table of the report, as polars DataFrames."""
+    return build(out_dir).tables
+
+
+def build_figures(out_dir_or_report) -> list[_figures.Figure]:
+    """The report's matplotlib figures (for checks and for reuse)."""
+    rep = out_dir_or_report if isinstance(out_dir_or_report, Report) else build(out_dir_or_report)
+    return _figures.build_figures(rep)
+
+
+def _write_table(df: pl.DataFrame, report_dir: str, name: str) -> None:
+    df.write_parquet(os.path.join(report_dir, name + ".parquet"))
+    # CSV cannot hold lists: join them
+    lists = [c for c, t in df.schema.items() if isinstance(t, pl.List)]
+    csv = df.with_columns(pl.col(c).list.join(" ") for c in lists) if lists else df
+    csv.write_csv(os.path.join(report_dir, name + ".csv"))
+
+
+def _pdfs(figs: list[_figures.Figure], directory: str) -> int | None:
+    """Write the PDFs in a forked child while the parent writes the rest (pid, or None when
+    written here)."""
+    def work():
+        for f in figs:
+            f.fig.savefig(os.path.join(directory, f.name + ".pdf"), format="pdf", metadata={"CreationDate": None})
+    if hasattr(os, "fork") and len(figs) > 1:
+        pid = os.fork()
+        if pid == 0:   # child
+            code = 0
+            try:
+                work()
+            except BaseException:   # the parent sees the exit code
+                code = 1
+            os._exit(code)
+        return pid
+    work()
+    return None
+
+
+def write_report(out_dir: str, report_dir: str | None = None) -> str:
+    """Write the tables, figures and index.html under report_dir (default OUT_DIR/report);
+    returns the path of index.html."""
+    if not os.path.isdir(out_dir):
+        raise FileNotFoundError(f"{out_dir}: not a directory")
+    report_dir = report_dir or os.path.join(out_dir, "report")
+    fig_dir = os.path.join(report_dir, "figures")
+    os.makedirs(fig_dir, exist_ok=True)
+    rep = build(out_dir)
+    figs = _figures.build_figures(rep)
+    pid = _pdfs(figs, fig_dir)
+    done = []
+    try:
+        for f in figs:
+            svg = _figures.svg_text(f.fig, f.name)
+            with open(os.path.join(fig_dir, f.name + ".svg"), "w", encoding="utf-8") as fh:
+                fh.write('<?xml version="1.0" encoding="utf-8" standalone="no"?>\n' + svg)
+            f.data.write_csv(os.path.join(fig_dir, f.name + ".csv"))
+            done.append({"name": f.name, "title": f.title, "caption": f.caption, "svg": svg,
+                         "svg_file": f.name + ".svg", "pdf_file": f.name + ".pdf", "csv_file": f.name + ".csv"})
+        files = []
+        for name, df in rep.tables.items():
+            if df is None:
+                continue
+            _write_table(df, report_dir, name)
+            files.append({"name": name, "csv": name + ".csv", "parquet": name + ".parquet", "rows": f"{df.height:,}"})
+        html = page.render(rep, out_dir, done, files)
+    finally:
+        if pid is not None:
+            _, status = os.waitpid(pid, 0)
+            if status != 0:
+                raise RuntimeError("writing the PDF figures failed")
+        import matplotlib.pyplot as plt
+
+        for f in figs:
+            plt.close(f.fig)
+    path = os.path.join(report_dir, "index.html")
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(html)
+    os.replace(tmp, path)
+    return path
