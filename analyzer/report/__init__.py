@@ -70,6 +70,8 @@ def write_report(out_dir: str, report_dir: str | None = None) -> str:
     os.makedirs(fig_dir, exist_ok=True)
     rep = build(out_dir)
     figs = _figures.build_figures(rep)
+    for f in figs:   # lay out once (constrained layout), then keep that layout for SVG and PDF
+        _figures.freeze_layout(f.fig)
     pid = _pdfs(figs, fig_dir)
     done = []
     try:

@@ -51,6 +51,26 @@ def _plt():
     return plt
 
 
+class Styler:
+    """Colour, marker and label of each series within one figure: an edition keeps its own
+    colour where it can; two different series never share one; a series of every edition is
+    labelled "all editions"."""
+
+    def __init__(self, editions: list[str]):
+        self.editions, self.seen, self.used = editions, {}, set()
+
+    def __call__(self, cls: EdClass) -> tuple[str, str, str]:
+        key = tuple(cls.editions)
+        if key not in self.seen:
+            i = self.editions.index(cls.key) if cls.key in self.editions else len(self.editions)
+            while i in self.used:
+                i += 1
+            self.used.add(i)
+            label = "all editions" if len(self.editions) > 1 and set(cls.editions) == set(self.editions) else cls.short
+            self.seen[key] = (PALETTE[i % len(PALETTE)], MARKERS[i % len(MARKERS)], label)
+        return self.seen[key]
+
+
 def style(editions: list[str], ed: str) -> tuple[str, str]:
     i = editions.index(ed) if ed in editions else len(editions)
     return PALETTE[i % len(PALETTE)], MARKERS[i % len(MARKERS)]
@@ -121,6 +141,7 @@ def _dot_grid(name: str, rows: list[tuple[str, str, list[EdClass], str]], column
     data = []
     from matplotlib.ticker import MaxNLocator
 
+    sty = Styler(editions)
     for sf, (rkey, rtitle, series, xlabel) in zip(subs, rows):
         sf.suptitle(rtitle, x=0.005, ha="left", fontweight="bold")
         axes = sf.subplots(1, len(columns), sharex=True, sharey=True, squeeze=False)[0]
@@ -140,7 +161,7 @@ def _dot_grid(name: str, rows: list[tuple[str, str, list[EdClass], str]], column
             for i, s in enumerate(series):
                 y = len(series) - 1 - i
                 p = pts[(col, s.key)]
-                colour, marker = style(editions, s.key)
+                colour, marker, _ = sty(s)
                 if p["n"] is None:
                     ax.text(0.03 * xmax, y, "n/a", va="center", color="0.35")
                 elif p["n"] == 0:
@@ -148,7 +169,7 @@ def _dot_grid(name: str, rows: list[tuple[str, str, list[EdClass], str]], column
                 else:
                     pp.add(100 * p["rate"], y, 100 * p["ci_low"], 100 * p["ci_high"], colour, marker, p["small"])
             pp.draw(ax)
-            ax.set_yticks(range(len(series)), [s.short for s in reversed(series)])
+            ax.set_yticks(range(len(series)), [sty(s)[2] for s in reversed(series)])
             ax.set_ylim(-0.6, len(series) - 0.4)
             ax.set_xlim(0, xmax)
             ax.xaxis.set_major_locator(MaxNLocator(nbins=3, steps=[1, 2, 2.5, 5, 10]))
@@ -185,8 +206,11 @@ def fig_outcomes(rep: Report, game_type: str) -> Figure | None:
 
 
 def _legend(fig, handles: dict, loc: str, ncol: int) -> None:
-    """Series first, then the grey small-bin marker and reference lines."""
+    """Series first, then the grey small-bin marker and reference lines; as many columns as fit
+    the figure's width (about 0.075 in per character at 9 pt, plus the handle)."""
     keys = sorted(handles, key=lambda k: (k.startswith(("fewer than", "Lichess:")), list(handles).index(k)))
+    width = max((len(k) for k in keys), default=1) * 0.075 + 0.6
+    ncol = max(1, min(ncol, len(keys), int((WIDTH - 0.2) // width)))
     fig.legend([handles[k] for k in keys], keys, loc=loc, ncol=ncol, frameon=False)
 
 
@@ -212,6 +236,7 @@ def fig_trend(rep: Report, game_type: str, platform: str) -> Figure | None:
     data = []
     handles: dict[str, object] = {}
     half = _dt.timedelta(days=14 if kind == "month" else 182)
+    sty = Styler(eds)
     for ax, mname in zip(axes, ms):
         m = MEASURE[mname]
         ax.set_title(m.short, loc="left")
@@ -219,7 +244,7 @@ def fig_trend(rep: Report, game_type: str, platform: str) -> Figure | None:
         for cls in rep.pop_classes[(game_type, platform, mname)]:
             ok = applies(cls.key, m)
             sub = per.filter((pl.col("edition") == cls.key)).sort("period")
-            colour, marker = style(eds, cls.key)
+            colour, marker, label = sty(cls)
             xs, ys, los, his, sx, sy, slo, shi = [], [], [], [], [], [], [], []
             for r in sub.iter_rows(named=True):
                 p = _point(r[m.k], r[m.n], ok)
@@ -240,7 +265,7 @@ def fig_trend(rep: Report, game_type: str, platform: str) -> Figure | None:
                 continue
             (line,) = ax.plot(xs, ys, color=colour, marker=marker, ms=2.5, lw=1)
             ax.fill_between(xs, los, his, color=colour, alpha=0.18, lw=0)
-            handles.setdefault(cls.short, line)
+            handles.setdefault(label, line)
             if sx:
                 from matplotlib.dates import date2num
 
@@ -296,6 +321,7 @@ def fig_categories(rep: Report, game_type: str, table: str, dim: str, order: lis
     data = []
     handles: dict[str, object] = {}
     pos = {c: i for i, c in enumerate(cats)}
+    sty = Styler(eds)
     for r_i, mname in enumerate(ms):
         m = MEASURE[mname]
         top = 0.0
@@ -307,7 +333,7 @@ def fig_categories(rep: Report, game_type: str, table: str, dim: str, order: lis
             if r_i == 0:
                 ax.set_title(platform_label(plat))
             for j, cls in enumerate(classes):
-                colour, marker = style(eds, cls.key)
+                colour, marker, label = sty(cls)
                 sub = df.filter((pl.col("platform") == plat) & (pl.col("edition") == cls.key))
                 for r in sub.iter_rows(named=True):
                     if r[dim] not in pos:
@@ -323,13 +349,17 @@ def fig_categories(rep: Report, game_type: str, table: str, dim: str, order: lis
                         top = max(top, hi)
                     pp.add(y, x, lo, hi, colour, marker, p["small"])
                     if not p["small"]:
-                        handles.setdefault(cls.short, _handle(colour, marker))
+                        handles.setdefault(label, _handle(colour, marker))
                     else:
                         handles.setdefault(f"fewer than {stats.MIN_GAMES} games",
                                            Line2D([], [], color=SMALL, marker="o", mfc="white", ls="none", ms=4))
             pp.draw(ax)
             ax.grid(axis="y", color="0.88", lw=0.6)
-            ax.set_xticks(range(len(cats)), [tick(c) for c in cats], rotation=90)
+            # vertical labels about 0.15 in apart at least: label every step-th category
+            step = max(1, -(-len(cats) * 0.16 * len(plats) // (WIDTH - 0.8)))
+            step = int(step)
+            ax.set_xticks(range(len(cats)), [tick(c) if i % step == 0 else "" for i, c in enumerate(cats)],
+                          rotation=90)
             ax.set_xlim(-0.6, len(cats) - 0.4)
             if c_i == 0:
                 ax.set_ylabel(f"{mname} (%)")
@@ -454,6 +484,12 @@ def build_figures(rep: Report) -> list[Figure]:
                 if g == gt:
                     figs.append(fig_trend(rep, gt, p))
     return [f for f in figs if f is not None]
+
+
+def freeze_layout(fig) -> None:
+    """Run the constrained layout once and keep its result (later saves skip the layout)."""
+    fig.draw_without_rendering()
+    fig.set_layout_engine("none")
 
 
 _ID = re.compile(r'\bid="([^"]+)"')

@@ -92,10 +92,11 @@ class EdClass:
 
     @property
     def short(self) -> str:
-        eds = self.editions
-        if all(e.startswith("fide_") for e in eds):
-            return "FIDE " + "=".join(e[5:] for e in eds)
-        return "=".join(eds)
+        """Figure label: FIDE editions by year ("FIDE 2018=2014"), others by id."""
+        fide = [e[5:] for e in self.editions if e.startswith("fide_")]
+        other = [e for e in self.editions if not e.startswith("fide_")]
+        parts = (["FIDE " + "=".join(fide)] if fide else []) + other
+        return " = ".join(parts)
 
 
 @dataclass

@@ -68,22 +68,26 @@ def _headline(rep: Report) -> list[dict]:
 
 
 def _identical(rep: Report) -> list[str]:
+    """One sentence per group of editions that agree, naming the measures they agree on."""
     out = []
     pairs = rep.tables.get("edition_pairs")
     for gt, eds in rep.editions.items():
+        groups: dict[tuple[str, ...], list[str]] = {}
         for m in MEASURES:
             for cls in rep.classes.get((gt, m.name), []):
-                if len(cls.editions) < 2:
-                    continue
-                n = 0
-                if pairs is not None:
-                    p = pairs.filter((pl.col("game_type") == gt) & (pl.col("platform") == "all platforms")
-                                     & (pl.col("edition_a") == cls.editions[0]))
-                    n = int(p["games_compared"].max() or 0) if p.height else 0
-                names = ", ".join(cls.editions[:-1]) + " and " + cls.editions[-1]
-                out.append(f"{GAME_TYPE_LABELS.get(gt, gt).capitalize()}, {m.label}: {names} give the same "
-                           f"verdict on every one of the {n:,} games compared; they are one series "
-                           f"(“{cls.label}”).")
+                if len(cls.editions) > 1:
+                    groups.setdefault(tuple(cls.editions), []).append(m.name.replace("_", " "))
+        for eds_, ms in groups.items():
+            n = 0
+            if pairs is not None:
+                p = pairs.filter((pl.col("game_type") == gt) & (pl.col("platform") == "all platforms")
+                                 & (pl.col("edition_a") == eds_[0]) & (pl.col("edition_b") == eds_[1]))
+                n = int(p["games_compared"].max() or 0) if p.height else 0
+            names = ", ".join(eds_[:-1]) + " and " + eds_[-1]
+            what = ", ".join(ms[:-1]) + " and " + ms[-1] if len(ms) > 1 else ms[0]
+            out.append(f"{GAME_TYPE_LABELS.get(gt, gt).capitalize()}: {names} give the same verdict on {what} "
+                       f"for every one of the {n:,} games compared, and are drawn as one series for "
+                       f"{'these measures' if len(ms) > 1 else 'it'}.")
     return out
 
 
