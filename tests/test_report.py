@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
+import warnings
 
 import polars as pl
 import pytest
@@ -296,7 +297,9 @@ def test_figures_text_is_readable_and_never_overlaps(run):
     assert len(figs) >= 4
     try:
         for f in figs:
-            figures.freeze_layout(f.fig)
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")   # e.g. "constrained_layout not applied"
+                figures.freeze_layout(f.fig)
             assert text_problems(f.fig) == [], f.name
             w, _ = f.fig.get_size_inches()
             assert w == pytest.approx(7.0)

@@ -110,14 +110,22 @@ class _Points:
                 for v, pos, lo, hi, *_ in self.items]
         from matplotlib.collections import LineCollection
 
-        ax.add_collection(LineCollection(segs, colors=[c for *_, c, _, _ in self.items], linewidths=1,
-                                         clip_on=not self.horizontal), autolim=False)
+        ax.add_collection(LineCollection(segs, colors=[c for *_, c, _, _ in self.items], linewidths=1), autolim=False)
         styles: dict = {}
         for v, pos, lo, hi, c, mk, small in self.items:
             styles.setdefault((c, mk, small), []).append((v, pos) if self.horizontal else (pos, v))
         for (c, mk, small), xy in styles.items():
             ax.plot([a for a, _ in xy], [b for _, b in xy], ls="none", marker=mk, ms=self.ms, color=c,
                     mfc="white" if small else c, clip_on=not self.horizontal, zorder=3)
+
+
+def _scale(points) -> float:
+    """Upper end of a rate axis (%): every point and the intervals of the bins that are not
+    small fit (a small bin's interval may run off the panel, clipped)."""
+    vals = [p["rate"] for p in points if p["rate"] is not None]
+    vals += [p["ci_high"] for p in points if p["ci_high"] is not None and not p["small"]]
+    top = max(vals, default=0.0) * 100
+    return top * 1.08 if top > 0 else 1.0
 
 
 def _handle(colour, marker, small=False):
@@ -153,8 +161,7 @@ def _dot_grid(name: str, rows: list[tuple[str, str, list[EdClass], str]], column
                 pts[(col, s.key)] = p
                 data.append({"figure": name, "row": rkey, "column": col, "series": s.label,
                              "editions": ",".join(s.editions), "x": None, "applicable": ok, **p})
-        highs = [p["ci_high"] for p in pts.values() if p["ci_high"] is not None]
-        xmax = max(highs) * 100 * 1.08 if highs and max(highs) > 0 else 1.0
+        xmax = _scale(pts.values())
         for ax, col in zip(axes, columns):
             ax.set_title(platform_label(col))
             pp = _Points(horizontal=True)
@@ -430,8 +437,7 @@ def fig_draughts_rules(rep: Report, game_type: str = "russian_draughts") -> Figu
                 pts[(plat, rule, ed)] = p
                 data.append({"figure": name, "row": rule, "column": plat, "series": ed, "editions": ed, "x": None,
                              "applicable": ok, **p})
-    highs = [p["ci_high"] for p in pts.values() if p["ci_high"] is not None and not p["small"]]
-    xmax = max(highs) * 100 * 1.08 if highs and max(highs) > 0 else 1.0
+    xmax = _scale(pts.values())
     handles = {}
     step = 0.7 / max(1, len(eds))
     for ax, plat in zip(axes[0], pops):
