@@ -22,6 +22,7 @@ FONT = 9                 # points, every text of every figure
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
 MARKERS = ("o", "s", "D", "^", "v", "P", "X")
 SMALL = "#9a9a9a"        # bins with fewer than stats.MIN_GAMES games
+SMALL_CI = "#cfcfcf"     # and their intervals
 
 RC = {
     "font.size": FONT, "axes.titlesize": FONT, "axes.labelsize": FONT, "xtick.labelsize": FONT,
@@ -110,7 +111,9 @@ class _Points:
                 for v, pos, lo, hi, *_ in self.items]
         from matplotlib.collections import LineCollection
 
-        ax.add_collection(LineCollection(segs, colors=[c for *_, c, _, _ in self.items], linewidths=1), autolim=False)
+        ax.add_collection(LineCollection(segs, colors=[SMALL_CI if small else c for *_, c, _, small in self.items],
+                                         linewidths=[0.7 if small else 1.0 for *_, small in self.items]),
+                          autolim=False)
         styles: dict = {}
         for v, pos, lo, hi, c, mk, small in self.items:
             styles.setdefault((c, mk, small), []).append((v, pos) if self.horizontal else (pos, v))
@@ -294,7 +297,8 @@ def fig_trend(rep: Report, game_type: str, platform: str) -> Figure | None:
     word = "months" if kind == "month" else "years (months too thin)"
     name = f"trend_{game_type}_{platform}"
     gt = "Russian draughts" if game_type != "chess" else "chess"
-    return Figure(name, f"{platform_label(platform)} {gt} by {'month' if kind == 'month' else 'year'}",
+    pl_ = platform_label(platform)
+    return Figure(name, f"{pl_[:1].upper() + pl_[1:]} {gt} by {'month' if kind == 'month' else 'year'}",
                   f"{platform_label(platform)} games by the {word} of their own date (UTCDate, else Date; games "
                   f"without a full date are left out), with 95 % Wilson bands. A period without games is a gap "
                   f"(the line is not drawn across it); a period with fewer than {stats.MIN_GAMES} games is a grey "
@@ -384,7 +388,8 @@ def fig_time_control(rep: Report, game_type: str = "chess") -> Figure | None:
         "Missed, avoided and claimed chances (% of games, 95 % Wilson intervals) by the time-control class of "
         "the TimeControl tag (Lichess's estimate base + 40 × increment: ultrabullet < 30 s, bullet < 180 s, "
         "blitz < 480 s, rapid < 1500 s, classical otherwise; “-” correspondence). Platforms without "
-        f"classified games are left out. Grey open points: fewer than {stats.MIN_GAMES} games (their intervals "
+        f"classified games are left out, and so are editions without written-move claims (lichess) from "
+        f"the avoided row. Grey open points: fewer than {stats.MIN_GAMES} games (their intervals, light grey, "
         "may run off the panel: the scale is set by the larger bins). Within a row the panels share their "
         "scales.", "time-control class")
 
@@ -473,29 +478,38 @@ def fig_draughts_rules(rep: Report, game_type: str = "russian_draughts") -> Figu
 
 # ----------------------------------------------------------------------------------------------
 
-def build_figures(rep: Report) -> list[Figure]:
-    figs: list[Figure | None] = []
+def figure_plan(rep: Report) -> list[tuple[float, object]]:
+    """The figures to draw, in page order, as (relative cost, builder); a builder returns a
+    Figure or None. The costs (about the number of panels) let two processes share the work."""
+    from functools import partial
+
+    plan: list[tuple[float, object]] = []
     for gt in rep.editions:
-        figs.append(fig_outcomes(rep, gt))
+        plan.append((4.0 if gt == "chess" else 1.5, partial(fig_outcomes, rep, gt)))
     if "chess" in rep.editions:
         for g, p in rep.populations:
             if g == "chess":
-                figs.append(fig_trend(rep, "chess", p))
-        figs.append(fig_time_control(rep))
-        figs.append(fig_rating(rep))
+                plan.append((1.2, partial(fig_trend, rep, "chess", p)))
+        plan.append((1.5, partial(fig_time_control, rep)))
+        plan.append((3.5, partial(fig_rating, rep)))
     for gt in rep.editions:
         if gt != "chess":
-            figs.append(fig_draughts_rules(rep, gt))
+            plan.append((0.7, partial(fig_draughts_rules, rep, gt)))
             for g, p in rep.populations:
                 if g == gt:
-                    figs.append(fig_trend(rep, gt, p))
+                    plan.append((1.2, partial(fig_trend, rep, gt, p)))
+    return plan
+
+
+def build_figures(rep: Report) -> list[Figure]:
+    figs = [build() for _, build in figure_plan(rep)]
     return [f for f in figs if f is not None]
 
 
 def freeze_layout(fig) -> None:
     """Run the constrained layout once and keep its result (later saves skip the layout)."""
     fig.draw_without_rendering()
-    fig.set_layout_engine("none")
+    fig.set_layout_engine(None)   # None, not "none": a placeholder engine makes every save lay out (and draw) twice
 
 
 _ID = re.compile(r'\bid="([^"]+)"')
