@@ -230,7 +230,7 @@ def cmd_report(args) -> int:
     try:
         from analyzer import report
     except ImportError as exc:
-        return _fail(f"the report needs matplotlib: pip install 'analyzer[report]' ({exc})")
+        return _fail(f"the report needs matplotlib and Jinja2: pip install 'analyzer[report]' ({exc})")
     if not os.path.isdir(args.out_dir):
         return _fail(f"{args.out_dir}: not a directory (run analyzer scan --out {args.out_dir} first)")
     import glob
