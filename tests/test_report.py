@@ -353,7 +353,8 @@ def test_one_edition_no_dates_no_elo(tmp_path):
            '[Event "y"]\n[Site "Moscow"]\n[Result "1/2-1/2"]\n\n1. d4 d5 1/2-1/2\n\n')
     (tmp_path / "g.pgn").write_text(pgn)
     out = tmp_path / "out"
-    proc, _ = cli("scan", str(tmp_path / "g.pgn"), "--out", str(out), "--edition", "fide_2009")
+    proc, _ = cli("scan", str(tmp_path / "g.pgn"), "--out", str(out), "--edition", "fide_2009",
+                  "--source-name", "g<b>x")
     assert proc.returncode == 0, proc.stderr
     path = report.write_report(str(out), str(tmp_path / "rep"))
     s = pl.read_parquet(tmp_path / "rep" / "summary_by_population.parquet").row(0, named=True)
@@ -365,3 +366,4 @@ def test_one_edition_no_dates_no_elo(tmp_path):
         page = fh.read()
     assert "1 of 2 (50 %)" in page
     assert "nothing to compare" in page.lower()
+    assert "g&lt;b&gt;x" in page and "<b>x" not in page   # header text is text, never markup

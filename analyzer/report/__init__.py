@@ -75,7 +75,11 @@ def _draw_all(rep: Report, fig_dir: str) -> list[dict]:
         load[side] += figs[i][0]
     pid = None
     if hasattr(os, "fork") and theirs:
-        pid = os.fork()
+        import warnings
+
+        with warnings.catch_warnings():   # 3.12+: "fork() of a multi-threaded process" (polars' idle
+            warnings.simplefilter("ignore", DeprecationWarning)   # pool); the child uses matplotlib only
+            pid = os.fork()
         if pid == 0:   # child: its share, then exit without cleanup
             code = 0
             try:
