@@ -513,6 +513,7 @@ def freeze_layout(fig) -> None:
 
 
 _ID = re.compile(r'\bid="([^"]+)"')
+_REF = re.compile(r'(\bid="|"#|\(#)([^")]+)')
 
 
 def svg_text(fig, prefix: str) -> str:
@@ -522,9 +523,8 @@ def svg_text(fig, prefix: str) -> str:
     s = buf.getvalue()
     s = s[s.index("<svg"):]
     ids = set(_ID.findall(s))
-    for i in sorted(ids, key=len, reverse=True):
-        s = s.replace(f'id="{i}"', f'id="{prefix}-{i}"').replace(f'#{i})', f'#{prefix}-{i})').replace(
-            f'"#{i}"', f'"#{prefix}-{i}"')
+    # one pass: id="x", href="#x" and url(#x) of the figure's own ids
+    s = _REF.sub(lambda m: m.group(1) + prefix + "-" + m.group(2) if m.group(2) in ids else m.group(0), s)
     return s
 
 
