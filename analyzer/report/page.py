@@ -143,7 +143,13 @@ def _draughts(rep: Report, game_type: str) -> dict:
     from analyzer.report.figures import _rule_applies
 
     rows = []
-    for r in rules.iter_rows(named=True):
+    eds = rep.editions.get(game_type, [])
+    plats = [p for g, p in rep.populations if g == game_type]
+    order = sorted(rules.iter_rows(named=True), key=lambda r: (
+        plats.index(r["platform"]) if r["platform"] in plats else 99,
+        eds.index(r["edition"]) if r["edition"] in eds else 99,
+        DRAUGHTS_RULES.index(r["rule"]) if r["rule"] in DRAUGHTS_RULES else 99))
+    for r in order:
         if r["rule"] not in DRAUGHTS_RULES or not r["games"]:
             continue
         ok = _rule_applies(r["edition"], r["rule"])
