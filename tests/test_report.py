@@ -19,7 +19,7 @@ import pytest
 from analyzer import report
 
 from conftest import need
-from report_checks import MEASURE_KN, cli, counts, raw, raw_joined, text_problems, wilson_roots
+from report_checks import MEASURE_KN, cli, counts, raw_joined, text_problems, wilson_roots
 
 SMALL = need("lichess_small.pgn")
 EDGE = need("edge_cases.pgn")

@@ -14,7 +14,7 @@ import polars as pl
 from analyzer.report import stats
 from analyzer.report.collect import TC_ORDER
 from analyzer.report.model import (DRAUGHTS_RULES, LICHESS_FIVEFOLD, MEASURE, MEASURES, RULE_LABELS,
-                                   TREND_MEASURES, EdClass, Report, applies, edition_features, platform_label)
+                                   TREND_MEASURES, EdClass, Report, applies, platform_label)
 
 WIDTH = 7.0              # inches: a two-column page
 FONT = 9                 # points, every text of every figure

@@ -11,7 +11,7 @@ import polars as pl
 
 from analyzer import kinds
 from analyzer.report import stats
-from analyzer.report.collect import (AUDIT_KINDS, COUNTS, GAME_TYPES, PLATFORMS, REACHED, TC_ORDER, Collected,
+from analyzer.report.collect import (AUDIT_KINDS, COUNTS, GAME_TYPES, PLATFORMS, Collected,
                                      collect)
 
 

@@ -10,7 +10,7 @@ import polars as pl
 
 from analyzer.report import stats
 from analyzer.report.collect import AUDIT_KINDS
-from analyzer.report.model import (DRAUGHTS_RULES, GAME_TYPE_LABELS, MEASURE, MEASURES, RULE_LABELS, Report,
+from analyzer.report.model import (DRAUGHTS_RULES, GAME_TYPE_LABELS, MEASURES, RULE_LABELS, Report,
                                    applies, platform_label, primary_class)
 
 AUDIT_LABELS = {
