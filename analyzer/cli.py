@@ -246,7 +246,7 @@ def cmd_report(args) -> int:
     try:
         from analyzer import report
     except ImportError as exc:
-        return _fail(f"the report needs matplotlib: pip install 'analyzer[report]' ({exc})")
+        return _fail(f"the report needs matplotlib and Jinja2: pip install 'analyzer[report]' ({exc})")
     from analyzer.io import remote
 
     if remote.is_url(remote.localize(args.out_dir)):

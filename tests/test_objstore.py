@@ -373,6 +373,14 @@ def test_kill_9_midway_then_resume_on_s3(s3, tmp_path, small_text):
                        capture_output=True, text=True, env=_cli_env(s3), timeout=300)
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "rep" / "index.html").exists()
+    # ... and says what the report of the same tables on local disk says.
+    r = subprocess.run([sys.executable, "-m", "analyzer", "report", str(tmp_path / "ref"), "--report-dir",
+                        str(tmp_path / "rep_local")], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    csvs = sorted(p.name for p in (tmp_path / "rep_local").glob("*.csv"))
+    assert "summary_by_source.csv" in csvs and "headline.csv" in csvs
+    for name in csvs:
+        assert (tmp_path / "rep" / name).read_text() == (tmp_path / "rep_local" / name).read_text(), name
 
 
 def test_dask_cluster_scans_several_sources_from_s3(s3, inputs, local_ref, tmp_path):

@@ -1,19 +1,17 @@
-"""`analyzer report`: summary tables agree with direct polars computations on the scanned tables,
-the audit flags what the rules say, and the HTML page renders its plots in headless Chromium.
+"""`analyzer report`: every number of the tables, figures and headline recomputed from the raw
+Parquet files with polars (tests/report_checks.py: no report code), intervals solved
+independently, editions merged only where they agree game by game, the audit, and figures whose
+text is >= 9 pt, inside the figure and never overlapping.
 
-Input: the first 500 games of lichess_small.pgn plus the edge_cases.pgn games tagged with a
-fivefold / 75-move / missed-claim EdgeCase, scanned with the CLI (fide_2018, fide_2014, lichess).
+Input: the first 500 games of lichess_small.pgn plus the edge_cases.pgn games (Lichess,
+Chess.com, over-the-board and other sites), scanned with fide_2018, fide_2014 and lichess.
 """
 from __future__ import annotations
 
-import base64
-import io
-import json
+import datetime as dt
 import os
 import re
-import shutil
-import subprocess
-import sys
+import warnings
 
 import polars as pl
 import pytest
@@ -21,34 +19,15 @@ import pytest
 from analyzer import report
 
 from conftest import need
+from report_checks import MEASURE_KN, cli, counts, raw_joined, text_problems, wilson_roots
 
 SMALL = need("lichess_small.pgn")
 EDGE = need("edge_cases.pgn")
 EDITIONS = ["fide_2018", "fide_2014", "lichess"]
-TABLES = ["summary_by_edition", "summary_by_source", "summary_by_month", "summary_by_time_control",
-          "summary_by_rating_band", "summary_by_lichess_era", "missed_claim_results", "result_changes",
-          "event_counts", "audit_games", "audit_summary", "headline"]
 
 
 def _split(text: str) -> list[str]:
     return [g.strip() + "\n\n" for g in re.split(r"\n\s*\n(?=\[)", text) if g.strip()]
-
-
-def _edge_games() -> list[str]:
-    with open(EDGE, encoding="utf-8", errors="replace") as fh:
-        games = _split(fh.read())
-    keep = re.compile(r'\[EdgeCase "[^"]*(fivefold|75-move|missed|NOT claimed)', re.I)
-    return [g for g in games if keep.search(g)]
-
-
-def _cli(*args, timeout=900):
-    if args[0] == "scan":
-        args = (*args, "--json")
-    proc = subprocess.run([sys.executable, "-m", "analyzer.cli", *args], capture_output=True, text=True,
-                          timeout=timeout)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    last = proc.stdout.strip().splitlines()[-1]
-    return json.loads(last) if args[0] == "scan" else {"report": last}
 
 
 @pytest.fixture(scope="module")
@@ -56,340 +35,335 @@ def run(tmp_path_factory):
     d = tmp_path_factory.mktemp("report")
     with open(SMALL, encoding="utf-8", errors="replace") as fh:
         small = _split(fh.read())[:500]
-    edge = _edge_games()
-    assert len(edge) >= 20
-    src = d / "input.pgn"
-    src.write_text("".join(small + edge), encoding="utf-8")
+    with open(EDGE, encoding="utf-8", errors="replace") as fh:
+        edge = _split(fh.read())
+    (d / "lichess.pgn").write_text("".join(small), encoding="utf-8")
+    (d / "edge.pgn").write_text("".join(edge), encoding="utf-8")
     out = d / "out"
-    summary = _cli("scan", str(src), "--out", str(out), "--edition", ",".join(EDITIONS),
-                   "--workers", "1", "--progress-interval", "0")
+    proc, summary = cli("scan", str(d / "lichess.pgn"), str(d / "edge.pgn"), "--out", str(out),
+                        "--edition", ",".join(EDITIONS))
+    assert proc.returncode == 0, proc.stderr[-2000:]
     assert summary["games"] == len(small) + len(edge)
-    rep = _cli("report", str(out))
-    return {"out": str(out), "index": rep["report"], "dir": os.path.dirname(rep["report"]),
-            "n_edge": len(edge)}
-
-
-def _raw_games(out: str) -> pl.DataFrame:
-    """Chess games joined to their verdicts (one row per game and edition), read directly (no
-    report code), categoricals as strings; the Date header as `date`."""
-    def read(table):
-        return (pl.read_parquet(os.path.join(out, table, "*", "part-*.parquet"), hive_partitioning=False)
-                .with_columns(pl.col(pl.Categorical).cast(pl.String)))
-    g = read("games").filter(pl.col("game_type") == "chess").drop("platform", "date").rename({"date_tag": "date"})
-    return g.join(read("verdicts").drop("game_type"), on=["source", "game_index"], how="inner")
+    proc, _ = cli("report", str(out))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    index = proc.stdout.strip().splitlines()[-1]
+    return {"out": str(out), "index": index, "dir": os.path.dirname(index)}
 
 
 def _rt(run, name):
     return pl.read_parquet(os.path.join(run["dir"], name + ".parquet"))
 
 
-# ---------------------------------------------------------------------------------------------
-# Files
+def _fig_csv(run, name):
+    return pl.read_csv(os.path.join(run["dir"], "figures", name + ".csv"), infer_schema_length=None)
 
-def test_tables_written_as_parquet_and_csv(run):
+
+def _page(run) -> str:
+    with open(run["index"], encoding="utf-8") as fh:
+        return fh.read()
+
+
+# ---------------------------------------------------------------------------------------------
+# Files and page
+
+def test_files_and_self_contained_page(run):
     assert run["index"] == os.path.join(run["out"], "report", "index.html")
-    for name in TABLES:
-        pq = os.path.join(run["dir"], name + ".parquet")
-        csv = os.path.join(run["dir"], name + ".csv")
-        assert os.path.getsize(pq) > 0 and os.path.getsize(csv) > 0, name
-        a = pl.read_parquet(pq)
-        b = pl.read_csv(csv, infer_schema_length=None)
-        assert a.columns == b.columns and a.height == b.height, name
-    a = _rt(run, "summary_by_edition")
-    b = pl.read_csv(os.path.join(run["dir"], "summary_by_edition.csv"))
-    for col in ("games", "games_with_claim_opportunity", "games_with_missed_claim", "games_result_changed"):
-        assert a[col].to_list() == b[col].to_list()
-    for col in ("claim_opportunity_rate", "missed_claim_rate"):
-        assert all(abs(x - y) < 1e-12 for x, y in zip(a[col].to_list(), b[col].to_list()))
+    for name in ("summary_by_population", "summary_by_period", "summary_by_source", "edition_pairs", "headline",
+                 "audit_summary", "rules"):
+        a = _rt(run, name)
+        b = pl.read_csv(os.path.join(run["dir"], name + ".csv"), infer_schema_length=None)
+        assert a.height == b.height > 0 and a.columns == b.columns, name
+    page = _page(run)
+    figs = sorted(f[:-4] for f in os.listdir(os.path.join(run["dir"], "figures")) if f.endswith(".svg"))
+    assert {"outcomes_chess", "trend_chess_lichess", "time_control_class_chess", "rating_band_chess"} <= set(figs)
+    for name in figs:
+        for ext in ("svg", "pdf", "csv"):
+            path = os.path.join(run["dir"], "figures", f"{name}.{ext}")
+            assert os.path.getsize(path) > 200, path
+        with open(os.path.join(run["dir"], "figures", name + ".pdf"), "rb") as fh:
+            assert fh.read(5) == b"%PDF-"
+        assert f'id="fig-{name}"' in page
+    # vector figures inline, one per figure; nothing fetched from elsewhere; no script, no test aid
+    assert page.count("<svg") == len(figs)
+    assert "<img" not in page and "<script" not in page and "data:image/png" not in page
+    assert not re.search(r"(src|href)=['\"]https?:(?!//lichess\.org/|//www\.chess\.com/)", page)
+    assert "rendered" not in page
+    # ids are unique across the inline SVGs
+    ids = re.findall(r'\bid="([^"]+)"', page)
+    assert len(ids) == len(set(ids))
+
+
+def test_ci_columns_in_every_figure_csv(run):
+    for f in os.listdir(os.path.join(run["dir"], "figures")):
+        if f.endswith(".csv"):
+            df = _fig_csv(run, f[:-4])
+            assert {"k", "n", "rate", "ci_low", "ci_high"} <= set(df.columns), f
+            ok = df.filter(pl.col("n") > 0)
+            assert ok.height and (ok["ci_low"] <= ok["rate"] + 1e-12).all() and (ok["rate"] <= ok["ci_high"] + 1e-12).all()
 
 
 # ---------------------------------------------------------------------------------------------
-# Numbers vs a direct computation
+# Numbers vs the raw Parquet files
 
-def test_summary_by_edition_matches_direct_computation(run):
-    g = _raw_games(run["out"]).filter(pl.col("status") == "ok")
-    s = _rt(run, "summary_by_edition")
-    assert sorted(s["edition"].to_list()) == sorted(EDITIONS)
-    for ed in EDITIONS:
-        rows = g.filter(pl.col("edition") == ed).to_dicts()
-        r = s.filter(pl.col("edition") == ed).row(0, named=True)
-        opp = [x for x in rows if x["first_threefold_claim_ply"] is not None or x["first_fifty_claim_ply"] is not None]
-        missed = [x for x in rows if x["first_missed_claim_ply"] is not None]
-        three = [x for x in missed if x["missed_claim_rule"] == "threefold" and x["missed_claim_result"]]
-        lost3 = [x for x in three if x["missed_claim_result"] == "loss"]
-        decisive = [x for x in rows if x["result"] in ("1-0", "0-1")]
-        drawn = [x for x in decisive if x["end_ply"] is not None]
-        changed = [x for x in rows if x["result_changed"]]
-        assert r["games"] == len(rows)
-        assert r["games_with_claim_opportunity"] == len(opp)
-        assert r["games_with_missed_claim"] == len(missed)
-        assert r["missed_then_lost"] == sum(x["missed_claim_result"] == "loss" for x in missed)
-        assert r["missed_then_won"] == sum(x["missed_claim_result"] == "win" for x in missed)
-        assert r["missed_then_drew"] == sum(x["missed_claim_result"] == "draw" for x in missed)
-        assert r["missed_threefold_result_known"] == len(three)
-        assert r["missed_threefold_then_lost"] == len(lost3)
-        assert r["decisive_games"] == len(decisive)
-        assert r["decisive_drawn_by_automatic_rule"] == len(drawn)
-        assert r["games_result_changed"] == len(changed)
-        assert r["claim_opportunity_rate"] == pytest.approx(len(opp) / len(rows))
-        assert r["missed_claim_rate"] == pytest.approx(len(missed) / len(rows))
-        if three:
-            assert r["missed_threefold_lost_share"] == pytest.approx(len(lost3) / len(three))
-        pl_after = sorted(x["plies_after_missed_claim"] for x in missed)
-        if pl_after:
-            assert r["median_plies_after_missed_claim"] == pytest.approx(pl.Series(pl_after).median())
-        clocks = [x["missed_claim_clock_seconds"] for x in missed if x["missed_claim_clock_seconds"] is not None]
-        assert r["missed_claims_with_clock"] == len(clocks)
-        if clocks:
-            assert r["median_clock_at_missed_claim_s"] == pytest.approx(pl.Series(clocks).median(), rel=1e-6)
-    # The edge-case games make the automatic rules fire: fide_2018 changes some decisive results.
-    assert s.filter(pl.col("edition") == "fide_2018")["games_result_changed"].item() >= 1
-    assert s.filter(pl.col("edition") == "fide_2018")["games_with_automatic_end"].item() >= 10
+def test_summary_by_population_matches_raw(run):
+    j = raw_joined(run["out"]).filter(pl.col("game_type") == "chess")
+    s = _rt(run, "summary_by_population").filter(pl.col("game_type") == "chess")
+    pops = j.select("platform", "edition").unique().rows()
+    assert sorted(pops) == sorted(s.select("platform", "edition").rows())
+    assert {"lichess", "chess.com", "otb", "other"} <= {p for p, _ in pops}
+    for plat, ed in pops:
+        c = counts(j.filter((pl.col("platform") == plat) & (pl.col("edition") == ed)))
+        r = s.filter((pl.col("platform") == plat) & (pl.col("edition") == ed)).row(0, named=True)
+        for key, val in c.items():
+            assert r[key] == val, (plat, ed, key)
+        for name, (k, n) in MEASURE_KN.items():
+            if c[n]:
+                lo, hi = wilson_roots(c[k], c[n])
+                assert r[f"{name}_rate"] == pytest.approx(c[k] / c[n])
+                assert r[f"{name}_ci_low"] == pytest.approx(lo, abs=1e-9)
+                assert r[f"{name}_ci_high"] == pytest.approx(hi, abs=1e-9)
+            else:
+                assert r[f"{name}_rate"] is None and r[f"{name}_ci_low"] is None
 
 
-def _tc_class(tc):
-    """Independent re-statement of the brief: base + 40 * inc; bullet < 180, blitz < 480,
-    rapid < 1500, classical otherwise; '-' correspondence; else unknown."""
-    if tc is None:
-        return "unknown"
-    tc = tc.strip()
-    if tc == "-":
-        return "correspondence"
-    m = re.fullmatch(r"(\d+)(?:\+(\d+))?", tc)
-    if m:
-        est = int(m.group(1)) + 40 * int(m.group(2) or 0)
-    else:
-        m = re.match(r"\d+/(\d+)", tc)
-        if not m:
-            return "unknown"
-        est = int(m.group(1))
-    return "bullet" if est < 180 else "blitz" if est < 480 else "rapid" if est < 1500 else "classical"
+def _signature(j, eds, cols):
+    """Per game, whether the editions' verdict columns are all equal."""
+    wide = None
+    for i, ed in enumerate(eds):
+        part = j.filter(pl.col("edition") == ed).select("source", "game_index", *[pl.col(c).alias(f"{c}{i}") for c in cols])
+        wide = part if wide is None else wide.join(part, on=["source", "game_index"])
+    same = pl.all_horizontal([pl.col(f"{c}0").eq_missing(pl.col(f"{c}{i}")) for c in cols for i in range(1, len(eds))])
+    return wide.select(same.alias("same"))["same"]
 
 
-def _band(we, be):
-    elos = [e for e in (we, be) if e is not None and e > 0]
-    if not elos:
-        return "unknown"
-    lo = int(sum(elos) / len(elos)) // 200 * 200
-    return f"{lo:04d}-{lo + 199:04d}"
+SIG = {"missed": ["first_missed_claim_ply", "missed_claim_rule"], "lost_after_missed": ["first_missed_claim_ply", "missed_claim_rule"],
+       "avoided": ["first_avoided_claim_ply", "avoided_claim_rule"], "claimed": ["claimed"],
+       "automatic_draw": ["end_ply", "end_rule"]}
 
 
-def _month(utc, date):
-    d = utc or date
-    m = re.match(r"(\d{4})[.\-/](\d{2})", d or "")
-    return f"{m.group(1)}-{m.group(2)}" if m and 1 <= int(m.group(2)) <= 12 else None
+def test_outcomes_figure_matches_raw_and_merges_only_identical_editions(run):
+    j = raw_joined(run["out"]).filter(pl.col("game_type") == "chess")
+    df = _fig_csv(run, "outcomes_chess")
+    assert set(df["row"].unique()) == set(MEASURE_KN)
+    seen_rows = set()
+    for r in df.iter_rows(named=True):
+        eds = r["editions"].split(",")
+        seen_rows.add((r["row"], r["column"], r["editions"]))
+        if not r["applicable"]:
+            # lichess has no written-move claims; no automatic draw in fide_2009/1997
+            assert (r["row"], eds[0]) == ("avoided", "lichess") and r["k"] is None
+            continue
+        k, n = MEASURE_KN[r["row"]]
+        for ed in eds:   # every edition of a series has the same counts
+            c = counts(j.filter((pl.col("platform") == r["column"]) & (pl.col("edition") == ed)))
+            assert (r["k"], r["n"]) == (c[k], c[n]), r
+        if r["n"]:
+            lo, hi = wilson_roots(r["k"], r["n"])
+            assert r["rate"] == pytest.approx(r["k"] / r["n"])
+            assert (r["ci_low"], r["ci_high"]) == (pytest.approx(lo, abs=1e-9), pytest.approx(hi, abs=1e-9))
+        assert r["small"] == (r["n"] < 30)
+    # Merged series: identical per game on every game; separate series: different somewhere.
+    for row in MEASURE_KN:
+        series = df.filter((pl.col("row") == row)).select("editions").unique()["editions"].to_list()
+        for s in series:
+            eds = s.split(",")
+            if len(eds) > 1:
+                assert _signature(j, eds, SIG[row]).all(), (row, eds)
+        firsts = [s.split(",")[0] for s in series]
+        for a in range(len(firsts)):
+            for b in range(a + 1, len(firsts)):
+                la, lb = firsts[a] == "lichess", firsts[b] == "lichess"
+                if row == "avoided" and (la or lb):
+                    continue   # not applicable under lichess: never merged with an edition that has it
+                assert not _signature(j, [firsts[a], firsts[b]], SIG[row]).all(), (row, firsts[a], firsts[b])
+    # fide_2018 and fide_2014 agree on missed claims here: one series, said once on the page
+    missed = df.filter(pl.col("row") == "missed")["editions"].unique().to_list()
+    assert any({"fide_2018", "fide_2014"} <= set(s.split(",")) for s in missed)
+    assert "fide_2018, fide_2014" in _page(run) or "fide_2018 and fide_2014" in _page(run)
 
 
-@pytest.mark.parametrize("table, dim, fn", [
-    ("summary_by_time_control", "tc_class", lambda r: _tc_class(r["time_control"])),
-    ("summary_by_rating_band", "rating_band", lambda r: _band(r["white_elo"], r["black_elo"])),
-    ("summary_by_month", "month", lambda r: _month(r["utc_date"], r["date"])),
-])
-def test_grouped_counts_match_direct_computation(run, table, dim, fn):
-    g = _raw_games(run["out"]).filter(pl.col("status") == "ok")
-    expected: dict = {}
-    missed: dict = {}
-    for r in g.iter_rows(named=True):
-        k = (r["edition"], fn(r))
-        expected[k] = expected.get(k, 0) + 1
-        missed[k] = missed.get(k, 0) + (r["first_missed_claim_ply"] is not None)
-    s = _rt(run, table)
-    got = {(r["edition"], r[dim]): r["games"] for r in s.iter_rows(named=True)}
-    got_missed = {(r["edition"], r[dim]): r["games_with_missed_claim"] for r in s.iter_rows(named=True)}
-    assert got == expected
-    assert got_missed == missed
-    if dim == "tc_class":
-        assert {"bullet", "blitz"} <= {k[1] for k in got}
+def test_edition_pairs_match_raw(run):
+    j = raw_joined(run["out"]).filter(pl.col("game_type") == "chess")
+    p = _rt(run, "edition_pairs").filter((pl.col("platform") == "all platforms"))
+    cols = {"missed": ["first_missed_claim_ply", "missed_claim_rule"], "avoided": ["first_avoided_claim_ply", "avoided_claim_rule"],
+            "claimed": ["claimed"], "automatic": ["end_ply", "end_rule"]}
+    for r in p.iter_rows(named=True):
+        a = j.filter(pl.col("edition") == r["edition_a"])
+        b = j.filter(pl.col("edition") == r["edition_b"])
+        w = a.join(b, on=["source", "game_index"], suffix="_b")
+        assert r["games_compared"] == w.height
+        anyd = pl.lit(False)
+        for m, cs in cols.items():
+            d = pl.any_horizontal([pl.col(c).ne_missing(pl.col(c + "_b")) for c in cs])
+            anyd = anyd | d
+            assert r[f"differ_{m}"] == w.select(d.sum()).item(), (r["edition_a"], r["edition_b"], m)
+        assert r["differ_any"] == w.select(anyd.sum()).item()
+        for url in (r["examples"] or "").split():
+            assert url.startswith("https://")
+    f18_14 = p.filter((pl.col("edition_a") == "fide_2018") & (pl.col("edition_b") == "fide_2014")).row(0, named=True)
+    assert f18_14["differ_missed"] == 0 and f18_14["differ_automatic"] > 0   # fivefold read differently
 
 
-def test_headline_matches_summary(run):
-    h = _rt(run, "headline")
-    s = _rt(run, "summary_by_edition")
-    for ed in EDITIONS:
-        r = s.filter(pl.col("edition") == ed).row(0, named=True)
-        val = dict(h.filter(pl.col("edition") == ed).select("figure", "value").iter_rows())
-        assert val["decisive_drawn_share"] == pytest.approx(
-            r["decisive_drawn_by_automatic_rule"] / r["decisive_games"])
-        if r["missed_threefold_result_known"]:
-            assert val["missed_threefold_lost_share"] == pytest.approx(
-                r["missed_threefold_then_lost"] / r["missed_threefold_result_known"])
+def test_headline_matches_raw(run):
+    j = raw_joined(run["out"]).filter(pl.col("game_type") == "chess")
+    h = _rt(run, "headline").filter(pl.col("primary") & (pl.col("game_type") == "chess"))
+    page = _page(run)
+    for r in h.iter_rows(named=True):
+        ed = r["editions"].split(",")[0]
+        if r["platform"] == "lichess":
+            assert ed == "lichess"   # Lichess games under the lichess edition
+        if not r["applicable"]:
+            assert r["text"] == "not applicable"
+            continue
+        k, n = MEASURE_KN[r["measure"]]
+        c = counts(j.filter((pl.col("platform") == r["platform"]) & (pl.col("edition") == ed)))
+        assert (r["k"], r["n"]) == (c[k], c[n])
+        # counts plus a percentage with 2 significant digits, as on the page
+        if c[n]:
+            pct = 100 * c[k] / c[n]
+            digits = 0 if pct == 0 else max(0, 1 - int(f"{pct:e}".split("e")[1]))
+            text = f"{c[k]:,} of {c[n]:,} ({round(pct, digits):.{digits}f} %)"
+            assert r["text"] == text
+            assert text in page
+
+
+def test_months_from_the_games_dates(run):
+    j = raw_joined(run["out"]).filter((pl.col("game_type") == "chess") & (pl.col("platform") == "lichess")
+                                      & (pl.col("edition") == "lichess") & pl.col("date").is_not_null())
+    per = _rt(run, "summary_by_period").filter((pl.col("platform") == "lichess") & (pl.col("edition") == "lichess"))
+    assert per["period_kind"].unique().to_list() == ["month"] or per["period_kind"].unique().to_list() == ["year"]
+    by = j.group_by(pl.col("date").dt.truncate("1mo" if per["period_kind"][0] == "month" else "1y").alias("p")).agg(
+        pl.len().alias("games"), pl.col("first_missed_claim_ply").is_not_null().sum().alias("missed"))
+    got = {r["period"]: (r["games"], r["missed"]) for r in per.iter_rows(named=True)}
+    exp = {r["p"]: (r["games"], r["missed"]) for r in by.iter_rows(named=True)}
+    for p, v in got.items():   # every period from the first to the last: the empty ones are 0
+        assert v == exp.get(p, (0, 0)), p
+    assert set(exp) <= set(got)
 
 
 # ---------------------------------------------------------------------------------------------
-# Audit and eras
+# Audit: each game under the edition in force, "not audited" is not 0
 
-def _in_force(site, date):
-    """Edition in force: Lichess (site) -> lichess; others by date -> FIDE 2018/2014/2009/1997."""
-    site = (site or "").lower()
-    if "lichess.org" in site:
+def _in_force(platform, date):
+    if platform == "lichess":
         return "lichess"
-    if "chess.com" in site:
+    if platform != "otb" or date is None:
         return None
-    m = re.match(r"(\d{4})[.\-/](\d{2}|\?\?)?[.\-/]?(\d{2}|\?\?)?", date or "")
-    if not m:
-        return None
-    y = int(m.group(1))
-    mo = int(m.group(2)) if m.group(2) and m.group(2).isdigit() else 1
-    d = int(m.group(3)) if m.group(3) and m.group(3).isdigit() else 1
-    key = (y, mo, d)
-    for bound, ed in (((2018, 1, 1), "fide_2018"), ((2014, 7, 1), "fide_2014"),
-                      ((2009, 7, 1), "fide_2009"), ((1997, 7, 1), "fide_1997")):
-        if key >= bound:
+    for bound, ed in ((dt.date(2018, 1, 1), "fide_2018"), (dt.date(2014, 7, 1), "fide_2014"),
+                      (dt.date(2009, 7, 1), "fide_2009"), (dt.date(1997, 7, 1), "fide_1997")):
+        if date >= bound:
             return ed
     return None
 
 
-def test_audit_flags_match_direct_computation(run):
-    g = _raw_games(run["out"]).filter(pl.col("status") == "ok")
+def test_audit_matches_raw(run):
+    j = raw_joined(run["out"]).filter(pl.col("game_type") == "chess")
     expected = set()
-    for r in g.iter_rows(named=True):
-        if r["edition"] != _in_force(r["site"], r["utc_date"] or r["date"]):
+    audited: dict = {}
+    for r in j.iter_rows(named=True):
+        if r["edition"] != _in_force(r["platform"], r["date"]):
             continue
+        audited[r["platform"]] = audited.get(r["platform"], 0) + 1
         key = (r["source"], r["game_index"])
         if r["end_ply"] is not None and r["plies"] > r["end_ply"]:
             expected.add(("continued_past_automatic_draw",) + key)
         if r["end_ply"] is not None and r["result"] in ("1-0", "0-1"):
             expected.add(("decisive_after_automatic_draw",) + key)
-        if ("lichess.org" in (r["site"] or "") and r["result"] == "1/2-1/2" and r["termination"] == "Normal"
+        if (r["platform"] == "lichess" and r["result"] == "1/2-1/2" and r["termination"] == "Normal"
                 and r["draw_reason"] == "agreement"
                 and ((r["first_threefold_claim_ply"] is not None and r["first_threefold_claim_ply"] < r["plies"])
                      or (r["end_ply"] is not None and r["end_ply"] < r["plies"]))):
             expected.add(("lichess_agreement_after_claimable_draw",) + key)
     a = _rt(run, "audit_games")
-    got = set(a.select("kind", "source", "game_index").iter_rows())
-    assert got == expected
-    # Katowice 2022 (FIDE 2018 in force): fivefold at ply 149, the game went on to 150.
-    kat = a.filter(pl.col("site") == "Katowice POL")
-    assert kat.height == 1 and kat.row(0, named=True)["kind"] == "continued_past_automatic_draw"
-    assert kat["end_rule"].item() == "fivefold" and kat["end_ply"].item() == 149
-    # Lichess 2018-11-12 (zNv1ajRj): fivefold at 134 and play went on to 146 — flagged by fide_2018's
-    # counterfactual, but Lichess had no fivefold auto-draw before 2020-01-14: not an audit flag.
-    zn = g.filter(pl.col("site").str.ends_with("zNv1ajRj"))
-    assert zn.filter(pl.col("edition") == "fide_2018")["end_ply"].item() == 134
-    assert zn.filter(pl.col("edition") == "lichess")["end_ply"].item() is None
-    assert a.filter(pl.col("site").str.ends_with("zNv1ajRj")).height == 0
-    summ = _rt(run, "audit_summary")
-    assert summ["flagged"].fill_null(0).sum() == a.height
-
-
-def test_lichess_eras(run):
-    g = _raw_games(run["out"]).filter(pl.col("status") == "ok")
-    s = _rt(run, "summary_by_lichess_era")
-    bounds = [("2014.07.19", "1: before 2014-07-19"), ("2016.01.28", "2: 2014-07-19 to 2016-01-27"),
-              ("2016.08.28", "3: 2016-01-28 to 2016-08-27"), ("2020.01.14", "4: 2016-08-28 to 2020-01-13")]
-    expected: dict = {}
-    for r in g.filter(pl.col("site").str.contains("lichess.org")).iter_rows(named=True):
-        d = r["utc_date"] or r["date"]
-        era = next((lab for b, lab in bounds if d < b), "5: from 2020-01-14")
-        expected[(r["edition"], era)] = expected.get((r["edition"], era), 0) + 1
-    got = {(r["edition"], r["lichess_era"]): r["games"] for r in s.iter_rows(named=True)}
-    assert got == expected
-    assert {"4: 2016-08-28 to 2020-01-13", "5: from 2020-01-14"} <= {k[1] for k in got}
+    assert set(a.select("kind", "source", "game_index").iter_rows()) == expected
+    kat = a.filter(pl.col("site") == "Katowice POL")   # FIDE 2018 in force: fivefold at 149, played to 150
+    assert kat.height == 1 and kat["kind"].item() == "continued_past_automatic_draw" and kat["end_ply"].item() == 149
+    s = _rt(run, "audit_summary")
+    for r in s.iter_rows(named=True):
+        assert r["games_audited"] == audited.get(r["platform"], 0)
+    # Chess.com is never audited (no edition models its rules): the page says so, not "0"
+    cc = s.filter(pl.col("platform") == "chess.com").row(0, named=True)
+    assert cc["games_audited"] == 0 and cc["continued_past_automatic_draw"] is None
+    assert "not audited" in _page(run)
 
 
 # ---------------------------------------------------------------------------------------------
-# The page in a headless browser
+# Figures for print
 
-def _chromium():
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        path = shutil.which(name)
-        if path:
-            return path
-    return "/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None
+def test_figures_text_is_readable_and_never_overlaps(run):
+    from analyzer.report import figures
 
+    figs = report.build_figures(run["out"])
+    assert len(figs) >= 4
+    try:
+        for f in figs:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")   # e.g. "constrained_layout not applied"
+                figures.freeze_layout(f.fig)
+            assert text_problems(f.fig) == [], f.name
+            w, _ = f.fig.get_size_inches()
+            assert w == pytest.approx(7.0)
+    finally:
+        import matplotlib.pyplot as plt
 
-def _chrome_args(tmp_path):
-    return ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-            "--disable-background-networking", "--disable-component-update", "--disable-sync",
-            "--disable-dev-shm-usage", f"--user-data-dir={tmp_path / 'chrome-profile'}"]
-
-
-def test_html_is_self_contained_pngs(run):
-    with open(run["index"], encoding="utf-8") as fh:
-        page = fh.read()
-    from PIL import Image
-
-    uris = re.findall(r"<img[^>]*src='data:image/png;base64,([A-Za-z0-9+/=]+)'", page)
-    assert len(uris) == page.count("<img") >= 6
-    for b64 in uris:
-        raw = base64.b64decode(b64)
-        assert raw[:8] == b"\x89PNG\r\n\x1a\n"
-        im = Image.open(io.BytesIO(raw))
-        assert im.size[0] > 100 and im.size[1] > 100
-    # Nothing fetched from elsewhere (links to the CSV/Parquet files are relative <a> only).
-    assert not re.search(r"(src|href)=['\"]https?:", page)
-    for word in ("Headline figures", "Audit", "By month", "By time-control class", "By rating band"):
-        assert word in page
+        for f in figs:
+            plt.close(f.fig)
 
 
-def test_html_renders_its_plots_in_chromium(run, tmp_path):
-    exe = _chromium()
-    if exe is None:
-        pytest.skip("chromium not installed (.ci/run installs it: apt-get install -y chromium)")
-    url = "file://" + os.path.abspath(run["index"])
-    with open(run["index"], encoding="utf-8") as fh:
-        n_img = fh.read().count("<img")
-    proc = subprocess.run([exe, *_chrome_args(tmp_path), "--virtual-time-budget=10000", "--dump-dom", url],
-                          capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    m = re.search(r'id="img-status"[^>]*data-loaded="(\d+)"[^>]*data-total="(-?\d+)"', proc.stdout)
-    assert m, proc.stdout[:2000]
-    loaded, total = int(m.group(1)), int(m.group(2))
-    assert total == n_img > 0
-    assert loaded == total, f"{loaded} of {total} plots rendered"
-    shot = tmp_path / "page.png"
-    proc = subprocess.run([exe, *_chrome_args(tmp_path), "--hide-scrollbars", "--window-size=1280,2400",
-                           f"--screenshot={shot}", url], capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 0 and shot.exists(), proc.stderr[-2000:]
-    from PIL import Image
+def test_text_check_catches_an_overlap():
+    import matplotlib
 
-    im = Image.open(shot).convert("L")
-    assert im.size == (1280, 2400)
-    lo, hi = im.getextrema()
-    assert hi - lo > 100   # not a blank page
-    if os.environ.get("ANALYZER_KEEP_SCREENSHOT"):
-        shutil.copy(shot, os.environ["ANALYZER_KEEP_SCREENSHOT"])
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(3, 2))
+    ax.text(0.5, 0.5, "first label", fontsize=9)
+    ax.text(0.52, 0.5, "second label", fontsize=9)
+    ax.set_title("tiny", fontsize=6)
+    ax.text(2.0, 0.5, "outside", transform=ax.transAxes, fontsize=9)
+    problems = text_problems(fig)
+    plt.close(fig)
+    assert any("overlaps" in p for p in problems)
+    assert any("6" in p and "tiny" in p for p in problems)
+    assert any("clipped" in p for p in problems)
 
 
 # ---------------------------------------------------------------------------------------------
-# Robustness: empty tables, one edition, all-null columns
+# Robustness
 
 def test_report_on_empty_directory(tmp_path):
     out = tmp_path / "empty"
     out.mkdir()
     path = report.write_report(str(out))
-    assert os.path.exists(path)
     with open(path, encoding="utf-8") as fh:
         assert "nothing to report" in fh.read()
-    for name in TABLES:
-        assert os.path.exists(os.path.join(out, "report", name + ".csv"))
-    assert pl.read_parquet(os.path.join(out, "report", "summary_by_edition.parquet")).height == 0
+    assert pl.read_parquet(out / "report" / "summary_by_population.parquet").height == 0
 
 
-def test_report_missing_directory_is_a_clear_cli_error(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "analyzer.cli", "report", str(tmp_path / "nope")],
-                          capture_output=True, text=True, timeout=60)
+def test_cli_errors_are_clear(tmp_path):
+    proc, _ = cli("report", str(tmp_path / "nope"))
     assert proc.returncode == 2 and "not a directory" in proc.stderr and "Traceback" not in proc.stderr
+    proc, _ = cli("report", str(tmp_path))
+    assert proc.returncode == 2 and "holds no analyzer tables" in proc.stderr and "Traceback" not in proc.stderr
 
 
-def test_report_one_edition_all_null_columns(tmp_path):
-    # fide_2009: no automatic draws (end_ply, end_rule all null); no %clk (clock all null);
-    # no Elo, no dates, no TimeControl.
-    pgn = ('[Event "x"]\n[Result "1-0"]\n\n1. Nf3 Nf6 2. Ng1 Ng8 3. Nf3 Nf6 4. Ng1 Ng8 5. e4 e5 1-0\n\n'
-           '[Event "y"]\n[Result "1/2-1/2"]\n\n1. d4 d5 1/2-1/2\n\n')
-    src = tmp_path / "g.pgn"
-    src.write_text(pgn)
+def test_one_edition_no_dates_no_elo(tmp_path):
+    # fide_2009 only: no automatic draws (n/a, not 0), no clocks, dates, Elo or TimeControl.
+    pgn = ('[Event "x"]\n[Site "Moscow"]\n[Result "1-0"]\n\n1. Nf3 Nf6 2. Ng1 Ng8 3. Nf3 Nf6 4. Ng1 Ng8 5. e4 e5 1-0\n\n'
+           '[Event "y"]\n[Site "Moscow"]\n[Result "1/2-1/2"]\n\n1. d4 d5 1/2-1/2\n\n')
+    (tmp_path / "g.pgn").write_text(pgn)
     out = tmp_path / "out"
-    _cli("scan", str(src), "--out", str(out), "--edition", "fide_2009", "--workers", "1",
-         "--progress-interval", "0")
-    rep_dir = tmp_path / "rep"
-    path = report.write_report(str(out), str(rep_dir))
-    assert path == str(rep_dir / "index.html")
-    s = pl.read_parquet(rep_dir / "summary_by_edition.parquet")
-    r = s.row(0, named=True)
-    assert s.height == 1 and r["edition"] == "fide_2009" and r["games"] == 2
-    assert r["games_with_missed_claim"] == 1 and r["missed_claim_rate"] == 0.5
-    assert r["median_clock_at_missed_claim_s"] is None and r["games_with_automatic_end"] == 0
-    assert pl.read_parquet(rep_dir / "audit_games.parquet").height == 0
-    tc = pl.read_parquet(rep_dir / "summary_by_time_control.parquet")
-    assert tc["tc_class"].to_list() == ["unknown"]
+    proc, _ = cli("scan", str(tmp_path / "g.pgn"), "--out", str(out), "--edition", "fide_2009",
+                  "--source-name", "g<b>x")
+    assert proc.returncode == 0, proc.stderr
+    path = report.write_report(str(out), str(tmp_path / "rep"))
+    s = pl.read_parquet(tmp_path / "rep" / "summary_by_population.parquet").row(0, named=True)
+    assert (s["platform"], s["edition"], s["games"], s["missed"]) == ("otb", "fide_2009", 2, 1)
+    h = pl.read_parquet(tmp_path / "rep" / "headline.parquet")
+    auto = h.filter(pl.col("measure") == "automatic_draw").row(0, named=True)
+    assert auto["applicable"] is False and auto["k"] is None
+    with open(path, encoding="utf-8") as fh:
+        page = fh.read()
+    assert "1 of 2 (50 %)" in page
+    assert "nothing to compare" in page.lower()
+    assert "g&lt;b&gt;x" in page and "<b>x" not in page   # header text is text, never markup

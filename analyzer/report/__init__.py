@@ -1,0 +1,136 @@
+"""`analyzer report OUT_DIR`: what a researcher would publish from an `analyzer scan` output.
+
+  collect.py   one source at a time, lazily (polars): additive counts (never whole tables)
+  model.py     measures per population with 95 % Wilson intervals, month series with gaps,
+               edition classes (editions that agree game by game are one series), the
+               edition-pair matrix, the draughts rules, the audit
+  figures.py   matplotlib figures for print: SVG in the page, SVG + PDF + CSV files
+  page.py      the HTML page from a Jinja2 template (templates/report.html.j2)
+
+Writes under the report directory (default OUT_DIR/report): index.html, every table as
+NAME.parquet and NAME.csv, and figures/NAME.{svg,pdf,csv}. docs/report.md describes them.
+"""
+from __future__ import annotations
+
+import os
+
+import polars as pl
+
+from analyzer.report import figures as _figures
+from analyzer.report import model, page, stats  # noqa: F401  (re-exported modules)
+from analyzer.report.model import Report, build
+
+
+def build_tables(out_dir: str) -> dict[str, pl.DataFrame]:
+    """Every summary table of the report, as polars DataFrames."""
+    return build(out_dir).tables
+
+
+def build_figures(out_dir_or_report) -> list[_figures.Figure]:
+    """The report's matplotlib figures (for checks and for reuse)."""
+    rep = out_dir_or_report if isinstance(out_dir_or_report, Report) else build(out_dir_or_report)
+    return _figures.build_figures(rep)
+
+
+def _write_table(df: pl.DataFrame, report_dir: str, name: str) -> None:
+    df.write_parquet(os.path.join(report_dir, name + ".parquet"))
+    # CSV cannot hold lists: join them
+    lists = [c for c, t in df.schema.items() if isinstance(t, pl.List)]
+    csv = df.with_columns(pl.col(c).list.join(" ") for c in lists) if lists else df
+    csv.write_csv(os.path.join(report_dir, name + ".csv"))
+
+
+def _draw(jobs, fig_dir: str) -> list[dict]:
+    """Lay out and save (SVG, PDF) the figures of `jobs` ((index, Figure) pairs). Matplotlib
+    only: this runs in a forked child too, where polars must not be used (its thread pool is
+    not forked)."""
+    import matplotlib.pyplot as plt
+
+    done = []
+    for i, f in jobs:
+        _figures.freeze_layout(f.fig)
+        svg = _figures.svg_text(f.fig, f.name)
+        with open(os.path.join(fig_dir, f.name + ".svg"), "w", encoding="utf-8") as fh:
+            fh.write('<?xml version="1.0" encoding="utf-8" standalone="no"?>\n' + svg)
+        f.fig.savefig(os.path.join(fig_dir, f.name + ".pdf"), format="pdf", metadata={"CreationDate": None})
+        plt.close(f.fig)
+        done.append(i)
+    return done
+
+
+def _draw_all(rep: Report, fig_dir: str) -> list[dict]:
+    """Build every figure here (polars), then lay out and save them in this process and a forked
+    child, about half each (2 cores: about half the time)."""
+    import matplotlib.pyplot as plt
+
+    figs = [(cost, b()) for cost, b in _figures.figure_plan(rep)]
+    figs = [(cost, f) for cost, f in figs if f is not None]
+    for _, f in figs:
+        f.data.write_csv(os.path.join(fig_dir, f.name + ".csv"))
+    order = sorted(range(len(figs)), key=lambda i: -figs[i][0])
+    mine, theirs, load = [], [], [0.0, 0.0]
+    for i in order:   # greedy: the larger figures first, each to the less loaded side
+        side = 0 if load[0] <= load[1] else 1
+        (mine if side == 0 else theirs).append((i, figs[i][1]))
+        load[side] += figs[i][0]
+    pid = None
+    if hasattr(os, "fork") and theirs:
+        import warnings
+
+        with warnings.catch_warnings():   # 3.12+: "fork() of a multi-threaded process" (polars' idle
+            warnings.simplefilter("ignore", DeprecationWarning)   # pool); the child uses matplotlib only
+            pid = os.fork()
+        if pid == 0:   # child: its share, then exit without cleanup
+            code = 0
+            try:
+                _draw(theirs, fig_dir)
+            except BaseException:
+                code = 1
+            os._exit(code)
+        for _, f in theirs:
+            plt.close(f.fig)
+    else:
+        mine, theirs = mine + theirs, []
+    try:
+        _draw(mine, fig_dir)
+    finally:
+        if pid is not None:
+            _, status = os.waitpid(pid, 0)
+            if status != 0:
+                raise RuntimeError("drawing the report's figures failed in the child process")
+    done = []
+    for _, f in figs:
+        with open(os.path.join(fig_dir, f.name + ".svg"), encoding="utf-8") as fh:
+            svg = fh.read().split("\n", 1)[1]
+        done.append({"name": f.name, "title": f.title, "caption": f.caption, "svg": svg,
+                     "svg_file": f.name + ".svg", "pdf_file": f.name + ".pdf", "csv_file": f.name + ".csv"})
+    return done
+
+
+def write_report(out_dir: str, report_dir: str | None = None) -> str:
+    """Write the tables, figures and index.html under report_dir (default OUT_DIR/report, or
+    ./report when OUT is a URL); returns the path of index.html."""
+    from analyzer.io import remote
+
+    url = remote.is_url(out_dir)
+    if not url and not os.path.isdir(out_dir):
+        raise FileNotFoundError(f"{out_dir}: not a directory")
+    # The report is written on local disk; for tables on an object store, ./report by default.
+    report_dir = report_dir or ("report" if url else os.path.join(out_dir, "report"))
+    fig_dir = os.path.join(report_dir, "figures")
+    os.makedirs(fig_dir, exist_ok=True)
+    rep = build(out_dir)
+    done = _draw_all(rep, fig_dir)
+    files = []
+    for name, df in rep.tables.items():
+        if df is None:
+            continue
+        _write_table(df, report_dir, name)
+        files.append({"name": name, "csv": name + ".csv", "parquet": name + ".parquet", "rows": f"{df.height:,}"})
+    html = page.render(rep, out_dir, done, files)
+    path = os.path.join(report_dir, "index.html")
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(html)
+    os.replace(tmp, path)
+    return path

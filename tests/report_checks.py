@@ -1,0 +1,110 @@
+"""Independent helpers for the report tests: the raw tables read straight from the Parquet files
+(no report code), a Wilson interval solved as the roots of its quadratic, and the text-layout
+check of a matplotlib figure."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from statistics import NormalDist
+
+import numpy as np
+import polars as pl
+
+Z = NormalDist().inv_cdf(0.975)
+
+
+def wilson_roots(k: int, n: int) -> tuple[float, float]:
+    """The 95 % Wilson interval as the two p with (k/n - p)^2 = z^2 p (1 - p) / n."""
+    ph = k / n
+    a = 1 + Z * Z / n
+    b = -(2 * ph + Z * Z / n)
+    c = ph * ph
+    r = sorted(float(x.real) for x in np.roots([a, b, c])) if c > 0 else [0.0, -b / a]
+    return max(0.0, r[0]), min(1.0, r[1])
+
+
+def raw(out: str, table: str) -> pl.DataFrame:
+    return (pl.read_parquet(os.path.join(out, table, "*", "part-*.parquet"), hive_partitioning=False)
+            .with_columns(pl.col(pl.Categorical).cast(pl.String)))
+
+
+def raw_joined(out: str) -> pl.DataFrame:
+    """Analyzed games (status ok) x their verdicts, with `claimed` (an event claimed) per edition."""
+    g = raw(out, "games").filter(pl.col("status") == "ok")
+    v = raw(out, "verdicts").drop("game_type")
+    e = raw(out, "events")
+    claimed = (e.filter(pl.col("outcome") == "claimed").select("source", "game_index", "edition").unique()
+               .with_columns(pl.lit(True).alias("claimed")))
+    return (g.join(v, on=["source", "game_index"]).join(claimed, on=["source", "game_index", "edition"], how="left")
+            .with_columns(pl.col("claimed").fill_null(False)))
+
+
+def counts(rows: pl.DataFrame) -> dict[str, int]:
+    """The measures' numerators and denominators over a set of (game, edition) rows."""
+    res = rows["missed_claim_result"]
+    return {
+        "games": rows.height,
+        "missed": int(rows["first_missed_claim_ply"].is_not_null().sum()),
+        "missed_lost": int((res == "loss").sum()),
+        "missed_result_known": int(res.is_not_null().sum()),
+        "avoided": int(rows["first_avoided_claim_ply"].is_not_null().sum()),
+        "claimed": int(rows["claimed"].sum()),
+        "decisive": int(rows["result"].is_in(["1-0", "0-1"]).sum()),
+        "result_changed": int(rows["result_changed"].fill_null(False).sum()),
+    }
+
+
+# (k, n) of each figure row, as the report's measures are documented (docs/report.md)
+MEASURE_KN = {"missed": ("missed", "games"), "lost_after_missed": ("missed_lost", "missed_result_known"),
+              "avoided": ("avoided", "games"), "claimed": ("claimed", "games"),
+              "automatic_draw": ("result_changed", "decisive")}
+
+
+def text_problems(fig, min_size: float = 9.0) -> list[str]:
+    """Texts a figure actually draws that are smaller than min_size points, leave the figure, or
+    overlap another text (window extents after the layout)."""
+    import matplotlib.text as mtext
+
+    drawn = []
+    orig = mtext.Text.draw
+
+    def draw(self, renderer):
+        orig(self, renderer)
+        if self.get_visible() and self.get_text().strip():
+            drawn.append((self, self.get_window_extent(renderer)))
+    mtext.Text.draw = draw
+    try:
+        fig.canvas.draw()
+    finally:
+        mtext.Text.draw = orig
+    problems = []
+    W, H = fig.bbox.width, fig.bbox.height
+    for t, bb in drawn:
+        if t.get_fontsize() < min_size - 1e-6:
+            problems.append(f"{t.get_text()!r}: {t.get_fontsize()} pt")
+        if bb.x0 < -0.5 or bb.y0 < -0.5 or bb.x1 > W + 0.5 or bb.y1 > H + 0.5:
+            problems.append(f"{t.get_text()!r} clipped: {bb.bounds} outside {W}x{H}")
+    for i in range(len(drawn)):
+        for j in range(i + 1, len(drawn)):
+            a, b = drawn[i][1], drawn[j][1]
+            ox = min(a.x1, b.x1) - max(a.x0, b.x0)
+            oy = min(a.y1, b.y1) - max(a.y0, b.y0)
+            if ox > 0.5 and oy > 0.5:
+                problems.append(f"{drawn[i][0].get_text()!r} overlaps {drawn[j][0].get_text()!r}")
+    return problems
+
+
+def cli(*args, cwd=None, timeout=900):
+    """Run `python -m analyzer ...` with this checkout's package; the last stdout line (JSON for
+    scan)."""
+    env = dict(os.environ)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    if args[0] == "scan":
+        args = (*args, "--json", "--workers", "1", "--progress", "none")
+    proc = subprocess.run([sys.executable, "-m", "analyzer", *args], capture_output=True, text=True,
+                          timeout=timeout, env=env, cwd=cwd or root)
+    return proc, (json.loads(proc.stdout.strip().splitlines()[-1]) if args[0] == "scan" and proc.returncode in (0, 1)
+                  else None)

@@ -1,0 +1,161 @@
+"""The report page in headless Chromium: no text of the page overlaps another or is clipped (by
+an element that clips its overflow, or by the page width), every figure fits the page, and a
+screenshot is not blank. The checks run from a harness page that loads the report in an iframe,
+so the report itself carries no test aid. A page built to fail shows that the check can fail.
+
+Skipped when Chromium is not installed (.ci/run installs it: apt-get install -y chromium).
+"""
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from analyzer import report
+
+from conftest import need
+from report_checks import cli
+
+SMALL = need("lichess_small.pgn")
+EDGE = need("edge_cases.pgn")
+DRAUGHTS = need("draughts/russian_gametype25.pdn")
+
+
+def _chromium():
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+CHROME = _chromium()
+pytestmark = pytest.mark.skipif(CHROME is None, reason="chromium not installed (.ci/run installs it: "
+                                                       "apt-get install -y chromium)")
+
+CHECK_JS = r"""
+function check(doc, win) {
+  var res = {overflowX: doc.documentElement.scrollWidth - win.innerWidth, clipped: [], overlaps: [],
+             svgs: 0, texts: 0};
+  var walker = doc.createTreeWalker(doc.body, NodeFilter.SHOW_TEXT), n, items = [];
+  while ((n = walker.nextNode())) {
+    if (!n.textContent.trim() || n.parentElement.closest('svg')) continue;   // figures: checked in matplotlib
+    var range = doc.createRange(); range.selectNodeContents(n);
+    var rects = range.getClientRects();
+    for (var i = 0; i < rects.length; i++) {
+      var r = rects[i];
+      if (r.width < 0.5 || r.height < 0.5) continue;
+      items.push({r: r, el: n.parentElement, text: n.textContent.trim().slice(0, 60)});
+    }
+  }
+  res.texts = items.length;
+  items.forEach(function (it) {
+    if (it.r.right > win.innerWidth + 0.5 || it.r.left < -0.5) res.clipped.push(['page width', it.text]);
+    for (var a = it.el; a && a !== doc.body; a = a.parentElement) {
+      var cs = win.getComputedStyle(a);
+      if (cs.overflowX !== 'visible' || cs.overflowY !== 'visible') {
+        var b = a.getBoundingClientRect();
+        if (it.r.left < b.left - 0.5 || it.r.right > b.right + 0.5 || it.r.top < b.top - 0.5 || it.r.bottom > b.bottom + 0.5)
+          res.clipped.push([a.tagName + '.' + a.className, it.text]);
+      }
+    }
+  });
+  items.sort(function (a, b) { return a.r.top - b.r.top; });
+  for (var i = 0; i < items.length; i++) {
+    var a = items[i].r;
+    for (var j = i + 1; j < items.length && items[j].r.top < a.bottom - 1; j++) {
+      var b = items[j].r;
+      var ox = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+      var oy = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+      if (ox > 1 && oy > 1) res.overlaps.push([items[i].text, items[j].text]);
+    }
+  }
+  doc.querySelectorAll('svg').forEach(function (s) {
+    res.svgs++;
+    var b = s.getBoundingClientRect();
+    if (b.width < 300 || b.height < 100 || b.right > win.innerWidth + 0.5) res.clipped.push(['svg', s.parentElement.id]);
+  });
+  return res;
+}
+"""
+
+
+def _layout(page: str, tmp_path, width: int = 1280) -> dict:
+    """Load page in an iframe of the given width, open every <details>, run CHECK_JS."""
+    harness = tmp_path / f"harness-{width}.html"
+    harness.write_text(
+        "<!DOCTYPE html><html><body style='margin:0'>"
+        f"<iframe id='f' src='file://{os.path.abspath(page)}' style='width:{width}px;height:40000px;border:0'></iframe>"
+        "<pre id='result'>pending</pre><script>" + CHECK_JS +
+        "document.getElementById('f').addEventListener('load', function () {"
+        "  var w = this.contentWindow, d = this.contentDocument;"
+        "  d.querySelectorAll('details').forEach(function (x) { x.open = true; });"
+        "  document.getElementById('result').textContent = JSON.stringify(check(d, w));"
+        "});</script></body></html>", encoding="utf-8")
+    proc = subprocess.run([CHROME, *_args(tmp_path), "--allow-file-access-from-files", "--virtual-time-budget=20000",
+                           f"--window-size={width + 20},1000", "--dump-dom", f"file://{harness}"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    m = re.search(r'<pre id="result">(.*?)</pre>', proc.stdout, re.S)
+    assert m and m.group(1) != "pending", proc.stdout[-2000:]
+    return json.loads(html.unescape(m.group(1)))
+
+
+def _args(tmp_path):
+    return ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage",
+            f"--user-data-dir={tmp_path / 'chrome-profile'}"]
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory):
+    d = tmp_path_factory.mktemp("browser")
+    with open(SMALL, encoding="utf-8", errors="replace") as fh:
+        games = [g.strip() + "\n\n" for g in re.split(r"\n\s*\n(?=\[)", fh.read()) if g.strip()]
+    (d / "lichess.pgn").write_text("".join(games[:800]), encoding="utf-8")
+    out = d / "out"
+    proc, _ = cli("scan", str(d / "lichess.pgn"), EDGE, DRAUGHTS, "--out", str(out),
+                  "--edition", "fide_2018,fide_2014,fide_2009,lichess,fshr_russian,fmjd_64")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return report.write_report(str(out))
+
+
+@pytest.mark.parametrize("width", [1280, 900])
+def test_page_text_never_overlaps_or_clips(page, tmp_path, width):
+    res = _layout(page, tmp_path, width)
+    assert res["texts"] > 300 and res["svgs"] >= 6
+    assert res["overlaps"] == []
+    assert res["clipped"] == []
+    assert res["overflowX"] <= 0
+
+
+def test_the_check_fails_on_a_broken_page(tmp_path):
+    bad = tmp_path / "bad.html"
+    bad.write_text("<!DOCTYPE html><html><body>"
+                   "<p style='position:absolute;top:10px;left:10px'>first text here</p>"
+                   "<p style='position:absolute;top:12px;left:30px'>second text here</p>"
+                   "<div style='position:absolute;top:100px;width:40px;overflow:hidden;white-space:nowrap'>"
+                   "a long line that does not fit</div></body></html>", encoding="utf-8")
+    res = _layout(str(bad), tmp_path)
+    assert res["overlaps"] and res["clipped"]
+
+
+def test_screenshot_is_not_blank(page, tmp_path):
+    shot = tmp_path / "page.png"
+    proc = subprocess.run([CHROME, *_args(tmp_path), "--hide-scrollbars", "--window-size=1280,2400",
+                           f"--screenshot={shot}", f"file://{os.path.abspath(page)}"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and shot.exists(), proc.stderr[-2000:]
+    from PIL import Image
+
+    im = Image.open(shot).convert("L")
+    assert im.size == (1280, 2400)
+    lo, hi = im.getextrema()
+    assert hi - lo > 100
+    if os.environ.get("ANALYZER_KEEP_SCREENSHOT"):
+        shutil.copy(shot, os.environ["ANALYZER_KEEP_SCREENSHOT"])
