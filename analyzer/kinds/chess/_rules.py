@@ -256,3 +256,6 @@ def game_facts(pos_off, key, hmc, flags, out):
         out[g, 6] = 1 if f & FLAG_CHECKMATE else 0
         out[g, 7] = 1 if f & FLAG_STALEMATE else 0
         out[g, 8] = 1 if f & FLAG_INSUFFICIENT else 0
+
+
+analyzer._numba_env.plain_calls(globals())

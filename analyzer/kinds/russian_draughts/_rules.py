@@ -273,3 +273,6 @@ def game_facts(g_off, g_plies, g_valid, p_rep, p_irrev, out):
                 out[g, 1] = p
         out[g, 4] = p_rep[base + P]
         out[g, 5] = p_irrev[base + P]
+
+
+analyzer._numba_env.plain_calls(globals())
