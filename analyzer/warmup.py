@@ -73,7 +73,7 @@ def ensure_compiled(kinds=None) -> bool:
     if not missing:
         return False
     workers = compile_workers()
-    log.warning("compiling numba kernels (%s) for this machine, first run only, about %d s%s; "
+    log.warning("compiling numba kernels for this machine, first run only (%s), about %d s%s; "
                 "`analyzer warmup` does it ahead", ", ".join(missing),
                 sum(COMPILE_SECONDS.get(k, 20) for k in missing),
                 f", {workers} processes" if workers > 1 else "")

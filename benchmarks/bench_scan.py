@@ -228,7 +228,10 @@ def _stages_main(path: str) -> int:
     w, c = time.perf_counter(), time.process_time()
     from analyzer.warmup import warmup
 
-    warmup(["chess"])
+    try:
+        warmup(["chess"])
+    except TypeError:       # a --code revision from before per-kind warmups
+        warmup()
     kernel_load = {"wall": time.perf_counter() - w, "cpu": time.process_time() - c}
 
     def timed(mod, name, label):
