@@ -106,3 +106,32 @@ def skip_registry_refresh_on_cache_hits() -> bool:
     load_overload._analyzer_fast = True
     cache.load_overload = load_overload
     return True
+
+
+def plain_calls(namespace: dict) -> None:
+    """Compile the kernels of a module once per argument *type*, not once per constant.
+
+    A call from one kernel to another with a literal argument (`gen_legal(..., 1)`,
+    `_push_if_legal(..., MF_NORMAL, -1, True, ...)`) makes numba compile the callee for that
+    literal (`Literal[int](1)`), one more specialization per distinct constant: the chess
+    replay compiled `_push_if_legal` 12 times, `castle_move_for` 7, `is_safe_after` 4,
+    `gen_legal` 2 (~1/3 of a cold compile). Here each dispatcher of the module types its
+    calls with the constants' plain types (`types.unliteral`), so one compiled version serves
+    every call site; LLVM still sees the constants where it inlines the callee.
+    Call at the end of every module that defines kernels: `plain_calls(globals())`."""
+    from numba.core import types
+    from numba.core.dispatcher import Dispatcher
+
+    for obj in list(namespace.values()):
+        if not isinstance(obj, Dispatcher) or getattr(obj, "_analyzer_plain_calls", False):
+            continue
+        if not getattr(obj.py_func, "__module__", "").startswith("analyzer."):
+            continue
+        original = obj.get_call_template
+
+        def get_call_template(args, kws, _original=original):
+            return _original(tuple(types.unliteral(a) for a in args),
+                             {k: types.unliteral(v) for k, v in kws.items()})
+
+        obj.get_call_template = get_call_template
+        obj._analyzer_plain_calls = True

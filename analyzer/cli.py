@@ -220,13 +220,15 @@ def cmd_scan(args) -> int:
     from analyzer.warmup import ensure_compiled
 
     skip_registry_refresh_on_cache_hits()
-    try:
-        ensure_compiled()
+    def prepare(game_kinds) -> None:
+        ensure_compiled(game_kinds)   # a machine's first run: only the kinds of these inputs
         gc.freeze()  # the imported modules' objects need no cyclic-GC passes during the scan (GIL time)
+
+    try:
         summary, code = run_scan(inputs, cfg, workers=workers, engine=args.engine,
                                  scheduler=args.scheduler, force=args.force,
                                  progress_interval=args.progress_interval, progress_mode=_progress_mode(args),
-                                 source_names=args.source_name)
+                                 source_names=args.source_name, prepare=prepare)
     except (InputError, RunError, LockHeld) as exc:
         return _fail(str(exc))
     except OSError as exc:
@@ -294,10 +296,10 @@ def _report_url(args, report) -> int:
 
 
 def cmd_warmup(args) -> int:
-    from analyzer.warmup import warmup
+    from analyzer.warmup import compile_workers, is_warm, warmup
 
     t0 = time.time()
-    warmup()
+    warmup(processes=1 if is_warm(["chess"]) else compile_workers())
     print(json.dumps({"warmup_seconds": round(time.time() - t0, 2),
                       "numba_cache_dir": os.environ.get("NUMBA_CACHE_DIR")}))
     return EXIT_OK

@@ -82,3 +82,6 @@ def apply_measures(n_events, game_plies, result_code, ev_game, ev_ply, ev_rule, 
                 out[g, V_AVOIDED_RULE] = ev_rule[e]
                 out[g, V_AVOIDED_SIDE] = ev_side[e]
         i = j
+
+
+analyzer._numba_env.plain_calls(globals())

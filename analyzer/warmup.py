@@ -1,4 +1,5 @@
-"""Compile every numba kernel once by analyzing a tiny chess and draughts sample."""
+"""Compile the numba kernels once by analyzing a tiny chess and draughts sample: all of them
+(`analyzer warmup`), or those of the kinds a scan needs (its first run on a machine)."""
 from __future__ import annotations
 
 import logging
@@ -32,27 +33,50 @@ _DRAUGHTS = b"""[GameType "25"]
 """
 
 
-COMPILE_SECONDS = 60   # a cold compile of every kernel on a 2-core VM (measured 49-65 s)
+# A cold compile on a shared 2-core VM (wall seconds, measured 2026-12-01): chess 42-49 with
+# the replay kernel alone 25-30 s of CPU (the other chess kernels compile beside it in a second
+# process when there is a second core), Russian draughts ~12.
+COMPILE_SECONDS = {"chess": 45, "russian_draughts": 15}
+_SAMPLES = {"chess": ("warmup-chess.pgn", _CHESS), "russian_draughts": ("warmup-draughts.pdn", _DRAUGHTS)}
 
 
-def _marker() -> str | None:
+def _marker(kind: str | None = None) -> str | None:
+    """The file that says the kernels of `kind` (None: of every kind) are in the cache."""
     d = os.environ.get("NUMBA_CACHE_DIR")
-    return os.path.join(d, ".analyzer-warm") if d else None
+    return os.path.join(d, ".analyzer-warm" + (f"-{kind}" if kind else "")) if d else None
 
 
-def is_warm() -> bool:
-    m = _marker()
-    return m is not None and os.path.exists(m)
+def _all_kinds() -> list[str]:
+    from analyzer import kinds
+
+    return kinds.names()
 
 
-def ensure_compiled() -> bool:
-    """Compile the kernels now if this machine's cache does not hold them yet (the first run
-    of this version), saying so on stderr with a line every 10 s while it runs. Returns whether
-    it compiled. Compiling here, once, spares every worker process compiling the same kernels."""
-    if is_warm():
+def is_warm(kinds=None) -> bool:
+    """Whether the cache holds the kernels of `kinds` (default: every kind)."""
+    full = _marker()
+    if full is not None and os.path.exists(full):
+        return True
+    wanted = list(kinds) if kinds is not None else _all_kinds()
+    return all((m := _marker(k)) is not None and os.path.exists(m) for k in wanted)
+
+
+def ensure_compiled(kinds=None) -> bool:
+    """Compile the kernels the run needs (`kinds`: the game kinds of its inputs; default every
+    kind) if this machine's cache does not hold them yet (the first run of this version),
+    saying so on stderr with a line every 10 s while it runs. Returns whether it compiled.
+    Compiling here, once, spares every worker process compiling the same kernels. Kernels of
+    other kinds, of the Lichess variants (compiled at the first variant game) and the perft
+    used by tests are not compiled here."""
+    wanted = sorted(set(kinds) if kinds is not None else _all_kinds())
+    missing = [k for k in wanted if not is_warm([k])]
+    if not missing:
         return False
-    log.warning("compiling numba kernels for this machine, first run only, about %d s; "
-                "`analyzer warmup` does it ahead", COMPILE_SECONDS)
+    workers = compile_workers()
+    log.warning("compiling numba kernels for this machine, first run only (%s), about %d s%s; "
+                "`analyzer warmup` does it ahead", ", ".join(missing),
+                sum(COMPILE_SECONDS.get(k, 20) for k in missing),
+                f", {workers} processes" if workers > 1 else "")
     t0 = time.time()
     stop = threading.Event()
 
@@ -63,7 +87,7 @@ def ensure_compiled() -> bool:
     th = threading.Thread(target=tick, name="analyzer-compile-progress", daemon=True)
     th.start()
     try:
-        warmup()
+        warmup(missing, processes=workers)
     finally:
         stop.set()
         th.join()
@@ -71,36 +95,123 @@ def ensure_compiled() -> bool:
     return True
 
 
-def warmup() -> None:
-    """Compile every kernel for the argument types the scan itself uses: the in-memory API and
-    a real `run_scan` over small chess and draughts files (a kernel first called with other
-    array types, e.g. writable instead of read-only text, would compile again mid-scan)."""
+def compile_workers() -> int:
+    try:
+        n = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        n = os.cpu_count() or 1
+    return 2 if n > 1 else 1
+
+
+def warmup(kinds=None, processes: int = 1) -> None:
+    """Compile the kernels of `kinds` (default: every kind, and the perft of the tests) for
+    the argument types the scan itself uses: the in-memory API and a real `run_scan` over a
+    small file of each kind (a kernel first called with other array types, e.g. writable
+    instead of read-only text, would compile again mid-scan).
+
+    processes > 1 (a cold cache): the chess replay kernel, the longest compile, is compiled
+    here while a second process compiles the other chess kernels (tag scanner, rules,
+    measures) into the same on-disk cache; this process then loads them from it."""
+    everything = kinds is None
+    wanted = list(_all_kinds() if everything else kinds)
+    side = None
+    if processes > 1 and "chess" in wanted and os.environ.get("NUMBA_CACHE_DIR"):
+        import subprocess
+        import sys
+
+        side = subprocess.Popen([sys.executable, "-c", "from analyzer.warmup import _side_compile; _side_compile()"],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        t0 = time.time()
+        try:
+            _compile_chess_replay()
+        finally:
+            t1 = time.time()
+            _, err = side.communicate()
+            log.info("chess replay kernel compiled in %.0f s; the other chess kernels (second process) "
+                     "were ready %.0f s later", t1 - t0, time.time() - t1)
+            if side.returncode != 0:   # not fatal: what it did not compile is compiled below
+                log.debug("side compile process failed: %s", err.decode("utf-8", "replace")[-2000:])
+    for kind in wanted:
+        _warm_kind(kind)
+        m = _marker(kind)
+        if m is not None:
+            _touch(m)
+    if everything:
+        from analyzer.kinds.chess import perft
+
+        perft("4k3/8/8/8/8/8/4P3/4K3 w - - 0 1", 2)
+        m = _marker()
+        if m is not None:
+            _touch(m)
+
+
+def _touch(path: str) -> None:
+    try:
+        with open(path, "w") as fh:
+            fh.write(time.strftime("%Y-%m-%dT%H:%M:%S\n"))
+    except OSError:
+        pass
+
+
+def _warm_kind(kind: str) -> None:
     import tempfile
 
     from analyzer import kinds
     from analyzer.api import analyze_bytes
     from analyzer.engine import Config, run_scan
-    from analyzer.kinds.chess import perft
 
-    chess_editions = list(kinds.get("chess").editions())
-    draughts_editions = list(kinds.get("russian_draughts").editions())
-    analyze_bytes(_CHESS, editions=chess_editions, keep_facts=True)
-    perft("4k3/8/8/8/8/8/4P3/4K3 w - - 0 1", 2)
-    analyze_bytes(_DRAUGHTS, editions=draughts_editions)
+    k = kinds.get(kind)
+    editions = list(k.editions().values())
+    name, text = _SAMPLES[kind]
+    analyze_bytes(text, editions=editions, keep_facts=True)
     with tempfile.TemporaryDirectory(prefix="analyzer-warmup-") as tmp:
-        inputs = []
-        for name, text in (("warmup-chess.pgn", _CHESS), ("warmup-draughts.pdn", _DRAUGHTS)):
-            path = os.path.join(tmp, name)
-            with open(path, "wb") as fh:
-                fh.write(text)
-            inputs.append(path)
-        for eds in (["fide_2018"], chess_editions + draughts_editions):
+        path = os.path.join(tmp, name)
+        with open(path, "wb") as fh:
+            fh.write(text)
+        for eds in (list(k.default_editions), [e.id for e in editions]):
             cfg = Config(out=os.path.join(tmp, "out"), editions=kinds.resolve_editions(eds))
-            run_scan(inputs, cfg, workers=1, force=True, progress_interval=0, progress_mode="none")
-    m = _marker()
-    if m is not None:
-        try:
-            with open(m, "w") as fh:
-                fh.write(time.strftime("%Y-%m-%dT%H:%M:%S\n"))
-        except OSError:
-            pass
+            run_scan([path], cfg, workers=1, force=True, progress_interval=0, progress_mode="none")
+
+
+def _compile_chess_replay() -> None:
+    """Compile the chess replay kernel alone, with the argument types analyze_block passes."""
+    import numpy as np
+
+    from analyzer.kinds.chess import _replay as R
+    from analyzer.kinds.chess import analyze as A
+
+    text = b"1. e4 e5 *\n"
+    buf = np.frombuffer(text, dtype=np.uint8)   # read-only, as the scan's text
+    ends = np.array([len(text)], np.int64)
+    bb, mb, st, ct = A._STD_START
+    fb = A._fact_buffers(64)
+    R.replay_batch(buf, np.zeros(1, np.int64), ends, np.zeros(1, np.int64), np.stack([bb]), np.stack([mb]),
+                   np.stack([st]), np.stack([ct]), 100, False, np.empty(2, np.int64), np.empty(1, np.int8),
+                   np.empty(1, np.int32), np.empty(1, np.int64), np.empty(1, np.int64), fb["key"], fb["hmc"],
+                   fb["flags"], fb["rep_next"], fb["rep_next97"], fb["clock"])
+
+
+def _side_compile() -> None:
+    """(In a second process, beside _compile_chess_replay.) Every chess kernel but the replay:
+    the warmup path runs with the replay replaced by a stub that writes one start position per
+    game, so the tag scanner, rules and measures compile for their real argument types."""
+    import numpy as np
+
+    from analyzer.codes import S_OK
+    from analyzer.kinds.chess import _replay as R
+
+    def stub(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st, init_ct, fifty_min_clock, want97,
+             pos_off, status, err_ply, err_s, err_e, key, hmc, flags, rep_next, rep_next97, clock):
+        n = len(mt_start)
+        pos_off[:] = np.arange(n + 1)
+        status[:] = S_OK
+        err_ply[:] = -1
+        err_s[:] = -1
+        err_e[:] = -1
+        for a in (key, hmc, flags, rep_next, rep_next97):
+            a[:n] = 0
+        clock[:n] = np.nan
+        return n
+
+    R.replay_batch = stub
+    _warm_kind("chess")

@@ -36,6 +36,7 @@ import json
 import os
 import platform
 import resource
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -47,6 +48,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 DEFAULT_INPUT = "/work/shared/data/lichess_sample.pgn.zst"
+PEERS_DIR = os.path.join(os.path.dirname(REPO), "shared", "peers") if os.path.isdir(
+    os.path.join(os.path.dirname(REPO), "shared", "peers")) else "/work/shared/peers"
 
 
 # ------------------------------------------------------------------------------------------------
@@ -210,9 +213,12 @@ def _stages_main(path: str) -> int:
     import pyarrow as pa
     import zstandard
 
+    import analyzer.analysis as AN
     import analyzer.kinds.chess._replay as R
     import analyzer.kinds.chess.analyze as A
-    import analyzer.pgn._scan as S
+    import analyzer.pgn.tags as TG
+    import analyzer.tables as T
+    from analyzer.engine.parts import write_table
     from analyzer.kinds import resolve_editions as resolve
     from analyzer.pgn.split import split_games
 
@@ -222,12 +228,16 @@ def _stages_main(path: str) -> int:
     w, c = time.perf_counter(), time.process_time()
     from analyzer.warmup import warmup
 
-    warmup()
+    try:
+        warmup(["chess"])
+    except TypeError:       # a --code revision from before per-kind warmups
+        warmup()
     kernel_load = {"wall": time.perf_counter() - w, "cpu": time.process_time() - c}
 
     def timed(mod, name, label):
         fn = getattr(mod, name, None)
         if fn is None:
+            print(f"bench_scan: stage {label!r}: {mod.__name__}.{name} not found", file=sys.stderr)
             return
 
         def wrapper(*a, **k):
@@ -277,38 +287,36 @@ def _stages_main(path: str) -> int:
     span("split_games (numba scan)", w, c)
 
     # stage 3: analyze_block, with its kernels timed separately
-    timed(S, "parse_tags", "  parse_tags (numba)")
+    timed(A, "TagValues", "  tags (numba parse_tags + header columns)")
     timed(R, "replay_batch", "  replay_batch (numba replay + facts)")
-    timed(A, "_apply", "  rules per edition (_apply)")
-    timed(A, "_games_table", "  games table (Arrow)")
-    timed(A, "_events_table", "  events table (Arrow)")
-    timed(A, "_strings", "  header strings (Arrow)")
-    timed(A, "_dict_strings", "  header dictionary columns (kernel + Arrow)")
-    timed(A, "_ints", "  header ints (Arrow)")
+    timed(A, "_rules", "  rules per edition (numba apply_rules)")
+    timed(T, "build", "  tables (Arrow: games, verdicts, events; with the measures)")
+    timed(T, "apply_measures", "    measures (numba, inside tables)")
     eds = resolve(["fide_2018"])
     results = []
     games = 0
     w, c = time.perf_counter(), time.process_time()
     for base, buf, starts, ends in blocks:
-        res = A.analyze_block(buf, starts[:len(ends)], ends, source="bench", first_game_index=games,
-                              base_offset=base, editions=eds)
+        res = AN.analyze_block("chess", buf, starts[:len(ends)], ends, source="bench", first_game_index=games,
+                               base_offset=base, editions=eds)
         games += len(starts)
-        results.append((res.games, res.events))
+        results.append((res.games, res.verdicts, res.events))
     span("analyze_block (total)", w, c)
 
-    # stage 4: Parquet write (zstd), to a temp dir
+    # stage 4: Parquet write, to a temp dir, as the engine writes its parts (engine.parts)
     tmp = tempfile.mkdtemp(prefix="bench_stages-")
+    sizes = {}
     try:
-        from analyzer import pipeline
-
-        # As the in-process engines write: one part per unit (here: all blocks as one unit).
         w, c = time.perf_counter(), time.process_time()
-        pipeline._atomic_write_table(pa.concat_tables([g for g, _ in results]), os.path.join(tmp, "g.parquet"))
-        pipeline._atomic_write_table(pa.concat_tables([e for _, e in results]), os.path.join(tmp, "e.parquet"))
-        span("Parquet write (zstd)", w, c)
+        for t, name in enumerate(("games", "verdicts", "events")):
+            path = os.path.join(tmp, f"{name}.parquet")
+            write_table(pa.concat_tables([r[t] for r in results]), path)
+            sizes[name] = os.path.getsize(path)
+        span("Parquet write (engine.parts.write_table)", w, c)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(json.dumps({"games": games, "text_bytes": len(text), "blocks": len(blocks), "kernel_load": kernel_load,
+                      "parquet_bytes": sizes,
                       "stages": {k: {"wall": v[0], "cpu": v[1]} for k, v in clocks.items()}}))
     return 0
 
@@ -350,7 +358,8 @@ def snapshot_code(source: str, dest: str) -> dict:
     if source == "worktree":
         shutil.copytree(os.path.join(REPO, "analyzer"), os.path.join(dest, "analyzer"),
                         ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-        dirty = _sh(["git", "-C", REPO, "status", "--porcelain", "--", "analyzer"])
+        dirty = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--", "analyzer"], capture_output=True,
+                               text=True).stdout.rstrip()
         info["commit"] = info["head"] + ("+dirty" if dirty else "")
         info["dirty_files"] = [ln[3:] for ln in dirty.splitlines()]
     else:
@@ -364,6 +373,27 @@ def snapshot_code(source: str, dest: str) -> dict:
     # team's machines, the snapshot would otherwise be compiled from source at every start).
     subprocess.run([sys.executable, "-m", "compileall", "-q", os.path.join(dest, "analyzer")], check=True)
     return info
+
+
+def build_peers(out: str, log) -> dict:
+    """Build the native peers (chess-library driver cl2, byte tokenizer tok) with their own
+    build.sh into `out`; {} when there is no compiler or no peers directory."""
+    src = ARGS_PEERS_DIR[0]
+    script = os.path.join(src, "build.sh")
+    if not os.path.exists(script):
+        log(f"native peers not found in {src}: skipped")
+        return {}
+    if not (shutil.which("g++") and shutil.which("gcc")):
+        log("g++/gcc not found (apt-get install -y g++): native peers skipped")
+        return {}
+    r = subprocess.run(["bash", script, out], capture_output=True, text=True)
+    if r.returncode != 0:
+        log(f"building the native peers failed: {r.stderr[-500:]}")
+        return {}
+    return {name: os.path.join(out, name) for name in ("cl2", "tok") if os.path.exists(os.path.join(out, name))}
+
+
+ARGS_PEERS_DIR = [PEERS_DIR]
 
 
 def find_pgn_extract() -> str | None:
@@ -430,10 +460,16 @@ def main(argv=None) -> int:
                    help="also scan the input repeated K times as a pzstd multi-frame file (the Lichess "
                         "dump format) with 1 and 2 workers in every round (default 3; --quick 0)")
     p.add_argument("--no-stages", action="store_true", help="skip the in-process per-stage timings")
+    p.add_argument("--pin", default="0", help="CPU for the one-core rows of the peers table (taskset -c; "
+                   "default 0; 'none' = no pinning)")
+    p.add_argument("--no-peers", action="store_true", help="do not build and run the native peers of "
+                   "../shared/peers (cl2, tok)")
+    p.add_argument("--peers-dir", default=PEERS_DIR, help=f"sources of the native peers (default {PEERS_DIR})")
     p.add_argument("--json-out", help="also write the JSON result to this file")
     p.add_argument("--keep-temp", action="store_true", help="keep the temp dir (for debugging)")
     args = p.parse_args(argv)
 
+    ARGS_PEERS_DIR[0] = args.peers_dir
     quick = args.quick
     rounds = args.rounds or (1 if quick else 3)
     n_replay = args.replay_games or (500 if quick else 2000)
@@ -454,7 +490,7 @@ def main(argv=None) -> int:
     t_start = time.time()
     result: dict = {"benchmark": "bench_scan", "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
                     "machine": machine_info(), "argv": sys.argv[1:], "input": args.input, "quick": quick,
-                    "rounds": rounds, "load_start": load()}
+                    "rounds": rounds, "load_start": load(), "pin": args.pin}
     log = lambda msg: print(f"[bench {time.strftime('%H:%M:%S')} load {load()}] {msg}", file=sys.stderr, flush=True)  # noqa: E731
     try:
         # -- code snapshot and environment ------------------------------------------------------
@@ -497,6 +533,20 @@ def main(argv=None) -> int:
         # -- compile ----------------------------------------------------------------------------
         py = sys.executable
         warm_cmd = [py, "-m", "analyzer.cli", "warmup"]
+        first = os.path.join(tmp, "first.pgn.zst")
+        subprocess.run(["zstd", "-q", "-f", "-o", first], input=first_games(text, 1), check=True)
+        if cold:
+            # What a user sees on a new machine: the first scan (one chess game) on an empty
+            # cache compiles the kernels that scan needs, saying so on stderr.
+            log("first scan on an empty NUMBA_CACHE_DIR (compiles the chess kernels) ...")
+            fe = os.path.join(tmp, "first.err")
+            m0 = measure([py, "-m", "analyzer.cli", "scan", first, "--out", os.path.join(tmp, "first-out"),
+                          "--force", "--json"], env=env, cwd=code_dir, stdout=os.path.join(tmp, "first.out"),
+                         stderr=fe)
+            with open(fe, "rb") as fh:
+                m0["stderr"] = fh.read()[-3000:].decode("utf-8", "replace")
+            result["first_scan"] = m0
+            log(f"first scan (cold cache): {m0['wall']:.1f} s wall, {m0['cpu']:.1f} s CPU")
         log(f"warmup ({'cold: empty NUMBA_CACHE_DIR' if cold else 'cache reused'}) ...")
         m = measure(warm_cmd, env=env, cwd=code_dir, stdout=os.path.join(tmp, "warm.out"),
                     stderr=os.path.join(tmp, "warm.err"))
@@ -513,17 +563,32 @@ def main(argv=None) -> int:
 
         def scan_cmd(workers, extra=()):
             return [py, "-m", "analyzer.cli", "scan", zst, "--out", out_dir, "--workers", str(workers),
-                    "--force", "--progress-interval", "0", *extra]
+                    "--force", "--progress", "none", "--json", *extra]
 
         # Start-up (interpreter, imports, loading the cached kernels): the same scan on 10 games.
         tiny = os.path.join(tmp, "tiny.pgn.zst")
         subprocess.run(["zstd", "-q", "-f", "-o", tiny], input=first_games(text, 10), check=True)
+        one = os.path.join(tmp, "one.pgn.zst")
+        subprocess.run(["zstd", "-q", "-f", "-o", one], input=first_games(text, 1), check=True)
+        pin = ["taskset", "-c", args.pin] if args.pin != "none" and shutil.which("taskset") else []
         commands = {
             "zstd -d (floor)": (["zstd", "-d", "-c", "-q", zst], None),
             "analyzer w1": (scan_cmd(1), "scan"),
             "analyzer w2": (scan_cmd(2), "scan"),
             "analyzer w1 start-up (10 games)": (scan_cmd(1)[:4] + [tiny] + scan_cmd(1)[5:], "tiny"),
         }
+        # The issue-18 comparison: every row on one pinned core, in the same rounds.
+        peers = build_peers(os.path.join(tmp, "peers"), log) if not args.no_peers else {}
+        zq = shlex.quote(zst)
+        if pin:
+            commands["analyzer w1, pinned"] = (pin + scan_cmd(1), "scan")
+            commands["analyzer start-up, pinned (1 game)"] = (pin + scan_cmd(1)[:4] + [one] + scan_cmd(1)[5:], "tiny")
+            commands["zstd -dc, pinned"] = (pin + ["zstd", "-d", "-c", "-q", zst], None)
+        if "tok" in peers:
+            commands["zstd -dc | tok, pinned"] = (pin + ["sh", "-c", f"zstd -d -c -q {zq} | {shlex.quote(peers['tok'])}"], "peer")
+        if "cl2" in peers:
+            commands["cl2 on plain text, pinned"] = (pin + [peers["cl2"], pgn], "peer")
+            commands["zstd -dc | cl2, pinned"] = (pin + ["sh", "-c", f"zstd -d -c -q {zq} | {shlex.quote(peers['cl2'])} -"], "peer")
         k_scale = args.scaling if args.scaling is not None else (0 if quick else 3)
         if k_scale:
             xs = os.path.join(tmp, f"x{k_scale}.pzstd.pgn.zst")
@@ -540,7 +605,7 @@ def main(argv=None) -> int:
         for u in unit_variants:
             commands[f"analyzer w2 unit-mb {u:g}"] = (scan_cmd(2, ["--unit-mb", f"{u:g}"]), "scan")
         if pgn_extract:
-            commands["pgn-extract --repetition"] = ([pgn_extract, "--repetition", "-o", "/dev/null", pgn], "pgnx")
+            commands["pgn-extract --repetition"] = (pin + [pgn_extract, "--repetition", "-o", "/dev/null", pgn], "pgnx")
         else:
             log("pgn-extract not found (apt-get install pgn-extract): skipped")
         runs: dict = {k: [] for k in commands}
@@ -549,16 +614,19 @@ def main(argv=None) -> int:
             for name, (cmd, kind) in commands.items():
                 so = os.path.join(tmp, "cmd.out")
                 se = os.path.join(tmp, "cmd.err")
-                m = measure(cmd, env=env, cwd=code_dir, stdout=so if kind in ("scan", "tiny") else None, stderr=se)
+                m = measure(cmd, env=env, cwd=code_dir, stdout=so if kind in ("scan", "tiny", "peer") else None, stderr=se)
                 m["load"] = load()
                 if kind == "scan":
                     s = _summary_json(so)
                     summaries[name] = {k: s.get(k) for k in ("games", "ok", "errors", "units", "seconds", "rules")}
-                    expect = n_games * (int(name.split(", ")[1].split("x")[0]) if ", " in name else 1)
+                    expect = n_games * _multiple(name)
                     if s.get("games") != expect:
                         log(f"WARNING: {name} reported {s.get('games')} games, the file has {expect}")
                     m["games_reported"] = s.get("games")
                     m["units"] = s.get("units")
+                if kind == "peer":
+                    with open(so, "rb") as fh:
+                        m["output"] = fh.read()[-400:].decode("utf-8", "replace").strip()
                 if kind == "pgnx":
                     with open(se, "rb") as fh:
                         tail = fh.read()[-300:].decode("utf-8", "replace")
@@ -615,7 +683,7 @@ def main(argv=None) -> int:
                 log(f"{k}x input: {os.path.getsize(xk) / 1e6:.0f} MB zst; scanning with --workers 2 ...")
                 so = os.path.join(tmp, "xk.out")
                 cmd = [py, "-m", "analyzer.cli", "scan", xk, "--out", os.path.join(tmp, "outk"), "--workers", "2",
-                       "--force", "--progress-interval", "0"]
+                       "--force", "--progress", "none", "--json"]
                 m = measure(cmd, env=env, cwd=code_dir, stdout=so, stderr=os.path.join(tmp, "xk.err"))
                 s = _summary_json(so)
                 m["games_reported"] = s.get("games")
@@ -645,6 +713,68 @@ def main(argv=None) -> int:
 # The printed table
 
 
+def _multiple(name: str) -> int:
+    """The input multiple a row's name states ("analyzer w1, 10x pzstd" -> 10), else 1."""
+    import re
+
+    m = re.search(r", (\d+)x ", name + " ")
+    return int(m.group(1)) if m else 1
+
+
+PEER_ROWS = ("zstd -dc, pinned", "zstd -dc | tok, pinned", "cl2 on plain text, pinned", "zstd -dc | cl2, pinned",
+             "pgn-extract --repetition")
+
+
+def peers_table(res: dict) -> None:
+    """The table of issue 18: every row on one pinned core, same rounds; the analyzer's games/s
+    end to end and with the start-up (a one-game scan of the same round) subtracted, and per
+    round the analyzer's games/s divided by the row's."""
+    runs = res["runs"]
+    a = runs.get("analyzer w1, pinned")
+    su = runs.get("analyzer start-up, pinned (1 game)")
+    if not a or not su:
+        return
+    n = res["games"]
+    nan = float("nan")
+
+    def rate(ms, sub=None, key="wall"):
+        if sub is None:
+            return [n / m[key] for m in ms]
+        return [n / (m[key] - x[key]) if m[key] > x[key] else nan for m, x in zip(ms, sub)]
+
+    med = statistics.median
+    print()
+    print(f"peers (issue 18), one pinned core (taskset -c {res.get('pin')}), {len(a)} interleaved round(s); "
+          "ratio = analyzer games/s ÷ the row's games/s, per round, then the median; on wall time and on "
+          "CPU time (user+sys of the whole command; steadier when other jobs share the core):")
+    print("| run | games/s wall (median) | analyzer ÷ it: start-up subtracted / end to end (wall) | "
+          "same on CPU time | per round, start-up subtracted (wall) |")
+    print("|---|---:|---:|---:|---|")
+    rows = {"analyzer w1 (fide_2018, all tables)": None}
+    for name in PEER_ROWS:
+        if runs.get(name):
+            rows[name] = runs[name]
+    for name, ms in rows.items():
+        if ms is None:
+            continue
+        out = []
+        for key in ("wall", "cpu"):
+            net, e2e, gps = rate(a, su, key), rate(a, None, key), rate(ms, None, key)
+            out.append((med([x / y for x, y in zip(net, gps)]), med([x / y for x, y in zip(e2e, gps)]),
+                        [x / y for x, y in zip(net, gps)]))
+        print(f"| `{name}` | {med(rate(ms)):,.0f} | {out[0][0]:.2f} / {out[0][1]:.2f} | {out[1][0]:.2f} / {out[1][1]:.2f} | "
+              f"{' '.join(f'{x:.2f}' for x in out[0][2])} |")
+    print(f"| analyzer w1 (fide_2018, all tables), start-up subtracted / end to end | "
+          f"{med(rate(a, su)):,.0f} / {med(rate(a)):,.0f} | — | — | "
+          f"CPU: {med(rate(a, su, 'cpu')):,.0f} / {med(rate(a, None, 'cpu')):,.0f} games/CPU-s |")
+    print(f"start-up (one-game scan, warm cache, pinned): median {med(m['wall'] for m in su):.3f} s wall "
+          f"({med(m['cpu'] for m in su):.3f} s CPU), best {min(m['wall'] for m in su):.3f} s; analyzer w1 pinned "
+          f"end to end median {med(m['wall'] for m in a):.3f} s wall ({med(m['cpu'] for m in a):.3f} s CPU)")
+    for name in ("cl2 on plain text, pinned", "zstd -dc | cl2, pinned"):
+        if runs.get(name) and runs[name][-1].get("output"):
+            print(f"  {name} said: {runs[name][-1]['output'].splitlines()[-1]}")
+
+
 def _best(ms: list) -> dict:
     return min(ms, key=lambda m: m["wall"])
 
@@ -658,7 +788,7 @@ def report(res: dict) -> None:
             continue
         b = _best(ms)
         cores = 2 if " w2" in name else 1
-        g = n * (int(name.split(", ")[1].split("x")[0]) if ", " in name else 1)
+        g = n * _multiple(name)
         rows.append((name, cores, b["wall"], statistics.median(m["wall"] for m in ms), b["cpu"],
                      max(m["maxrss_mb"] for m in ms), max(m["tree_rss_mb"] for m in ms), g / b["wall"], g))
     for mode, m in res.get("python_chess", {}).items():
@@ -681,8 +811,15 @@ def report(res: dict) -> None:
           f"load avg start {res['load_start']} end {res.get('load_end')}")
     print(f"games {n:,}, text {res['text_bytes'] / 1e6:.1f} MB, zst {res['zst_bytes'] / 1e6:.1f} MB; "
           f"{res['rounds']} round(s), best wall (median in brackets)")
+    fs = res.get("first_scan")
+    if fs:
+        print(f"first scan of one chess game on an empty NUMBA_CACHE_DIR (compiles what it needs): {fs['wall']:.1f} s wall, "
+              f"{fs['cpu']:.1f} s CPU (both processes); its stderr:")
+        for line in fs.get("stderr", "").splitlines():
+            if line.startswith("[analyzer]"):
+                print(f"    {line}")
     comp = res["compile"]
-    print(f"compile (analyzer warmup, {'cold, empty NUMBA_CACHE_DIR' if comp['cold'] else 'cache reused'}): "
+    print(f"compile (analyzer warmup: every kind and the test perft, {'after the first scan' if fs else 'cold, empty NUMBA_CACHE_DIR' if comp['cold'] else 'cache reused'}): "
           f"{comp['wall']:.1f} s wall, {comp['cpu']:.1f} s CPU; cache load (warmup again): "
           f"{res['cache_load']['wall']:.2f} s wall")
     print()
@@ -746,12 +883,16 @@ def report(res: dict) -> None:
         for k, m in res.get("multiples", {}).items():
             print(f"  {k}x: {m['main_rss_mb']:.0f} / {m['child_rss_mb']:.0f} / {m['tree_rss_mb']:.0f} MB; "
                   f"{m['maxrss_mb']:.0f} MB  ({m.get('units')} units)")
+    peers_table(res)
     st = res.get("stages")
     if st:
         s = st["result"]
         print()
         print(f"per stage, in-process, one core ({s['games']:,} games, {s['blocks']} blocks of 8 MiB; "
               f"kernels loaded from the cache first: {s['kernel_load']['wall']:.2f} s):")
+        if s.get("parquet_bytes"):
+            print("Parquet parts of this in-process run (one part per table): " +
+                  ", ".join(f"{k} {v:,} bytes" for k, v in s["parquet_bytes"].items()))
         print("| stage | wall s | CPU s | CPU µs/game | games/CPU-s |")
         print("|---|---:|---:|---:|---:|")
         for k, v in s["stages"].items():

@@ -160,9 +160,11 @@ def _reuse_fn(out: str, cfg: Config, ident: dict, seekable: bool):
 def run_scan(inputs: list[str], cfg: Config, *, workers: int = 1, engine: str = "local",
              scheduler: str | None = None, force: bool = False, progress_interval: float = 10.0,
              progress_mode: str = "log", source_names: list[str] | None = None,
-             log_stream=None) -> tuple[dict, int]:
+             log_stream=None, prepare=None) -> tuple[dict, int]:
     """Run the batch job; returns (summary, exit_code). Raises RunError, LockHeld or
-    sources.InputError for problems the user must fix (exit 2)."""
+    sources.InputError for problems the user must fix (exit 2). `prepare`, if given, is called
+    with the set of game kinds the run analyzes, before any unit runs (the command line
+    compiles their kernels there on a machine's first run)."""
     t0 = time.time()
     remote.configure(cfg.storage_options)
     cfg.out = remote.localize(cfg.out)
@@ -184,6 +186,8 @@ def run_scan(inputs: list[str], cfg: Config, *, workers: int = 1, engine: str = 
         if removed:
             log.info("removed %d temporary file(s) left by an interrupted run", removed)
         plans = plan_sources(infos, cfg, force)
+        if prepare is not None:
+            prepare({p.info.game_type for p in plans if p.action == "run"})
         summary, code = _run(plans, cfg, workers, engine, scheduler, progress_interval, progress_mode,
                              log_stream, t0, lock)
         return summary, code

@@ -856,3 +856,6 @@ def dictionary_codes(buf, vs, ve, esc, codes, first, table):
                 break
             slot = (slot + 1) & mask
     return u
+
+
+analyzer._numba_env.plain_calls(globals())

@@ -559,3 +559,6 @@ def perft(bb, mb, st, ct, depth):
         make_move(bb2, mb2, st2, ct, moves[i])
         total += perft(bb2, mb2, st2, ct, depth - 1)
     return total
+
+
+analyzer._numba_env.plain_calls(globals())

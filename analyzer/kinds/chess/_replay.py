@@ -950,3 +950,6 @@ def _replay_games(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st, in
         p += 1
     pos_off[n_games] = p
     return p
+
+
+analyzer._numba_env.plain_calls(globals())

@@ -258,3 +258,6 @@ def game_facts(pos_off, key, hmc, flags, out):
         out[g, F_FINAL_MATE] = 1 if f & FLAG_CHECKMATE else 0
         out[g, F_FINAL_STALEMATE] = 1 if f & FLAG_STALEMATE else 0
         out[g, F_FINAL_INSUFFICIENT] = 1 if f & FLAG_INSUFFICIENT else 0
+
+
+analyzer._numba_env.plain_calls(globals())

@@ -365,3 +365,6 @@ def legal_moves(position, dedup: bool = True):
                        mv_from, mv_to, mv_capt, mv_promo, mv_path, mv_plen, dedup)
     return [(int(mv_from[i]), int(mv_to[i]), int(mv_capt[i]), bool(mv_promo[i]),
              [int(x) for x in mv_path[i, :mv_plen[i]]]) for i in range(n)]
+
+
+analyzer._numba_env.plain_calls(globals())

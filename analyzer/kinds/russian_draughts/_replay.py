@@ -359,3 +359,6 @@ def replay_batch(buf, mt_start, mt_end, init_pos, init_stm, active, ply_off,
             if g_moves_seen[g] == 0:
                 g_status[g] = S_NO_MOVES
 
+
+
+analyzer._numba_env.plain_calls(globals())

@@ -274,3 +274,6 @@ def game_facts(g_off, g_plies, g_valid, p_rep, p_irrev, out):
                 out[g, F_FIFTH] = p
         out[g, F_FINAL_REPS] = p_rep[base + P]
         out[g, F_FINAL_HMC] = p_irrev[base + P]
+
+
+analyzer._numba_env.plain_calls(globals())

@@ -979,3 +979,6 @@ def perft(v, bb, mb, st, depth):
         make_move(v, bb2, mb2, st2, moves[i])
         total += perft(v, bb2.copy(), mb2.copy(), st2.copy(), depth - 1)
     return total
+
+
+analyzer._numba_env.plain_calls(globals())

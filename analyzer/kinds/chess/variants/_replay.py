@@ -529,3 +529,6 @@ def replay_batch(buf, mt_start, mt_end, vcode, init_idx, init_bb, init_mb, init_
         p += 1
     pos_off[n_games] = p
     return p
+
+
+analyzer._numba_env.plain_calls(globals())
