@@ -257,24 +257,35 @@ _ONLINE = r"://|www\.|\.com\b|\.org\b|\.net\b|internet|\bicc\b|\bfics\b|playches
 def _platform(site: pa.Array, event: pa.Array) -> pa.Array:
     """lichess / chess.com by name in Site or Event; other when Site or Event names a server or
     a URL, or Site is unknown; otb when Site names a place."""
-    s = pc.utf8_lower(site.fill_null(""))
-    e = pc.utf8_lower(event.fill_null(""))
-    both = pc.binary_join_element_wise(s, e, " | ")
-    lichess = pc.match_substring(both, "lichess.org").to_numpy(zero_copy_only=False)
-    chesscom = pc.match_substring(both, "chess.com").to_numpy(zero_copy_only=False)
-    online = pc.match_substring_regex(both, _ONLINE).to_numpy(zero_copy_only=False)
-    unknown = pc.match_substring_regex(s, r"^\s*(\?*|-)\s*$").to_numpy(zero_copy_only=False)
-    code = np.where(lichess, 0, np.where(chesscom, 1, np.where(online | unknown, 3, 2)))
+    # Lichess games (a Lichess dump is all of them) are told by a prefix test alone; the
+    # lower-casing and the regular expressions run only on the other rows.
+    code = np.zeros(len(site), np.int64)
+    rest = np.flatnonzero(~pc.starts_with(site, "https://lichess.org/").fill_null(False).to_numpy(
+        zero_copy_only=False))
+    if len(rest):
+        idx = pa.array(rest)
+        s = pc.utf8_lower(site.take(idx).fill_null(""))
+        e = pc.utf8_lower(event.take(idx).fill_null(""))
+        both = pc.binary_join_element_wise(s, e, " | ")
+        lichess = pc.match_substring(both, "lichess.org").to_numpy(zero_copy_only=False)
+        chesscom = pc.match_substring(both, "chess.com").to_numpy(zero_copy_only=False)
+        online = pc.match_substring_regex(both, _ONLINE).to_numpy(zero_copy_only=False)
+        unknown = pc.match_substring_regex(s, r"^\s*(\?*|-)\s*$").to_numpy(zero_copy_only=False)
+        code[rest] = np.where(lichess, 0, np.where(chesscom, 1, np.where(online | unknown, 3, 2)))
     return coded(code, _PLATFORMS)
 
 
 def _date(utc_date: pa.Array, date_tag: pa.Array) -> pa.Array:
-    raw = pc.coalesce(utc_date, date_tag)
+    """A date from UTCDate, else Date; parsed once per distinct text (a dump has a month's)."""
+    raw = pc.coalesce(utc_date, date_tag).dictionary_encode()
+    words = pc.utf8_trim_whitespace(raw.dictionary)
     out = None
     for fmt in ("%Y.%m.%d", "%Y-%m-%d", "%Y/%m/%d"):
-        d = pc.strptime(pc.utf8_trim_whitespace(raw), format=fmt, unit="s", error_is_null=True)
+        d = pc.strptime(words, format=fmt, unit="s", error_is_null=True)
         out = d if out is None else pc.coalesce(out, d)
-    return out.cast(pa.date32())
+    if out is None or len(words) == 0:
+        return pa.nulls(len(raw), pa.date32())
+    return out.cast(pa.date32()).take(raw.indices)
 
 
 def _side_result(result_code: np.ndarray, side: np.ndarray) -> np.ndarray:

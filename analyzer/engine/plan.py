@@ -91,6 +91,7 @@ class GameStarts:
         self.tail = bytearray()   # text from `base` on
         self.base = 0             # offset of tail[0]: a game start (or the start of the text)
         self.skipper: Skipper | None = None
+        self._starts = np.empty(0, np.int64)   # find_games output buffer, grown as needed
 
     def skip_from(self, at: int) -> None:
         """The reader cut an oversized game at `at`: find the next start as the unit after
@@ -99,32 +100,38 @@ class GameStarts:
         self.base = at
         self.skipper = Skipper(after_oversized=True)
 
-    def feed(self, piece) -> list[int]:
+    def feed(self, piece) -> np.ndarray:
         """Add the next piece; returns the game starts found in it (offsets in the whole text,
-        ascending)."""
+        ascending, int64)."""
         found = []
         if self.skipper is not None:
             s = self.skipper.feed(piece)
             if s < 0:
-                return found
+                return _NO_STARTS
             piece = self.skipper.text[s - self.skipper.base:]
             self.base += s
             self.skipper = None
-            found.append(self.base)
+            found.append(np.array([self.base], np.int64))
         self.tail += piece
         buf = np.frombuffer(self.tail, dtype=np.uint8)
         buf.flags.writeable = False  # the kernel is compiled for read-only text (one signature)
         try:
-            starts = np.empty(len(buf) // 2 + 2, np.int64)
-            ng, consumed = _scan.find_games(buf, len(buf), False, self.draughts, starts)
+            need = len(buf) // 2 + 2
+            if len(self._starts) < need:   # reused: fresh memory costs a page fault per 4 KiB
+                self._starts = np.empty(max(need, 2 * len(self._starts)), np.int64)
+            ng, consumed = _scan.find_games(buf, len(buf), False, self.draughts, self._starts)
         finally:
             del buf
-        found += [self.base + int(x) for x in starts[1:ng]] if ng else []
+        if ng > 1:
+            found.append(self._starts[1:ng] + self.base)
         if consumed > 0:
-            found.append(self.base + int(consumed))   # the game still in progress starts there
+            found.append(np.array([self.base + consumed], np.int64))   # the game in progress starts there
             del self.tail[:consumed]
             self.base += int(consumed)
-        return found
+        return np.concatenate(found) if found else _NO_STARTS
+
+
+_NO_STARTS = np.empty(0, np.int64)
 
 
 def iter_sequential_units(info: sources.InputInfo, cfg: Config, editions: list, describe: bool = False):
@@ -148,7 +155,7 @@ def iter_sequential_units(info: sources.InputInfo, cfg: Config, editions: list, 
     damage = None
     leading_fragment = False
     scanner = GameStarts(draughts=kinds.get(info.game_type).draughts_markers)
-    known: list[int] = []    # game starts after base, ascending
+    known = _NO_STARTS       # game starts after base, ascending
     stream = sources.open_stream(info.path, info.compression, info.size)
     counted = 0              # input bytes accounted to units so far
     try:
@@ -161,9 +168,11 @@ def iter_sequential_units(info: sources.InputInfo, cfg: Config, editions: list, 
                 break
             pieces.append(chunk)
             size += len(chunk)
-            known += [x for x in scanner.feed(chunk) if x > base]
+            new = scanner.feed(chunk)
+            known = np.concatenate((known, new[new > base])) if len(new) else known
             while True:
-                cut = next((x for x in known if x - base >= cfg.unit_text_bytes), -1)
+                i = int(np.searchsorted(known, base + cfg.unit_text_bytes))
+                cut = int(known[i]) if i < len(known) else -1
                 forced = cut < 0
                 if forced:
                     if size < cfg.unit_text_bytes + cfg.max_game_bytes:
@@ -181,10 +190,11 @@ def iter_sequential_units(info: sources.InputInfo, cfg: Config, editions: list, 
                 leading_fragment = forced
                 base = cut
                 k += 1
-                known = [x for x in known if x > base]
+                known = known[np.searchsorted(known, base, side="right"):]
                 if forced:
                     scanner.skip_from(cut)
-                    known = [x for x in scanner.feed(b"".join(pieces)) if x > base]
+                    new = scanner.feed(b"".join(pieces))
+                    known = new[new > base]
             if exc is not None:
                 break
         counted = stream.input_count() - counted
