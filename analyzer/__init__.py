@@ -22,4 +22,4 @@ def __getattr__(name: str):
     raise AttributeError(name)
 
 
-__all__ = [*_API, "__version__"]
+__all__ = [*_API, "__version__"]  # noqa: PLE0604 - _API is a tuple of str

@@ -79,9 +79,9 @@ def skip_registry_refresh_on_cache_hits() -> bool:
     numba has the internals this relies on (else returns False and nothing changes).
     tests/test_numba_cache.py runs scans through this path and compares their tables."""
     try:
+        import numba.cpython.hashing  # noqa: F401  (its symbols, as the refresh would load them)
         from numba.core import caching
         from numba.core.runtime import nrt
-        import numba.cpython.hashing  # noqa: F401  (its symbols, as the refresh would load them)
     except ImportError:
         return False
     cache = caching.Cache

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -34,7 +35,7 @@ def analyze_bytes(data: bytes, source: str = "memory", editions: Sequence = ("fi
                          editions=eds, keep_facts=keep_facts)
 
 
-def _scan_table(out_dir: str, table: str, storage_options: dict | None = None) -> "pl.LazyFrame":
+def _scan_table(out_dir: str, table: str, storage_options: dict | None = None) -> pl.LazyFrame:
     import polars as pl
 
     from analyzer.io import remote
@@ -72,7 +73,7 @@ def committed_parts(out: str, table: str, storage_options: dict | None = None) -
     return found
 
 
-def _scan_remote(out: str, table: str, storage_options: dict | None) -> "pl.LazyFrame":
+def _scan_remote(out: str, table: str, storage_options: dict | None) -> pl.LazyFrame:
     import polars as pl
     import pyarrow.dataset as ds
 
@@ -91,24 +92,24 @@ def _scan_remote(out: str, table: str, storage_options: dict | None) -> "pl.Lazy
     return pl.scan_pyarrow_dataset(dataset)
 
 
-def scan_games(out_dir: str, storage_options: dict | None = None) -> "pl.LazyFrame":
+def scan_games(out_dir: str, storage_options: dict | None = None) -> pl.LazyFrame:
     """The `games` table under an `analyzer scan --out` directory or URL (one row per game), as
     a polars LazyFrame. On an object store, only the parts named by finished sources' records
     are read."""
     return _scan_table(out_dir, "games", storage_options)
 
 
-def scan_verdicts(out_dir: str, storage_options: dict | None = None) -> "pl.LazyFrame":
+def scan_verdicts(out_dir: str, storage_options: dict | None = None) -> pl.LazyFrame:
     """The `verdicts` table (one row per game and edition), lazily."""
     return _scan_table(out_dir, "verdicts", storage_options)
 
 
-def scan_events(out_dir: str, storage_options: dict | None = None) -> "pl.LazyFrame":
+def scan_events(out_dir: str, storage_options: dict | None = None) -> pl.LazyFrame:
     """The `events` table (one row per chance or automatic draw, per edition), lazily."""
     return _scan_table(out_dir, "events", storage_options)
 
 
-def games_with_verdicts(out_dir: str, edition: str, storage_options: dict | None = None) -> "pl.LazyFrame":
+def games_with_verdicts(out_dir: str, edition: str, storage_options: dict | None = None) -> pl.LazyFrame:
     """Every game joined to one edition's verdicts (on source and game_index): what a study of
     one edition needs in one frame."""
     import polars as pl

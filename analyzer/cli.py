@@ -217,6 +217,7 @@ def cmd_scan(args) -> int:
     import gc
 
     from analyzer._numba_env import skip_registry_refresh_on_cache_hits
+
     from analyzer.warmup import ensure_compiled
 
     skip_registry_refresh_on_cache_hits()

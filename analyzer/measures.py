@@ -15,13 +15,27 @@ missed and the first avoided claim.
 """
 from __future__ import annotations
 
-import analyzer._numba_env  # noqa: F401
+import analyzer._numba_env  # NUMBA_CACHE_DIR before numba loads or compiles kernels
 
 from numba import njit
 
 from analyzer.codes import (
-    K_AUTO, K_INTENDED, K_NOW, O_AUTOMATIC, O_AVOIDED, O_CLAIMED, O_ENDED, O_MISSED, O_PASSED_ON,
-    RESULT_DRAW, V_AVOIDED_PLY, V_AVOIDED_RULE, V_AVOIDED_SIDE, V_MISSED_PLY, V_MISSED_RULE, V_MISSED_SIDE,
+    K_AUTO,
+    K_INTENDED,
+    K_NOW,
+    O_AUTOMATIC,
+    O_AVOIDED,
+    O_CLAIMED,
+    O_ENDED,
+    O_MISSED,
+    O_PASSED_ON,
+    RESULT_DRAW,
+    V_AVOIDED_PLY,
+    V_AVOIDED_RULE,
+    V_AVOIDED_SIDE,
+    V_MISSED_PLY,
+    V_MISSED_RULE,
+    V_MISSED_SIDE,
 )
 
 

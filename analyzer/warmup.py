@@ -177,8 +177,7 @@ def _compile_chess_replay() -> None:
     """Compile the chess replay kernel alone, with the argument types analyze_block passes."""
     import numpy as np
 
-    from analyzer.kinds.chess import _replay as R
-    from analyzer.kinds.chess import analyze as A
+    from analyzer.kinds.chess import _replay as R, analyze as A
 
     text = b"1. e4 e5 *\n"
     buf = np.frombuffer(text, dtype=np.uint8)   # read-only, as the scan's text

@@ -99,7 +99,7 @@ def main() -> None:
                           f"{s['games']:,} games, {s['units']} units, {s['engine_by_source']}", flush=True)
 
         print()
-        print(f"| run | workers | engine | wall s best (median) | scan s best (median) | games/s (scan, best) | scan ÷ local |")
+        print("| run | workers | engine | wall s best (median) | scan s best (median) | games/s (scan, best) | scan ÷ local |")
         print("|---|---:|---|---:|---:|---:|---:|")
         for w in args.workers:
             base = min(r[1] for r in rows[("local -> local", w)])
@@ -122,13 +122,13 @@ def main() -> None:
         frames = sources.pzstd_frames(one, size, stats)
         walk = time.perf_counter() - t
         lat = []
-        for i in range(200):
+        for _i in range(200):
             t = time.perf_counter()
             remote.read_range(one, 0, 12)
             lat.append(time.perf_counter() - t)
         print()
         big = []
-        for i in range(20):
+        for _i in range(20):
             t = time.perf_counter()
             remote.read_range(one, 0, 8 << 20)
             big.append(time.perf_counter() - t)

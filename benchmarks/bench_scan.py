@@ -89,9 +89,10 @@ def _tree_rss(root: int, page: int) -> dict:
 
 def _measure_main(spec_json: str) -> int:
     spec = json.loads(spec_json)
-    out = open(spec["stdout"], "wb") if spec.get("stdout") else subprocess.DEVNULL
-    err = open(spec["stderr"], "wb") if spec.get("stderr") else subprocess.DEVNULL
-    inp = open(spec["stdin"], "rb") if spec.get("stdin") else subprocess.DEVNULL
+    # handed to the child; this one-shot wrapper process exits when the child has
+    out = open(spec["stdout"], "wb") if spec.get("stdout") else subprocess.DEVNULL  # noqa: SIM115
+    err = open(spec["stderr"], "wb") if spec.get("stderr") else subprocess.DEVNULL  # noqa: SIM115
+    inp = open(spec["stdin"], "rb") if spec.get("stdin") else subprocess.DEVNULL  # noqa: SIM115
     page = os.sysconf("SC_PAGE_SIZE")
     peak = [0]
     per_pid: dict = {}
@@ -154,10 +155,11 @@ def _pychess_main(mode: str, n: int, budget: float, path: str) -> int:
     if path.endswith(".zst"):
         import zstandard
 
-        raw = zstandard.ZstdDecompressor().stream_reader(open(path, "rb"))
+        # read until this one-shot peer process exits
+        raw = zstandard.ZstdDecompressor().stream_reader(open(path, "rb"))  # noqa: SIM115
         fh = io.TextIOWrapper(io.BufferedReader(raw, 1 << 20), encoding="utf-8", errors="replace")
     else:
-        fh = open(path, encoding="utf-8", errors="replace")
+        fh = open(path, encoding="utf-8", errors="replace")  # noqa: SIM115 - as above
     claims = mode == "claims"
     counts = {"threefold_claim": 0, "fifty_claim": 0, "fivefold": 0, "seventyfive": 0, "checkmate": 0}
 
@@ -216,7 +218,6 @@ def _stages_main(path: str) -> int:
     import analyzer.analysis as AN
     import analyzer.kinds.chess._replay as R
     import analyzer.kinds.chess.analyze as A
-    import analyzer.pgn.tags as TG
     import analyzer.tables as T
     from analyzer.engine.parts import write_table
     from analyzer.kinds import resolve_editions as resolve
@@ -806,7 +807,7 @@ def report(res: dict) -> None:
     c = res["code"]
     print()
     print(f"bench_scan  {res['date']}  code {c['commit']} ({c['source']})  input {res['input']}"
-          f"{' (first %d games)' % n if res['quick'] else ''}")
+          f"{f' (first {n} games)' if res['quick'] else ''}")
     print(f"machine: {res['machine']['nproc']} cpu, {res['machine']['cpu']}, {res['machine']['ram']}; "
           f"load avg start {res['load_start']} end {res.get('load_end')}")
     print(f"games {n:,}, text {res['text_bytes'] / 1e6:.1f} MB, zst {res['zst_bytes'] / 1e6:.1f} MB; "

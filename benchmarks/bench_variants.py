@@ -72,17 +72,17 @@ def main(argv=None):
         data = one * args.copies
         text = data.decode("utf-8", "replace")
         analyze_bytes(data, editions=("fide_2018", "lichess"))          # warm-up
-        t_eng, res = _best(lambda: analyze_bytes(data, editions=("fide_2018", "lichess")), args.repeat)
+        t_eng, res = _best(lambda data=data: analyze_bytes(data, editions=("fide_2018", "lichess")), args.repeat)
         n_games = res.n_games
         plies = int(res.games.column("plies").to_numpy(zero_copy_only=False)[:n_games].sum())
         statuses = set(res.games.column("status").to_pylist())
-        t_rep, n_pc = _best(lambda: _pc_replay(text), args.repeat)
-        t_fact, _ = _best(lambda: ref.analyze_text(one.decode("utf-8", "replace")), 1)
+        t_rep, n_pc = _best(lambda text=text: _pc_replay(text), args.repeat)
+        t_fact, _ = _best(lambda one=one: ref.analyze_text(one.decode("utf-8", "replace")), 1)
         t_fact *= args.copies
         rows.append((os.path.basename(path), n_games, plies, statuses, t_eng, t_rep, t_fact, n_pc))
     print("| file | games | plies | analyzer games/s | python-chess replay games/s | python-chess facts games/s | speed-up vs replay | vs facts |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
-    for name, n, plies, statuses, te, tr, tf, n_pc in rows:
+    for name, n, plies, _statuses, te, tr, tf, n_pc in rows:
         assert n_pc == n, (name, n_pc, n)
         print(f"| {name} | {n} | {plies} | {n / te:,.0f} | {n / tr:,.0f} | {n / tf:,.0f} | "
               f"{tr / te:,.0f}x | {tf / te:,.0f}x |")

@@ -304,13 +304,11 @@ def _report(args, summary, total, mismatches, split, unmatched, compare, t0) -> 
         for k in sorted(agg):
             if k.startswith("mismatch:"):
                 print(f"  {k:55s} {agg[k]:>8,}")
-        shown = 0
-        for source, gi, m, fen, desc in sorted(mismatches, key=lambda x: (x[0], x[1])):
+        for shown, (source, gi, m, fen, desc) in enumerate(sorted(mismatches, key=lambda x: (x[0], x[1]))):
             if shown >= args.show:
                 break
             print(f"  {source} game {gi} ({desc[:80]}): {m.what} ply={m.ply} fen={fen!r} "
                   f"expected {m.expected!r} got {m.got!r}")
-            shown += 1
         for source, gi, off in unmatched[:10]:
             print(f"  unmatched: {source} game {gi} offset {off} (no engine game there)")
     summary.update(

@@ -33,6 +33,7 @@ violations, seconds. Failing inputs are saved under ``--save-dir``. Exit 0 only 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import pickle
@@ -175,7 +176,7 @@ def check_rows(text: bytes, n_games: int, rows: list[dict], editions=EDITIONS) -
         if [r["game_index"] for r in rs] != list(range(len(rs))):
             problems.append(f"{ed}: game_index not 0..{len(rs) - 1}")
         offs = [r["byte_offset"] for r in rs]
-        if any(b <= a for a, b in zip(offs, offs[1:])) or (offs and (offs[0] < 0 or offs[-1] >= max(len(text), 1))):
+        if any(b <= a for a, b in itertools.pairwise(offs)) or (offs and (offs[0] < 0 or offs[-1] >= max(len(text), 1))):
             problems.append(f"{ed}: byte offsets not strictly increasing inside the text: {offs[:20]}")
     for r in rows:
         st = r["status"]
@@ -219,7 +220,7 @@ def untouched_games(text: bytes, base_rows: list[dict], ranges) -> list[tuple[in
             if not _ENDS_WITH_RESULT.search(text[a:b]):
                 touched[k] = True
     out = []
-    for k, (a, b) in enumerate(spans):
+    for k, (a, _b) in enumerate(spans):
         if touched[k]:
             continue
         shift = sum(r - (y - x) for x, y, r in ranges if y <= a)
@@ -287,8 +288,8 @@ _EDS: dict = {}
 def analyze(text: bytes, block_size: int = 8 << 20, chunk: int = 1 << 22,
             max_game_bytes: int = 16 << 20, editions=EDITIONS) -> tuple[int, list[dict]]:
     """(games counted, rows) of one text through the streaming reader."""
-    from analyzer.kinds import resolve_editions as resolve
     from analyzer.engine.region import analyze_chunks
+    from analyzer.kinds import resolve_editions as resolve
 
     editions = tuple(editions)
     if editions not in _EDS:
@@ -340,7 +341,7 @@ def run_compressed(text: bytes, rng: random.Random, workdir: str) -> list[str]:
     problems = []
     try:
         summary, code = engine.run_scan([src], cfg, workers=1, progress_interval=0, progress_mode="none")
-    except Exception as exc:  # InputError for an unreadable input is a clean refusal
+    except Exception as exc:  # noqa: BLE001 - InputError for an unreadable input is a clean refusal
         from analyzer.io.sources import InputError
 
         if not isinstance(exc, (InputError, engine.RunError)):
@@ -396,7 +397,7 @@ def fuzz_case(base: bytes, base_rows_by_max: dict, rng: random.Random, workdir: 
     res = {"crash": 0, "lost": 0, "changed": 0, "violations": 0, "known": 0, "problems": [], "games": 0}
     try:
         n, rows = analyze(text, block, chunk, max_game, editions)
-    except Exception:
+    except Exception:  # noqa: BLE001 - the fuzzer records every crash
         res["crash"] = 1
         res["problems"].append("crash: " + traceback.format_exc())
         res["input"] = (base, muts, block, chunk, max_game)
@@ -479,7 +480,7 @@ def serve(boundscheck: bool, cache_dir: str | None) -> None:
         try:
             n, rows = analyze(*req)
             reply = ("ok", n, rows)
-        except Exception:
+        except Exception:  # noqa: BLE001 - every crash goes back to the fuzzer
             reply = ("crash", traceback.format_exc())
         data = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
         out.write(struct.pack("<Q", len(data)) + data)

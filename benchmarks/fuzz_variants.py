@@ -65,7 +65,10 @@ def main(argv=None):
     args = ap.parse_args(argv)
     paths = sorted(f for f in glob.glob(os.path.join(HERE, "..", "tests", "fixtures", "variants", "*.pgn"))
                    if not f.endswith("chess960.pgn")) + args.files
-    texts = [open(p, "rb").read() for p in paths]
+    texts = []
+    for p in paths:
+        with open(p, "rb") as fh:
+            texts.append(fh.read())
     rng = random.Random(args.seed)
     n = games = 0
     t0 = time.time()

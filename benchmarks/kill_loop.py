@@ -108,7 +108,7 @@ def run(cycles: int, seed: int, copies: int, hang_seconds: float, max_kill: floa
                 proc.wait()
                 if not kill_now:
                     stats["hangs"] += 1
-                    raise SystemExit(f"hang: cycle {cycle} run {stats['runs']} did not finish in {hang_seconds} s")
+                    raise SystemExit(f"hang: cycle {cycle} run {stats['runs']} did not finish in {hang_seconds} s") from None
                 stats["kills"] += 1
                 if killed_before:
                     stats["kills_of_reruns"] += 1

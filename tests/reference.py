@@ -89,8 +89,9 @@ import os
 import pickle
 import re
 import tempfile
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Optional
+from typing import Any
 
 import chess
 import chess.pgn
@@ -139,7 +140,7 @@ def _side(turn: bool) -> str:
     return "white" if turn == chess.WHITE else "black"
 
 
-def _result_for(result: str, side: str) -> Optional[str]:
+def _result_for(result: str, side: str) -> str | None:
     if result == "1/2-1/2":
         return "draw"
     if result == "1-0":
@@ -149,7 +150,7 @@ def _result_for(result: str, side: str) -> Optional[str]:
     return None
 
 
-def f32(x: Optional[float]) -> Optional[float]:
+def f32(x: float | None) -> float | None:
     """Round a clock value the way the engine stores it (float32); None stays None."""
     if x is None:
         return None
@@ -300,7 +301,7 @@ def analyze_game(game: chess.pgn.Game, index: int = 0, exhaustive: bool = False)
     return o
 
 
-def _first(seq: Iterable[bool]) -> Optional[int]:
+def _first(seq: Iterable[bool]) -> int | None:
     for i, v in enumerate(seq):
         if v:
             return i
@@ -540,7 +541,7 @@ def analyze_file(path: str, exhaustive: bool = False, cache: bool = True) -> lis
         try:
             with open(cache_path, "rb") as fh:
                 return pickle.load(fh)
-        except Exception:
+        except Exception:  # noqa: BLE001 - a stale or damaged cache is recomputed
             pass
     games = analyze_text(read_text(path), exhaustive=exhaustive)
     if cache:
@@ -597,13 +598,13 @@ def split_games(data: bytes) -> list:
 @dataclass
 class EngineGame:
     status: str
-    error: Optional[str]
+    error: str | None
     columns: dict
     events: list
-    keys: Optional[list] = None          # per ply, uint64 as int
-    halfmove_clock: Optional[list] = None
-    clock: Optional[list] = None         # per ply, float or None
-    byte_offset: Optional[int] = None
+    keys: list | None = None          # per ply, uint64 as int
+    halfmove_clock: list | None = None
+    clock: list | None = None         # per ply, float or None
+    byte_offset: int | None = None
     other_rules: tuple = ()              # rules of the engine's event rows outside EVENT_RULES
 
 
@@ -631,7 +632,7 @@ def engine_games(res, edition: str = EDITION) -> list:
     out = []
     for gi in list(by_index):
         by_index[gi] = [x for x in by_index[gi] if x[1] in EVENT_RULES]
-    for i, g in enumerate(games):
+    for g in games:
         evs = sorted(by_index.get(g["game_index"], []), key=_event_sort_key)
         eg = EngineGame(status=g["status"], error=g.get("error"), columns=g, events=evs,
                         byte_offset=g.get("byte_offset"))
@@ -670,7 +671,7 @@ def _norm(v):
 class Mismatch:
     game: int
     what: str            # column name, "keys", "halfmove_clock", "clock", "events", "status"
-    ply: Optional[int]
+    ply: int | None
     expected: Any
     got: Any
 

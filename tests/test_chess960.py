@@ -26,12 +26,11 @@ import sys
 
 import chess
 import chess.pgn
-import numpy as np
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import reference as ref  # noqa: E402
-from conftest import verdict_rows  # noqa: E402
+import reference as ref
+from conftest import verdict_rows
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "fixtures")
@@ -330,14 +329,14 @@ def test_generated_games_cover_the_cases(generated):
     """The generated games contain what they are for: castling both ways, with the king not
     moving, the rook not moving, king and rook swapping; threefold and fivefold repetitions;
     positions with the same placement and side to move but other castling rights."""
-    data, orc = generated
+    _data, orc = generated
     assert all(o.chess960 and not o.errors for o in orc)
     kinds = collections.Counter()
     same_board_other_rights = 0
     for o in orc:
         board = chess.Board(o.start_fen, chess960=True)
         seen = {}
-        for p, uci in enumerate([None] + o.ucis):
+        for _p, uci in enumerate([None] + o.ucis):
             if uci:
                 mv = chess.Move.from_uci(uci)
                 if board.is_castling(mv):
@@ -466,7 +465,7 @@ def test_castling_rights_lost_by_rook_capture():
     """The bishop takes the h1 rook: White keeps only the a-side right. O-O is then illegal and
     O-O-O legal, as python-chess says; the key of the position carries the lost right."""
     fen = "6k1/1b6/8/8/8/8/PPPPPP1P/R4K1R w HA - 0 1"
-    row, keys, o, data = _one(fen, "1. a3 Bxh1 2. O-O-O")
+    row, _keys, o, data = _one(fen, "1. a3 Bxh1 2. O-O-O")
     assert row["status"] == "ok" and o.fen_at(2).split()[2] == "Q"      # X-FEN: the a1 rook
     assert o.fen_at(3) == "6k1/8/8/8/8/P7/1PPPPP1P/2KR3b b - - 1 2"
     _fail_on(_compare(data, [o]), [o])

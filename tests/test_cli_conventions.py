@@ -36,7 +36,7 @@ def test_every_argument_has_help():
     from analyzer.cli import build_parser
 
     parser = build_parser()
-    subs = [a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction"][0]
+    subs = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
     for name, sub in subs.choices.items():
         for action in sub._actions:
             if action.dest != "help":
@@ -158,8 +158,8 @@ def test_progress_in_a_log_is_timed_lines(tmp_path, small_text):
 
 def test_resumed_run_counts_only_new_work(tmp_path, small_text):
     from analyzer import engine
-    from analyzer.kinds import resolve_editions as resolve
     from analyzer.engine.progress import Progress
+    from analyzer.kinds import resolve_editions as resolve
 
     src = tmp_path / "g.pgn"
     src.write_bytes(small_text * 2)

@@ -1,15 +1,10 @@
 """The same work units on a Dask cluster give the same tables as a local run."""
 from __future__ import annotations
 
-
 import pytest
 
-import analyzer
 from analyzer import engine
 from analyzer.kinds import resolve_editions as resolve
-
-
-
 from conftest import out_tables as _tables
 
 

@@ -10,7 +10,6 @@ from analyzer import codes, tables
 from analyzer.analysis import analyze_block
 from analyzer.kinds import resolve_editions
 from analyzer.kinds.russian_draughts.pdn import parse_fen
-
 from conftest import analyze, game_spans, need, verdict_rows
 
 
@@ -152,8 +151,8 @@ def test_promotion_during_capture_continues_as_king():
     assert row["status"] == "ok"
     from analyzer.kinds.russian_draughts.analyze import replay_positions
     data = GAME.format(gt="25", res="*", fen='[FEN "W:W18:B14,6,26,15,16,8"]', moves="1. d4:b6:d8:h4 *").encode()
-    (status, positions), = replay_positions(data)
-    wm, wk, bm, bk, stm = positions[-1]
+    (_status, positions), = replay_positions(data)
+    wm, wk, bm, _bk, _stm = positions[-1]
     assert wm == 0 and wk == 1 << 19                    # a king on h4 (20)
     assert bm == (1 << 25) | (1 << 14) | (1 << 7)       # d2, e5, g7 left
 

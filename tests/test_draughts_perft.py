@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 from analyzer.kinds.russian_draughts._board import perft
-
 from conftest import need
 
 PERFT_FILE = Path(need("perft/draughts_perft.txt"))
@@ -23,7 +22,7 @@ def _russian_figures() -> dict[int, int]:
 FIGURES = _russian_figures()
 
 
-@pytest.mark.parametrize("depth", range(0, 9))
+@pytest.mark.parametrize("depth", range(9))
 def test_perft_initial(depth):
     assert perft(depth) == FIGURES[depth]
 

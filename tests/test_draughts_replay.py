@@ -1,6 +1,7 @@
 """Replay of real Russian-draughts games, checked move by move against pydraughts."""
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import numpy as np
@@ -9,9 +10,7 @@ import pytest
 from analyzer.kinds.russian_draughts._board import legal_moves, square_name
 from analyzer.kinds.russian_draughts.analyze import replay_positions
 from analyzer.kinds.russian_draughts.pdn import parse_fen
-
 from conftest import analyze, need
-
 
 
 def _data(name: str) -> Path:
@@ -111,9 +110,9 @@ def test_positions_match_pydraughts(russian):
                 compared_sets += 1
             played = [m for m in mine if _apply(prev, m) == cur]
             assert played, (gi, k)
-            frm, to, capt, promo, path = played[0]
+            frm, _to, _capt, _promo, path = played[0]
             steps = [frm] + path
-            board_move = [[_py_square(a), _py_square(b)] for a, b in zip(steps, steps[1:])]
+            board_move = [[_py_square(a), _py_square(b)] for a, b in itertools.pairwise(steps)]
             board.push(draughts.Move(board_move=board_move, variant="russian"))
             assert parse_fen(board.fen) == cur, (gi, k, board.fen, _to_py_fen(cur))
             checked += 1
@@ -128,7 +127,7 @@ def test_per_ply_keys_material_and_counters(russian):
     from analyzer.kinds.russian_draughts.analyze import replay_facts
 
     data, games = russian
-    _, _, active, f = replay_facts(data)
+    _, _, _active, f = replay_facts(data)
     seen: dict[int, tuple] = {}
     for gi, (status, positions) in enumerate(games):
         if status != "ok":

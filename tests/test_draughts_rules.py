@@ -11,7 +11,6 @@ from __future__ import annotations
 import pytest
 
 from analyzer import tables
-
 from conftest import analyze, verdict_rows
 
 

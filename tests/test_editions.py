@@ -22,9 +22,7 @@ import pytest
 import analyzer
 from analyzer import kinds
 from analyzer.kinds.chess import editions as E
-
 from conftest import verdict_rows
-
 
 # ---------------------------------------------------------------------------------------------
 # helpers

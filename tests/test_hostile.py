@@ -24,9 +24,8 @@ import zstandard
 
 import analyzer
 from analyzer import engine
-
-from conftest import out_rows
 from analyzer.kinds import resolve_editions as resolve
+from conftest import out_rows
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "hostile")
 MOVE_ERRORS = ("illegal_move", "ambiguous_move", "bad_token", "unterminated")
@@ -56,10 +55,10 @@ def _check_accounting(summary, out, editions=("fide_2018",)):
     assert v.height == g.height * len(editions)                        # one verdict row per game and edition
     counts = dict(zip(*g.group_by("status").len().sort("status").to_dict(as_series=False).values()))
     assert counts == summary["status"]
-    for src, part in g.group_by("source"):
+    for _src, part in g.group_by("source"):
         assert sorted(part["game_index"].to_list()) == list(range(part.height))
     for ed in editions:
-        for src, part in v.filter(pl.col("edition") == ed).group_by("source"):
+        for _src, part in v.filter(pl.col("edition") == ed).group_by("source"):
             assert sorted(part["game_index"].to_list()) == list(range(part.height))
     for r in g.to_dicts():
         if r["status"] not in ("ok", "no_moves"):
@@ -180,7 +179,7 @@ def test_corrupt_frame_in_pzstd_file(tmp_path, small_text, damage):
     bad = tmp_path / "bad.pgn.zst"
     bad.write_bytes(bytes(raw))
     ref_out, out = tmp_path / "ref", tmp_path / "out"
-    s0, c0 = engine.run_scan([str(mf)], _cfg(ref_out, frames_per_unit=1), workers=2, progress_interval=0)
+    _s0, c0 = engine.run_scan([str(mf)], _cfg(ref_out, frames_per_unit=1), workers=2, progress_interval=0)
     assert c0 == 0
     summary, code = engine.run_scan([str(bad)], _cfg(out, frames_per_unit=1), workers=2, progress_interval=0)
     _check_accounting(summary, out)
@@ -209,13 +208,13 @@ def test_corrupt_frame_in_pzstd_file(tmp_path, small_text, damage):
 def test_non_utf8_bytes_and_bom(tmp_path):
     text = (b"\xef\xbb\xbf" + G1 + b'[Event "Latin-1 M\xfcller"]\n[White "J\xf6rg"]\n\n'
             b"1. e4 {caf\xe9 \xff\xfe} e5 \xe9 2. Nf3 1-0\n\n" + G2)
-    summary, code, rows = _scan_text(tmp_path, text)
+    _summary, code, rows = _scan_text(tmp_path, text)
     assert code == 0
     assert _statuses(rows) == ["ok", "ok", "ok"]
     assert rows[0]["event"] == "one" and rows[0]["byte_offset"] == 0
     assert rows[1]["white"] == "J\ufffdrg" and rows[1]["plies"] == 3
     # A token with stray high bytes glued to a move is not a move.
-    summary, code, rows = _scan_text(tmp_path, b"1. e4\xff e5 *\n")
+    _summary, code, rows = _scan_text(tmp_path, b"1. e4\xff e5 *\n")
     assert _statuses(rows) == ["bad_token"] and rows[0]["error_ply"] == 0
 
 
@@ -223,14 +222,14 @@ def test_non_utf8_bytes_and_bom(tmp_path):
 def test_crlf_and_lone_cr_line_ends(tmp_path, eol):
     lf = G1 + G2 + b"%escape\n" + G3
     _, _, ref = _scan_text(tmp_path, lf)
-    summary, code, rows = _scan_text(tmp_path, lf.replace(b"\n", eol))
+    _summary, code, rows = _scan_text(tmp_path, lf.replace(b"\n", eol))
     assert code == 0 and _statuses(rows) == ["ok", "ok", "ok"]
     assert [_content(r) for r in rows] == [_content(r) for r in ref]
 
 
 def test_escaped_quotes_in_tags(tmp_path):
     text = b'[Event "The \\"Immortal\\" game"]\n[Site "C:\\\\games"]\n[White "A"]\n\n1. e4 *\n'
-    _, code, rows = _scan_text(tmp_path, text)
+    _, _code, rows = _scan_text(tmp_path, text)
     assert _statuses(rows) == ["ok"]
     assert rows[0]["event"] == 'The "Immortal" game' and rows[0]["site"] == "C:\\games"
     assert rows[0]["white"] == "A"
@@ -239,7 +238,7 @@ def test_escaped_quotes_in_tags(tmp_path):
 def test_missing_and_duplicated_tags(tmp_path):
     text = (b'[White "first"]\n[White "second"]\n[Result "1-0"]\n[Result "0-1"]\n\n1. e4 e5 0-1\n\n'
             b'[Site "nowhere"]\n\n1. d4 *\n\n')
-    _, code, rows = _scan_text(tmp_path, text)
+    _, _code, rows = _scan_text(tmp_path, text)
     assert _statuses(rows) == ["ok", "ok"]
     assert rows[0]["white"] == "second" and rows[0]["result"] == "0-1"       # last one wins
     assert rows[1]["event"] is None and rows[1]["result"] is None and rows[1]["white"] is None
@@ -247,7 +246,7 @@ def test_missing_and_duplicated_tags(tmp_path):
 
 def test_games_without_tags(tmp_path):
     text = b"1. e4 e5 1-0\n\n1. d4 d5 2. c4 0-1\n1. Nf3 *\n" + G1 + b"1. c4 1/2-1/2\n"
-    _, code, rows = _scan_text(tmp_path, text)
+    _, _code, rows = _scan_text(tmp_path, text)
     assert _statuses(rows) == ["ok"] * 5
     assert [r["plies"] for r in rows] == [2, 3, 1, 7, 1]
     assert rows[3]["event"] == "one" and rows[4]["event"] is None
@@ -258,7 +257,7 @@ def test_games_without_moves(tmp_path):
     (that game used to be merged into the tag-only one and lost)."""
     text = (b'[Event "result only"]\n\n*\n\n[Event "tags only"]\n[Result "*"]\n\n' + G1
             + b'[Event "at the end"]\n')
-    _, code, rows = _scan_text(tmp_path, text)
+    _, _code, rows = _scan_text(tmp_path, text)
     assert [(r["event"], r["status"]) for r in rows] == [
         ("result only", "no_moves"), ("tags only", "no_moves"), ("one", "ok"), ("at the end", "no_moves")]
     assert all(r["plies"] == 0 for r in rows if r["status"] == "no_moves")
@@ -267,21 +266,21 @@ def test_games_without_moves(tmp_path):
 def test_percent_escape_lines(tmp_path):
     text = (b"% exported by some tool\n" + G1 + b"%% between games\n"
             b'[Event "x"]\n%inside the tags\n[White "W"]\n\n1. e4\n% inside the moves 1-0 Qxf7\ne5 *\n')
-    _, code, rows = _scan_text(tmp_path, text)
+    _, _code, rows = _scan_text(tmp_path, text)
     assert _statuses(rows) == ["ok", "ok"]
     assert rows[1]["white"] == "W" and rows[1]["plies"] == 2
 
 
 def test_semicolon_comments(tmp_path):
     text = b'; a file comment\n[Event "x"]\n\n1. e4 ; rest of line ignored Qxf7 {\ne5 2. Nf3 ; 1-0\nNc6 *\n'
-    _, code, rows = _scan_text(tmp_path, text)
+    _, _code, rows = _scan_text(tmp_path, text)
     assert _statuses(rows) == ["ok"] and rows[0]["plies"] == 4
 
 
 def test_unterminated_comment_and_variation(tmp_path):
     text = (b'[Event "open comment"]\n\n1. e4 e5 2. Nf3 { never closed\n\n' + G2
             + b'[Event "open variation"]\n\n1. e4 (1. d4 d5 2. c4\n\n' + G3)
-    _, code, rows = _scan_text(tmp_path, text)
+    _, _code, rows = _scan_text(tmp_path, text)
     assert _statuses(rows) == ["unterminated", "ok", "unterminated", "ok"]
     assert rows[0]["error_ply"] == 3 and rows[0]["plies"] == 3
     assert rows[2]["error_ply"] == 1 and rows[2]["plies"] == 1
@@ -290,20 +289,20 @@ def test_unterminated_comment_and_variation(tmp_path):
 
 def test_nested_variations(tmp_path):
     text = b'[Event "x"]\n\n1. e4 (1. d4 (1. c4 c5 (1... e5)) d5 {a (comment)}) e5 2. Nf3 (2. Bc4) Nc6 *\n'
-    _, code, rows = _scan_text(tmp_path, text)
+    _, _code, rows = _scan_text(tmp_path, text)
     assert _statuses(rows) == ["ok"] and rows[0]["plies"] == 4
 
 
 def test_null_moves(tmp_path):
     text = b'[Event "x"]\n\n1. e4 -- 2. d4 Z0 3. Nf3 *\n'
-    _, code, rows = _scan_text(tmp_path, text)
+    _, _code, rows = _scan_text(tmp_path, text)
     assert _statuses(rows) == ["ok"] and rows[0]["plies"] == 5
     assert "null move '--' at ply 1" in rows[0]["error"]
 
 
 def test_nags_and_glyphs(tmp_path):
     text = b'[Event "x"]\n\n1. e4! $1 e5?? $4 2. Nf3!? Nc6 ?! 3. Bb5 !! a6 $14 +- 4. Ba4 *\n'
-    _, code, rows = _scan_text(tmp_path, text)
+    _, _code, rows = _scan_text(tmp_path, text)
     assert _statuses(rows) == ["ok"] and rows[0]["plies"] == 7
 
 
@@ -311,14 +310,14 @@ def test_odd_move_numbers(tmp_path):
     forms = [b"1. e4 e5 2. Nf3 Nc6 *", b"1.e4 e5 2.Nf3 Nc6 *", b"1. e4 1...e5 2. Nf3 2... Nc6 *",
              b"1.e4 1...e5 2.Nf3 2...Nc6 *", b"e4 e5 Nf3 Nc6 *", b"1 e4 e5 2 Nf3 Nc6 *"]
     text = b"".join(b'[Event "%d"]\n\n' % i + f + b"\n\n" for i, f in enumerate(forms))
-    _, code, rows = _scan_text(tmp_path, text)
+    _, _code, rows = _scan_text(tmp_path, text)
     assert _statuses(rows) == ["ok"] * len(forms)
     assert len({tuple(sorted(_content(r | {"event": None}).items(), key=str)) for r in rows}) == 1
 
 
 def test_move_number_with_separate_dots(tmp_path):
     """'1. ... e5': a lone '...' token (was read as SAN: bad_token; fixed in adcbbcb)."""
-    _, code, rows = _scan_text(tmp_path, b'[Event "x"]\n\n1. e4 1. ... e5 2. Nf3 2 ... Nc6 *\n')
+    _, _code, rows = _scan_text(tmp_path, b'[Event "x"]\n\n1. e4 1. ... e5 2. Nf3 2 ... Nc6 *\n')
     assert _statuses(rows) == ["ok"] and rows[0]["plies"] == 4
 
 
@@ -326,7 +325,7 @@ def test_castling_with_zeros(tmp_path):
     text = (b'[Event "O"]\n\n1. e4 e5 2. Nf3 Nc6 3. Bc4 Bc5 4. O-O d6 5. d3 Be6 6. Nc3 Qd7 7. a3 O-O-O *\n\n'
             b'[Event "0"]\n\n1. e4 e5 2. Nf3 Nc6 3. Bc4 Bc5 4. 0-0 d6 5. d3 Be6 6. Nc3 Qd7 7. a3 0-0-0 *\n\n'
             b'[Event "too early"]\n\n1. e4 e5 2. 0-0 *\n\n')
-    _, code, rows = _scan_text(tmp_path, text)
+    _, _code, rows = _scan_text(tmp_path, text)
     assert _statuses(rows) == ["ok", "ok", "illegal_move"]
     assert _content(rows[0] | {"event": None}) == _content(rows[1] | {"event": None})
     assert rows[2]["error_ply"] == 2 and "'0-0'" in rows[2]["error"]
@@ -338,7 +337,7 @@ def test_promotions_with_and_without_equals(tmp_path):
             b'[Event "no ="]\n' + fen + b"\n1. a8Q h1N+ 2. Kxh1 *\n\n"
             b'[Event "no piece"]\n' + fen + b"\n1. a8 *\n\n"
             b'[Event "lower case"]\n' + fen + b"\n1. a8=q *\n\n")
-    _, code, rows = _scan_text(tmp_path, text)
+    _, _code, rows = _scan_text(tmp_path, text)
     assert _statuses(rows) == ["ok", "ok", "illegal_move", "ok"]
     assert rows[0]["plies"] == rows[1]["plies"] == 3
     assert _content(rows[0] | {"event": None}) == _content(rows[1] | {"event": None})
@@ -349,7 +348,7 @@ def test_results_missing_or_contradicting_termination(tmp_path):
     text = (b'[Event "no result"]\n\n1. e4 e5\n\n'
             b'[Event "contradiction"]\n[Result "1-0"]\n[Termination "Time forfeit"]\n\n1. f3 e5 2. g4 Qh4# 0-1\n\n'
             b'[Event "draw tag, mate on board"]\n[Result "1/2-1/2"]\n[Termination "Normal"]\n\n1. f3 e5 2. g4 Qh4#\n\n')
-    _, code, rows = _scan_text(tmp_path, text)
+    _, _code, rows = _scan_text(tmp_path, text)
     assert _statuses(rows) == ["ok", "ok", "ok"]
     assert rows[0]["result"] is None and rows[0]["plies"] == 2
     assert rows[1]["result"] == "1-0" and rows[1]["final_is_checkmate"] is True
@@ -362,7 +361,7 @@ def test_fen_without_setup_and_invalid_fens(tmp_path):
             b'[Event "no kings"]\n[SetUp "1"]\n[FEN "8/8/8/8/8/8/8/8 w - - 0 1"]\n\n*\n\n'
             b'[Event "side not to move in check"]\n[FEN "4k3/8/8/8/8/8/4R3/4K3 b - - 0 1"]\n\n1... Kd7 *\n\n'
             b'[Event "empty"]\n[FEN ""]\n\n1. e4 *\n\n' + G2)
-    _, code, rows = _scan_text(tmp_path, text)
+    _, _code, rows = _scan_text(tmp_path, text)
     assert _statuses(rows) == ["ok", "bad_fen", "bad_fen", "ok", "bad_fen", "ok"]
     assert rows[0]["plies"] == 2 and rows[0]["start_fen"].startswith("4k3/")
     assert "not a fen" in rows[1]["error"] and rows[1]["plies"] is None     # not replayed: no plies
@@ -376,7 +375,7 @@ def test_chess960_and_unknown_variants(tmp_path):
             b'[Event "duck"]\n[Variant "Duck"]\n\n1. e4 *\n\n'
             b'[Event "from position"]\n[Variant "From Position"]\n[FEN "4k3/8/8/8/8/8/4P3/4K3 w - - 0 1"]\n\n1. e4 *\n\n'
             b'[Event "standard"]\n[Variant "Standard"]\n\n1. e4 *\n\n')
-    _, code, rows = _scan_text(tmp_path, text)
+    _, _code, rows = _scan_text(tmp_path, text)
     # Atomic (and the other Lichess variants) are replayed by analyzer.variants; others are not.
     assert _statuses(rows) == ["ok", "ok", "unsupported_variant", "ok", "ok"]
     assert rows[0]["plies"] == 6 and rows[1]["plies"] == 1
@@ -400,7 +399,7 @@ def test_chess960_invalid_fen_does_not_lose_the_block(tmp_path):
 def test_chess960_invalid_fen_is_bad_fen(tmp_path):
     """The python-chess Chess960 path raised ValueError on an invalid Chess960 FEN (fixed in
     adcbbcb); Chess960 start positions are now read by analyze._parse_start."""
-    _, code, rows = _scan_text(tmp_path, CHESS960_BAD_FEN)
+    _, _code, rows = _scan_text(tmp_path, CHESS960_BAD_FEN)
     assert _statuses(rows) == ["ok", "bad_fen", "ok"]
 
 
@@ -410,14 +409,14 @@ _960 = (b'[Variant "Chess960"]\n[SetUp "1"]\n'
 
 def test_chess960_errors_name_the_ply(tmp_path):
     """Chess960 errors are worded like standard ones (one replay kernel for both)."""
-    _, code, rows = _scan_text(tmp_path, b'[Event "960 illegal"]\n' + _960 + b"1. g3 g6 2. Qxh8 *\n\n")
+    _, _code, rows = _scan_text(tmp_path, b'[Event "960 illegal"]\n' + _960 + b"1. g3 g6 2. Qxh8 *\n\n")
     assert _statuses(rows) == ["illegal_move"]
     assert rows[0]["error_ply"] == 2 and "'Qxh8' at ply 2" in rows[0]["error"] and rows[0]["plies"] == 2
 
 
 def test_chess960_unreadable_token_is_bad_token(tmp_path):
     """(python-chess, the former Chess960 path, skips unreadable tokens silently: it said ok)."""
-    _, code, rows = _scan_text(tmp_path, b'[Event "960 bad token"]\n' + _960 + b"1. g3 g6 2. xyzzy *\n\n")
+    _, _code, rows = _scan_text(tmp_path, b'[Event "960 bad token"]\n' + _960 + b"1. g3 g6 2. xyzzy *\n\n")
     assert _statuses(rows) == ["bad_token"] and rows[0]["plies"] == 2
 
 
@@ -427,7 +426,7 @@ def test_illegal_and_ambiguous_moves_keep_facts(tmp_path):
     text = (b'[Event "illegal"]\n\n' + rep + b"5. e4 Kxe2 *\n\n"
             b'[Event "ambiguous"]\n[SetUp "1"]\n[FEN "3k4/8/8/8/8/8/4K3/R6R w - - 0 1"]\n\n1. Rd1 *\n\n'
             b'[Event "bad token"]\n\n1. e4 e5 2. Xy9 *\n\n')
-    _, code, rows = _scan_text(tmp_path, text)
+    _, _code, rows = _scan_text(tmp_path, text)
     assert _statuses(rows) == ["illegal_move", "ambiguous_move", "bad_token"]
     assert rows[0]["plies"] == rows[0]["error_ply"] == 9
     assert rows[0]["first_threefold_ply"] == 8 and rows[0]["first_threefold_claim_ply"] is not None
@@ -447,7 +446,7 @@ def test_fixture_corpus(tmp_path):
         first = data.split(b"\n", 1)[0].decode()
         assert first.startswith("; expect:"), path
         want = first.split(":", 1)[1].strip().split(",")
-        _, code, rows = _scan_text(tmp_path, data, name=os.path.basename(path))
+        _, _code, rows = _scan_text(tmp_path, data, name=os.path.basename(path))
         assert _statuses(rows) == want, (path, [(r["status"], r["error"]) for r in rows])
 
 
@@ -459,7 +458,7 @@ def test_game_above_max_size_between_normal_games(tmp_path):
     huge_comment = b"{" + b"very long comment " * 200_000 + b"}"             # 3.6 MB
     text = G1 + b'[Event "huge"]\n\n1. e4 ' + huge_comment + b" e5 *\n\n" + G2 + b"1. e4 *\n\n" + G3
     for block in (8 << 20, 1 << 16):
-        summary, code, rows = _scan_text(tmp_path, text, max_game_bytes=1 << 20, block_size=block)
+        _summary, _code, rows = _scan_text(tmp_path, text, max_game_bytes=1 << 20, block_size=block)
         assert [(r["event"], r["status"]) for r in rows] == [
             ("one", "ok"), ("huge", "game_too_large"), ("two", "ok"), (None, "ok"), ("three", "ok")], block
         assert "maximum game size" in rows[1]["error"]

@@ -22,8 +22,7 @@ import sys
 import tempfile
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _spec = importlib.util.spec_from_file_location("analyzer_fuzz", os.path.join(ROOT, "benchmarks", "fuzz.py"))
@@ -119,7 +118,7 @@ def test_mutations_never_crash_nor_lose_games(server, case):
     problems = [p for p in fuzz.check_rows(text, n, rows) if not p.startswith("KNOWN")]
     assert not problems, problems
     _, base_rows = server.baseline(base)
-    problems, lost, changed = fuzz.check_untouched(base, base_rows, ranges, rows)
+    problems, _lost, _changed = fuzz.check_untouched(base, base_rows, ranges, rows)
     assert not problems, problems
 
 

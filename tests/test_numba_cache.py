@@ -99,7 +99,8 @@ def test_scan_after_warmup_compiles_nothing_new(tmp_path):
     from conftest import need
 
     small = need("lichess_small.pgn")
-    text = open(small, "rb").read()[:400_000]
+    with open(small, "rb") as fh:
+        text = fh.read()[:400_000]
     (tmp_path / "g.pgn").write_bytes(text)
     (tmp_path / "g.pgn.zst").write_bytes(zstandard.ZstdCompressor().compress(text))
     big = b'[Event "big"]\n\n1. e4 {' + b"x" * 300_000 + b'} e5 1-0\n\n' + text[:20_000]
@@ -143,7 +144,8 @@ def test_cli_loads_cached_kernels_without_the_registry_refresh(tmp_path):
     from conftest import need
 
     small = need("lichess_small.pgn")
-    (tmp_path / "g.pgn").write_bytes(open(small, "rb").read()[:600_000])
+    with open(small, "rb") as fh:
+        (tmp_path / "g.pgn").write_bytes(fh.read()[:600_000])
     cli_scan = f"""
 import json, sys
 from analyzer import cli

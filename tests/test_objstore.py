@@ -12,18 +12,16 @@ import subprocess
 import sys
 import time
 
-import polars as pl
 import pytest
 
 pytest.importorskip("s3fs", reason="needs the optional extra analyzer[cloud] (s3fs); CI installs it via analyzer[test]")
 pytest.importorskip("moto.moto_server.werkzeug_app", reason="needs moto[server] (in analyzer[test])")
 
-import analyzer  # noqa: E402
-from analyzer import engine  # noqa: E402
-from analyzer.kinds import resolve_editions as resolve  # noqa: E402
-from analyzer.io import remote  # noqa: E402
-
-from servers import HTTPRangeServer, S3Server  # noqa: E402
+import analyzer
+from analyzer import engine
+from analyzer.io import remote
+from analyzer.kinds import resolve_editions as resolve
+from servers import HTTPRangeServer, S3Server
 
 BUCKET = "games"
 
@@ -203,7 +201,7 @@ def test_frame_units_read_only_their_ranges(s3, tmp_path, small_text):
 def test_transient_errors_on_ranged_reads_are_retried_s3(s3, tmp_path, small_text):
     mf = _pzstd(tmp_path, small_text * 2, "flaky")
     url = _upload(s3, mf, "in5/flaky.pgn.zst")
-    ref, code = _scan([mf], tmp_path / "ref", workers=1, frames_per_unit=1)
+    _ref, code = _scan([mf], tmp_path / "ref", workers=1, frames_per_unit=1)
     assert code == 0
     s3.faults.add("GET", "/in5/flaky.pgn.zst", ranged=True, how="503", times=2, skip=3)
     summary, code = _scan([url], tmp_path / "out", workers=1, frames_per_unit=1)
@@ -232,7 +230,7 @@ def test_http_inputs_with_dropped_connections_and_503(http, tmp_path, small_text
     mf = _pzstd(tmp_path, small_text * 2, "web")
     shutil.copy(mf, http.root / "web.pgn.zst")
     (http.root / "one.pgn.zst").write_bytes(zstandard.ZstdCompressor().compress(small_text))
-    ref, code = _scan([mf, str(http.root / "one.pgn.zst")], tmp_path / "ref", workers=1, frames_per_unit=1)
+    _ref, code = _scan([mf, str(http.root / "one.pgn.zst")], tmp_path / "ref", workers=1, frames_per_unit=1)
     assert code == 0
     http.faults.add("GET", "/web.pgn.zst", ranged=True, how="cut", times=1, skip=4)
     http.faults.add("GET", "/web.pgn.zst", ranged=True, how="503", times=1, skip=1)

@@ -14,8 +14,8 @@ import pytest
 
 import analyzer
 from analyzer import engine
-from analyzer.kinds import resolve_editions as resolve
 from analyzer.engine.lock import OutLock
+from analyzer.kinds import resolve_editions as resolve
 
 
 def _cli(*args, timeout=300, **kw):
@@ -212,7 +212,7 @@ def test_other_editions_are_added_not_replaced(tmp_path, small_text):
     assert s3["sources_skipped_as_complete"] == ["x"]
     assert analyzer.scan_verdicts(str(out)).collect().height == 2 * s1["games"]
     # The rows of fide_2018 are the same as in a run of fide_2018 alone.
-    s4, _ = _scan([src], tmp_path / "alone", editions=("fide_2018",))
+    _s4, _ = _scan([src], tmp_path / "alone", editions=("fide_2018",))
     a = analyzer.scan_verdicts(str(tmp_path / "alone")).collect().sort("game_index")
     b = analyzer.scan_verdicts(str(out)).filter(pl.col("edition") == "fide_2018").collect().sort("game_index")
     assert a.equals(b)
@@ -309,7 +309,7 @@ def test_huge_single_line_comment_is_game_too_large(tmp_path):
     big = b'[Event "big"]\n[Result "*"]\n\n1. e4 {' + b"x" * (3 << 20) + b"} e5 *\n\n"
     src = tmp_path / "c.pgn"
     src.write_bytes(g % b"a" + big + g % b"c")
-    summary, code = _scan([src], tmp_path / "out", unit_text_bytes=1 << 20, max_game_bytes=1 << 20)
+    _summary, _code = _scan([src], tmp_path / "out", unit_text_bytes=1 << 20, max_game_bytes=1 << 20)
     rows = _games(tmp_path / "out").sort("game_index")
     assert rows["event"].to_list() == ["a", "big", "c"]
     assert rows["status"].to_list() == ["ok", "game_too_large", "ok"]
@@ -328,7 +328,7 @@ def test_rewritten_input_with_same_size_and_mtime_is_recomputed(tmp_path, small_
     src.write_bytes(text.replace(b"Rated", b"RATED"))          # same size
     os.utime(src, ns=(st.st_atime_ns, st.st_mtime_ns))          # same mtime
     assert os.stat(src).st_size == st.st_size
-    summary, code = _scan([src], out)
+    summary, _code = _scan([src], out)
     assert summary["sources_skipped_as_complete"] == []
     events = _games(out)["event"].to_list()
     assert any("RATED" in e for e in events) and not any("Rated" in e for e in events)

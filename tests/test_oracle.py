@@ -15,9 +15,8 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import reference as ref  # noqa: E402
-
-from conftest import need  # noqa: E402
+import reference as ref
+from conftest import need
 
 FILES = {
     "lichess_small": need("lichess_small.pgn"),
@@ -209,7 +208,7 @@ def test_oracle_clock_reader():
 # Engine vs oracle
 
 def test_engine_game_count_and_index(name):
-    res, eng = engine(name)
+    _res, eng = engine(name)
     orc = oracle(name)
     assert len(eng) == len(orc), f"engine {len(eng)} games, python-chess {len(orc)}"
     idx = [e.columns["game_index"] for e in eng]

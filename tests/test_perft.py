@@ -9,8 +9,7 @@ import os
 
 import pytest
 
-from conftest import need  # noqa: E402
-
+from conftest import need
 
 DEFAULT_MAX_NODES = 200_000
 RANDOM_EVERY = 20            # default run: every 20th position of random.perft ...

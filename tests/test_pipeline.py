@@ -14,11 +14,9 @@ import time
 import polars as pl
 import pytest
 
-import analyzer
 from analyzer import engine
-from analyzer.kinds import resolve_editions as resolve
 from analyzer.engine import unit as unit_mod
-
+from analyzer.kinds import resolve_editions as resolve
 from conftest import need, out_tables, same_tables
 
 SMALL = need("lichess_small.pgn")
@@ -66,7 +64,7 @@ def test_compressed_inputs_give_the_same_tables(tmp_path, baseline, small_text, 
         import zstandard
 
         src.write_bytes(zstandard.ZstdCompressor(level=3).compress(small_text))
-    summary, code = _scan([src], tmp_path / "out", unit_text_bytes=1 << 20)
+    _summary, code = _scan([src], tmp_path / "out", unit_text_bytes=1 << 20)
     assert code == 0
     _same_tables(baseline[1], _tables(tmp_path / "out"))
 
@@ -109,11 +107,11 @@ def test_rerun_skips_and_force_recomputes(tmp_path, small_text):
     out = tmp_path / "out"
     _scan([src], out, unit_text_bytes=1 << 20)
     first = _tables(out)
-    summary, code = _scan([src], out, unit_text_bytes=1 << 20)
+    summary, _code = _scan([src], out, unit_text_bytes=1 << 20)
     assert summary["sources_skipped_as_complete"] == ["games"]
     _same_tables(first, _tables(out))
     cfg = engine.Config(out=str(out), editions=resolve(["fide_2018"]), unit_text_bytes=1 << 20)
-    summary, code = engine.run_scan([str(src)], cfg, force=True, progress_interval=0)
+    summary, _code = engine.run_scan([str(src)], cfg, force=True, progress_interval=0)
     assert summary["sources_skipped_as_complete"] == []
     assert summary["games_analyzed"] == summary["games"] == 2000     # nothing reused (failed before)
     _same_tables(first, _tables(out))
@@ -227,7 +225,6 @@ def test_after_a_failure_units_are_not_held_in_memory(tmp_path):
     """OrderedFinalizer after a failed unit: every later unit goes to staging as it arrives
     (a month-long run with an early failure must not hold every later unit in memory)."""
     from analyzer import tables
-
     from analyzer.engine import layout
     from analyzer.engine.numbering import OrderedFinalizer
 
@@ -266,7 +263,7 @@ def test_summary_counts_equal_the_tables(tmp_path):
     inputs = [SMALL, need("edge_cases.pgn"), need("draughts/russian_gametype25.pdn")]
     cfg = engine.Config(out=str(tmp_path / "out"), editions=resolve(["fide_2018", "lichess"]),
                           unit_text_bytes=300_000)
-    summary, code = engine.run_scan(inputs, cfg, workers=2, progress_interval=0)
+    summary, _code = engine.run_scan(inputs, cfg, workers=2, progress_interval=0)
     g, v, e = _tables(tmp_path / "out")
     status = dict(g.group_by("status").len().iter_rows())
     assert summary["status"] == status and sum(status.values()) == summary["games"] == g.height

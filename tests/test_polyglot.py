@@ -17,9 +17,8 @@ import chess.polyglot
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import reference as ref  # noqa: E402
-
-from conftest import need  # noqa: E402
+import reference as ref
+from conftest import need
 
 # The official test vectors of the Polyglot book format specification (H. G. Muller's
 # "PolyGlot opening book format" page): position after the moves -> key.
@@ -79,7 +78,7 @@ def test_vendored_table_and_start_position_match_python_chess():
     from analyzer.kinds.chess import _polyglot
     from analyzer.kinds.chess.analyze import _standard_start, _start_arrays
 
-    assert _polyglot.POLYGLOT_RANDOM == tuple(chess.polyglot.POLYGLOT_RANDOM_ARRAY)
+    assert tuple(chess.polyglot.POLYGLOT_RANDOM_ARRAY) == _polyglot.POLYGLOT_RANDOM
     for ours, theirs in zip(_standard_start(), _start_arrays(chess.Board())):
         assert ours.dtype == theirs.dtype and np.array_equal(ours, theirs)
 

@@ -13,7 +13,6 @@ import pytest
 from analyzer.analysis import analyze_block
 from analyzer.kinds import resolve_editions as resolve
 from analyzer.pgn.split import split_games
-
 from conftest import need
 
 
@@ -22,7 +21,7 @@ def test_other_editions_unchanged_by_1997_facts(name):
     path = Path(need(name))
     buf = np.frombuffer(path.read_bytes(), np.uint8)
     starts, ends, _ = split_games(buf, True)
-    kw = dict(source="s", first_game_index=0, base_offset=0, keep_facts=True)
+    kw = {"source": "s", "first_game_index": 0, "base_offset": 0, "keep_facts": True}
     without = analyze_block("chess", buf, starts, ends, editions=resolve(["fide_2018", "lichess"]), **kw)
     with97 = analyze_block("chess", buf, starts, ends, editions=resolve(["fide_2018", "lichess", "fide_1997"]), **kw)
     assert with97.games.equals(without.games)

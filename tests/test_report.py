@@ -17,7 +17,6 @@ import polars as pl
 import pytest
 
 from analyzer import report
-
 from conftest import need
 from report_checks import MEASURE_KN, cli, counts, raw_joined, text_problems, wilson_roots
 
@@ -164,7 +163,7 @@ def test_outcomes_figure_matches_raw_and_merges_only_identical_editions(run):
         assert r["small"] == (r["n"] < 30)
     # Merged series: identical per game on every game; separate series: different somewhere.
     for row in MEASURE_KN:
-        series = df.filter((pl.col("row") == row)).select("editions").unique()["editions"].to_list()
+        series = df.filter(pl.col("row") == row).select("editions").unique()["editions"].to_list()
         for s in series:
             eds = s.split(",")
             if len(eds) > 1:
@@ -184,7 +183,7 @@ def test_outcomes_figure_matches_raw_and_merges_only_identical_editions(run):
 
 def test_edition_pairs_match_raw(run):
     j = raw_joined(run["out"]).filter(pl.col("game_type") == "chess")
-    p = _rt(run, "edition_pairs").filter((pl.col("platform") == "all platforms"))
+    p = _rt(run, "edition_pairs").filter(pl.col("platform") == "all platforms")
     cols = {"missed": ["first_missed_claim_ply", "missed_claim_rule"], "avoided": ["first_avoided_claim_ply", "avoided_claim_rule"],
             "claimed": ["claimed"], "automatic": ["end_ply", "end_rule"]}
     for r in p.iter_rows(named=True):

@@ -17,7 +17,6 @@ import subprocess
 import pytest
 
 from analyzer import report
-
 from conftest import need
 from report_checks import cli
 

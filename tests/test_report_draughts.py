@@ -19,7 +19,6 @@ import polars as pl
 import pytest
 
 from analyzer import report
-
 from report_checks import cli, raw, raw_joined, wilson_roots
 
 

@@ -16,7 +16,6 @@ import polars as pl
 import pytest
 
 from analyzer import report
-
 from conftest import need
 from report_checks import cli, raw_joined, wilson_roots
 
@@ -58,7 +57,7 @@ def test_month_series_values_and_gap(months):
            .filter((pl.col("platform") == "lichess") & (pl.col("edition") == "lichess")).sort("period"))
     assert per["period_kind"].unique().to_list() == ["month"]
     assert per["period"].to_list() == [dt.date(y, m, 1) for y, m in MONTHS]
-    j = raw_joined(months["out"]).filter((pl.col("edition") == "lichess"))
+    j = raw_joined(months["out"]).filter(pl.col("edition") == "lichess")
     for r in per.iter_rows(named=True):
         key = (r["period"].year, r["period"].month)
         rows = j.filter((pl.col("date").dt.year() == key[0]) & (pl.col("date").dt.month() == key[1]))

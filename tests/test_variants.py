@@ -21,15 +21,22 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 
-import reference as ref  # noqa: E402
-from conftest import verdict_rows  # noqa: E402
-import variant_games as vg  # noqa: E402
-
-from analyzer.api import analyze_bytes  # noqa: E402
-from analyzer.kinds.chess.variants import (  # noqa: E402
-    V_ANTICHESS, V_ATOMIC, V_CRAZYHOUSE, V_HORDE, V_KOTH, V_RACINGKINGS, V_THREECHECK,
-    VARIANT_NAMES, variant_code, variant_from_filename,
+import reference as ref
+import variant_games as vg
+from analyzer.api import analyze_bytes
+from analyzer.kinds.chess.variants import (
+    V_ANTICHESS,
+    V_ATOMIC,
+    V_CRAZYHOUSE,
+    V_HORDE,
+    V_KOTH,
+    V_RACINGKINGS,
+    V_THREECHECK,
+    VARIANT_NAMES,
+    variant_code,
+    variant_from_filename,
 )
+from conftest import verdict_rows
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "variants")
 SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data", "variants")
@@ -161,7 +168,7 @@ def test_real_games_match_python_chess():
     for f in names:
         with open(os.path.join(SHARED, f), encoding="utf-8", errors="replace") as fh:
             text = fh.read()
-        oracles, eng, mismatches = _compare(text)
+        _oracles, eng, mismatches = _compare(text)
         assert all(e.status == "ok" for e in eng), f
         assert not mismatches, (f, _describe(mismatches))
 
@@ -169,7 +176,7 @@ def test_real_games_match_python_chess():
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(vg.CLASSES))
 def test_more_generated_games(name):
-    oracles, eng, mismatches = _compare(vg.generate_pgn(name, 150, seed=7))
+    _oracles, _eng, mismatches = _compare(vg.generate_pgn(name, 150, seed=7))
     assert not mismatches, _describe(mismatches)
 
 
@@ -178,7 +185,7 @@ def test_more_generated_games(name):
 
 def _pgn(variant: str, moves: str, fen: str | None = None, result: str = "*",
          date: str = "2024.01.01") -> str:
-    tags = [f'[Event "t"]', f'[Variant "{variant}"]', f'[UTCDate "{date}"]', f'[Result "{result}"]']
+    tags = ['[Event "t"]', f'[Variant "{variant}"]', f'[UTCDate "{date}"]', f'[Result "{result}"]']
     if fen:
         tags += [f'[FEN "{fen}"]', '[SetUp "1"]']
     return "\n".join(tags) + "\n\n" + moves + " " + result + "\n\n"

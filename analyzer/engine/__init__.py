@@ -5,4 +5,4 @@ from analyzer.engine.executors import RunError
 from analyzer.engine.lock import LockHeld
 from analyzer.engine.scan import run_scan
 
-__all__ = ["Config", "UnitSpec", "RunError", "LockHeld", "run_scan"]
+__all__ = ["Config", "LockHeld", "RunError", "UnitSpec", "run_scan"]

@@ -8,14 +8,13 @@ each finished unit to `progress`. It returns the records of this run and the fai
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, wait
-from typing import Callable, Iterable
 
-from analyzer.engine import forked
+from analyzer.engine import forked, layout
 from analyzer.engine.config import Config, UnitSpec
 from analyzer.engine.numbering import OrderedFinalizer
 from analyzer.engine.parts import write_json
-from analyzer.engine import layout
 from analyzer.engine.unit import run_unit_safe, run_unit_with_payload
 
 
@@ -118,7 +117,7 @@ class PoolExecutor:
         self.run_sources([job], cfg, progress)
         return job.records, job.failures, job.n_units
 
-    def run_sources(self, jobs: list["Job"], cfg: Config, progress, on_done=None) -> None:
+    def run_sources(self, jobs: list[Job], cfg: Config, progress, on_done=None) -> None:
         """Run the units of every job (source) through one queue: the next source's units are
         submitted while the last ones of the source before are still running, so the workers
         stay busy across sources. `on_done(job)` is called (in this thread) as soon as all of a

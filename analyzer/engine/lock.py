@@ -17,7 +17,7 @@ class OutLock:
         self.path = os.path.join(out, ".lock")
         self.fd: int | None = None
 
-    def acquire(self) -> "OutLock":
+    def acquire(self) -> OutLock:
         import fcntl
 
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -42,7 +42,7 @@ class OutLock:
             os.close(self.fd)   # closing the descriptor releases the lock
             self.fd = None
 
-    def __enter__(self) -> "OutLock":
+    def __enter__(self) -> OutLock:
         return self.acquire()
 
     def __exit__(self, *exc) -> None:

@@ -222,6 +222,6 @@ def _remove_stale_parts(out: str, source: str, n_units: int) -> None:
         if not os.path.isdir(folder):
             continue
         for name in os.listdir(folder):
-            if name.startswith("part-") and name.endswith(".parquet") and name[5:11].isdigit():
-                if int(name[5:11]) >= n_units:
-                    os.remove(os.path.join(folder, name))
+            if (name.startswith("part-") and name.endswith(".parquet") and name[5:11].isdigit()
+                    and int(name[5:11]) >= n_units):
+                os.remove(os.path.join(folder, name))

@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 from analyzer.engine.layout import temp_path
 from analyzer.engine.store import ObjectStore, is_remote, parquet_options, table_bytes
 
-__all__ = ["parquet_options", "write_table", "write_json", "read_json", "PartWriter", "HeldPart"]
+__all__ = ["HeldPart", "PartWriter", "parquet_options", "read_json", "write_json", "write_table"]
 
 
 def _object_store(path: str) -> ObjectStore:

@@ -6,8 +6,8 @@ game larger than `max_game_bytes` is reported (status game_too_large) and skippe
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
 
 import numpy as np
 import pyarrow as pa

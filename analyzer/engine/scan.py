@@ -19,17 +19,17 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from analyzer.engine import layout
-from analyzer.tables import data_dictionary
 from analyzer.engine.config import Config, edition_ids, edition_params, unit_fingerprint
 from analyzer.engine.executors import Job, RunError, make_executor
 from analyzer.engine.lock import LockHeld
 from analyzer.engine.numbering import finalize_source
-from analyzer.engine.store import is_remote, open_store
 from analyzer.engine.parts import read_json, write_json
 from analyzer.engine.plan import iter_sequential_units, plan_frame_units
 from analyzer.engine.progress import Progress
+from analyzer.engine.store import is_remote, open_store
 from analyzer.engine.summary import make_summary
 from analyzer.io import remote, sources
+from analyzer.tables import data_dictionary
 
 log = logging.getLogger("analyzer")
 
@@ -325,4 +325,4 @@ def _run(plans, cfg, workers, engine, scheduler, progress_interval, progress_mod
     return summary, code
 
 
-__all__ = ["run_scan", "RunError", "LockHeld", "plan_sources"]
+__all__ = ["LockHeld", "RunError", "plan_sources", "run_scan"]

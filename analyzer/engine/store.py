@@ -298,7 +298,7 @@ class LeaseLock:
         self.store.delete(self.path)
         return self._create()
 
-    def acquire(self) -> "LeaseLock":
+    def acquire(self) -> LeaseLock:
         from analyzer.engine.lock import LockHeld
 
         if not self._create():
@@ -315,7 +315,7 @@ class LeaseLock:
                     raise LockHeld(
                         f"{self.store.root} is in use by another analyzer run (host {cur.get('host', '?')}, "
                         f"pid {cur.get('pid', '?')}, started {cur.get('started', '?')}; its lease "
-                        f"{'expires in %.0f s' % left if left > 0 else 'has just been taken over'}); wait "
+                        f"{f'expires in {left:.0f} s' if left > 0 else 'has just been taken over'}); wait "
                         f"for it to finish, or for the lease to expire if that run is dead, or use another --out")
                 log.info("%s: took over the lease of a run that %s", self.store.root,
                          "is no longer running" if dead else "stopped renewing it")
@@ -351,7 +351,7 @@ class LeaseLock:
         except Exception as exc:  # noqa: BLE001 - it expires by itself
             log.warning("could not remove the lease on %s (%s); it expires in %.0f s", self.store.root, exc, self.ttl)
 
-    def __enter__(self) -> "LeaseLock":
+    def __enter__(self) -> LeaseLock:
         return self.acquire()
 
     def __exit__(self, *exc) -> None:

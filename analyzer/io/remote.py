@@ -168,7 +168,7 @@ def with_retries(what: str, fn, *args, **kwargs):
     for attempt in range(1, RETRIES + 1):
         try:
             return fn(*args, **kwargs)
-        except BaseException as exc:  # noqa: BLE001 - sorted by is_transient
+        except BaseException as exc:  # re-raised unless transient (is_transient sorts them)
             if attempt == RETRIES or not is_transient(exc):
                 raise
             with _LOCK:

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import bz2
 import gzip
-import io
 import hashlib
+import io
 import os
 import stat
 import struct
@@ -199,11 +199,12 @@ def inspect(path: str, name: str | None = None) -> InputInfo:
             try:
                 with open_stream(path, comp) as fh:
                     sample = fh.read(SNIFF_BYTES)
-            except Exception:  # damaged: routing falls back to chess; the reader reports the damage
+            except Exception:  # noqa: BLE001 - damaged: routing falls back to chess; the reader reports the damage
                 sample = b""
             return InputInfo(path, name, comp, st.st_size, st.st_mtime, _game_type(path, sample),
                              True, _digest(path, st.st_size), variant=_variant_of(path))
-        raw = sys.stdin.buffer if path == "-" else open(path, "rb")
+        # a pipe or FIFO: kept open in _STREAMS for the reader, which reads on from the sniffed head
+        raw = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
         head = _read_head(raw, SNIFF_BYTES)
     except FileNotFoundError:
         raise InputError(f"{path}: no such file") from None
@@ -304,7 +305,7 @@ def open_stream(path: str, compression: str, size: int | None = None):
     elif path == "-":
         raw = _Prefixed(b"", sys.stdin.buffer)
     else:
-        raw = open(path, "rb", buffering=0)
+        raw = open(path, "rb", buffering=0)  # noqa: SIM115 - returned inside the stream; the caller closes it
     counting = _Counting(raw)
     stream = _decoder(io.BufferedReader(counting, buffer_size=READ_SIZE), compression)
     try:
@@ -601,7 +602,7 @@ def iter_frames(path: str, frames: list[Frame], first: int, end: int | None = No
     dctx = zstandard.ZstdDecompressor(max_window_size=1 << 31)
     url = remote.is_url(path)
     frames = list(frames)
-    fh = None if url else open(path, "rb")
+    fh = None if url else open(path, "rb")  # noqa: SIM115 - a generator: closed in its finally
     own = b""
     own_start = 0
     try:

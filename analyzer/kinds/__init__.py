@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import difflib
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 REGISTRY = {
     "chess": "analyzer.kinds.chess",

@@ -10,7 +10,7 @@ to the start of the next.
 """
 from __future__ import annotations
 
-import analyzer._numba_env  # noqa: F401
+import analyzer._numba_env  # NUMBA_CACHE_DIR before numba loads or compiles kernels
 
 import numpy as np
 from llvmlite import ir
@@ -21,7 +21,7 @@ from numba.extending import intrinsic
 
 # No numba runtime: these kernels never allocate, and without it calls between them pass
 # arrays without atomic reference counting (see analyzer.kinds.chess._board.HOT).
-HOT = dict(cache=True, nogil=True, _nrt=False)
+HOT = {"cache": True, "nogil": True, "_nrt": False}
 
 _BETWEEN = 0
 _TAGS = 1

@@ -16,8 +16,7 @@ import os
 
 import polars as pl
 
-from analyzer.report import figures as _figures
-from analyzer.report import model, page, stats  # noqa: F401  (re-exported modules)
+from analyzer.report import figures as _figures, model, page, stats  # noqa: F401  (re-exported modules)
 from analyzer.report.model import Report, build
 
 
@@ -84,7 +83,7 @@ def _draw_all(rep: Report, fig_dir: str) -> list[dict]:
             code = 0
             try:
                 _draw(theirs, fig_dir)
-            except BaseException:
+            except BaseException:  # noqa: BLE001 - the forked child must reach os._exit, with a code
                 code = 1
             os._exit(code)
         for _, f in theirs:

@@ -303,7 +303,7 @@ def _cat(parts, name, empty):
 
 
 def _empty_cube() -> pl.DataFrame:
-    schema = {c: pl.String for c in CUBE_DIMS}
+    schema = dict.fromkeys(CUBE_DIMS, pl.String)
     schema["month"] = pl.Date
-    schema.update({c: pl.UInt32 for c in COUNTS})
+    schema.update(dict.fromkeys(COUNTS, pl.UInt32))
     return pl.DataFrame(schema=schema)

@@ -13,8 +13,18 @@ import polars as pl
 
 from analyzer.report import stats
 from analyzer.report.collect import TC_ORDER
-from analyzer.report.model import (DRAUGHTS_RULES, LICHESS_FIVEFOLD, MEASURE, MEASURES, RULE_LABELS,
-                                   TREND_MEASURES, EdClass, Report, applies, platform_label)
+from analyzer.report.model import (
+    DRAUGHTS_RULES,
+    LICHESS_FIVEFOLD,
+    MEASURE,
+    MEASURES,
+    RULE_LABELS,
+    TREND_MEASURES,
+    EdClass,
+    Report,
+    applies,
+    platform_label,
+)
 
 WIDTH = 7.0              # inches: a two-column page
 FONT = 9                 # points, every text of every figure
@@ -115,7 +125,7 @@ class _Points:
                                          linewidths=[0.7 if small else 1.0 for *_, small in self.items]),
                           autolim=False)
         styles: dict = {}
-        for v, pos, lo, hi, c, mk, small in self.items:
+        for v, pos, _lo, _hi, c, mk, small in self.items:
             styles.setdefault((c, mk, small), []).append((v, pos) if self.horizontal else (pos, v))
         for (c, mk, small), xy in styles.items():
             ax.plot([a for a, _ in xy], [b for _, b in xy], ls="none", marker=mk, ms=self.ms, color=c,
@@ -253,7 +263,7 @@ def fig_trend(rep: Report, game_type: str, platform: str) -> Figure | None:
         top = 0.0
         for cls in rep.pop_classes[(game_type, platform, mname)]:
             ok = applies(cls.key, m)
-            sub = per.filter((pl.col("edition") == cls.key)).sort("period")
+            sub = per.filter(pl.col("edition") == cls.key).sort("period")
             colour, marker, label = sty(cls)
             xs, ys, los, his, sx, sy, slo, shi = [], [], [], [], [], [], [], []
             for r in sub.iter_rows(named=True):
@@ -411,7 +421,7 @@ def _rule_applies(ed: str, rule: str) -> bool:
 
     try:
         (e,) = kinds.resolve_editions([ed])
-    except Exception:
+    except Exception:  # noqa: BLE001 - a custom edition the report cannot resolve: the rule is shown
         return True
     if rule == "king_moves":
         return bool(getattr(e, "king_moves", 0))

@@ -11,8 +11,7 @@ import polars as pl
 
 from analyzer import kinds
 from analyzer.report import stats
-from analyzer.report.collect import (AUDIT_KINDS, COUNTS, GAME_TYPES, PLATFORMS, Collected,
-                                     collect)
+from analyzer.report.collect import AUDIT_KINDS, COUNTS, GAME_TYPES, PLATFORMS, Collected, collect
 
 
 @dataclass(frozen=True)
@@ -66,7 +65,7 @@ def edition_features(ed: str) -> dict[str, bool | None]:
     edition is not a built-in one: unknown)."""
     try:
         (e,) = kinds.resolve_editions([ed])
-    except Exception:   # a custom edition the report cannot resolve
+    except Exception:  # noqa: BLE001 - a custom edition the report cannot resolve
         return {"intended": None, "automatic": None}
     if hasattr(e, "claim_intended_move"):
         auto = bool(e.automatic_repetitions or e.automatic_moves or e.fifty_is_automatic or e.insufficient_is_automatic)
@@ -193,7 +192,7 @@ def _periods(cube: pl.DataFrame) -> pl.DataFrame:
         out.append(full)
     if not out:
         schema = {"game_type": pl.String, "platform": pl.String, "edition": pl.String, "period_kind": pl.String,
-                  "period": pl.Date, **{c: pl.Int64 for c in COUNTS}}
+                  "period": pl.Date, **dict.fromkeys(COUNTS, pl.Int64)}
         return _with_rates(pl.DataFrame(schema=schema))
     df = pl.concat(out, how="diagonal_relaxed").select(
         "game_type", "platform", "edition", "period_kind", "period", *COUNTS)

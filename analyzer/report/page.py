@@ -10,8 +10,16 @@ import polars as pl
 
 from analyzer.report import stats
 from analyzer.report.collect import AUDIT_KINDS
-from analyzer.report.model import (DRAUGHTS_RULES, GAME_TYPE_LABELS, MEASURES, RULE_LABELS, Report,
-                                   applies, platform_label, primary_class)
+from analyzer.report.model import (
+    DRAUGHTS_RULES,
+    GAME_TYPE_LABELS,
+    MEASURES,
+    RULE_LABELS,
+    Report,
+    applies,
+    platform_label,
+    primary_class,
+)
 
 AUDIT_LABELS = {
     "continued_past_automatic_draw": "play went on past an automatic draw",
@@ -71,7 +79,7 @@ def _identical(rep: Report) -> list[str]:
     """One sentence per group of editions that agree, naming the measures they agree on."""
     out = []
     pairs = rep.tables.get("edition_pairs")
-    for gt, eds in rep.editions.items():
+    for gt, _eds in rep.editions.items():
         groups: dict[tuple[str, ...], list[str]] = {}
         for m in MEASURES:
             for cls in rep.classes.get((gt, m.name), []):

@@ -14,27 +14,55 @@ king ends on the g or c file, the rook on the f or d file.
 """
 from __future__ import annotations
 
-import analyzer._numba_env  # noqa: F401
+import analyzer._numba_env  # NUMBA_CACHE_DIR before numba loads or compiles kernels
 
 import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 
 from analyzer.kinds.chess._tables import (
-    BETWEEN, BISHOP_EMPTY, ROOK_EMPTY, CASTLE_BK, CASTLE_BQ, CT_ROOK, LINE, CASTLE_WK, CASTLE_WQ, DARK_SQUARES,
-    DIR_E, DIR_N, DIR_NE, DIR_NW, DIR_S, DIR_SE, DIR_SW, DIR_W, KING_ATTACKS, KNIGHT_ATTACKS,
-    LIGHT_SQUARES, MF_CASTLE, RANK_MASKS, MF_DOUBLE, MF_EP, MF_NORMAL, PAWN_ATTACKS, RAYS, ZOBRIST_CASTLE,
-    ZOBRIST_EP_FILE, ZOBRIST_PIECE, ZOBRIST_WHITE_TO_MOVE,
+    BETWEEN,
+    BISHOP_EMPTY,
+    CASTLE_BK,
+    CASTLE_BQ,
+    CASTLE_WK,
+    CASTLE_WQ,
+    CT_ROOK,
+    DARK_SQUARES,
+    DIR_E,
+    DIR_N,
+    DIR_NE,
+    DIR_NW,
+    DIR_S,
+    DIR_SE,
+    DIR_SW,
+    DIR_W,
+    KING_ATTACKS,
+    KNIGHT_ATTACKS,
+    LIGHT_SQUARES,
+    LINE,
+    MF_CASTLE,
+    MF_DOUBLE,
+    MF_EP,
+    MF_NORMAL,
+    PAWN_ATTACKS,
+    RANK_MASKS,
+    RAYS,
+    ROOK_EMPTY,
+    ZOBRIST_CASTLE,
+    ZOBRIST_EP_FILE,
+    ZOBRIST_PIECE,
+    ZOBRIST_WHITE_TO_MOVE,
 )
 
 U0 = np.uint64(0)
 U1 = np.uint64(1)
-JIT = dict(cache=True, nogil=True)
+JIT = {"cache": True, "nogil": True}
 # Helpers that take arrays and never allocate are compiled without the numba runtime: with it,
 # every call of a non-inlined helper increfs and decrefs each array argument with atomic
 # instructions, which took ~60% of the replay time (perf, 2026-11-29). Such helpers must not
 # allocate (np.empty, .copy()); callers pass scratch arrays.
-HOT = dict(cache=True, nogil=True, _nrt=False)
+HOT = {"cache": True, "nogil": True, "_nrt": False}
 
 
 @njit(inline="always", **HOT)

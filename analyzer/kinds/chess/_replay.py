@@ -16,24 +16,59 @@ Kernels never raise: each game gets a status code and keeps its positions up to 
 """
 from __future__ import annotations
 
-import analyzer._numba_env  # noqa: F401
+import analyzer._numba_env  # NUMBA_CACHE_DIR before numba loads or compiles kernels
 
 import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
-from analyzer.kinds.chess._board import (
-    HOT, JIT, U0, U1, bit, castle_move_for, castle_now_bits, castle_targets, checks_and_pins, gen_legal,
-    has_legal_move, has_legal_ep, insufficient_material, is_safe_after, king_square, lsb, m_flag, m_from,
-    m_promo, m_to, make_move, bishop_attacks, rook_attacks, encode, piece_key,
-)
 from analyzer.codes import S_AMBIGUOUS, S_BAD_TOKEN, S_ILLEGAL, S_INTERNAL, S_NO_MOVES, S_OK, S_UNTERMINATED
-from analyzer.pgn._scan import load_u64
+from analyzer.kinds.chess._board import (
+    HOT,
+    JIT,
+    U0,
+    U1,
+    bishop_attacks,
+    bit,
+    castle_move_for,
+    castle_now_bits,
+    castle_targets,
+    checks_and_pins,
+    encode,
+    gen_legal,
+    has_legal_ep,
+    has_legal_move,
+    insufficient_material,
+    is_safe_after,
+    king_square,
+    lsb,
+    m_flag,
+    m_from,
+    m_promo,
+    m_to,
+    make_move,
+    piece_key,
+    rook_attacks,
+)
 from analyzer.kinds.chess._tables import (
-    CT_CHESS960, CT_SIZE, FILE_MASKS, KING_ATTACKS, LINE, KNIGHT_ATTACKS, MF_CASTLE, MF_DOUBLE, MF_EP,
-    MF_NORMAL, PAWN_ATTACKS, RANK_MASKS, ZOBRIST_CASTLE, ZOBRIST_EP_FILE, ZOBRIST_PIECE,
+    CT_CHESS960,
+    CT_SIZE,
+    FILE_MASKS,
+    KING_ATTACKS,
+    KNIGHT_ATTACKS,
+    LINE,
+    MF_CASTLE,
+    MF_DOUBLE,
+    MF_EP,
+    MF_NORMAL,
+    PAWN_ATTACKS,
+    RANK_MASKS,
+    ZOBRIST_CASTLE,
+    ZOBRIST_EP_FILE,
+    ZOBRIST_PIECE,
     ZOBRIST_WHITE_TO_MOVE,
 )
+from analyzer.pgn._scan import load_u64
 
 # Per-position flag bits.
 FLAG_CHECK = 1

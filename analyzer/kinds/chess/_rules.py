@@ -14,26 +14,65 @@ events by analyzer.measures, the same way for every game kind (docs/measures.md)
 """
 from __future__ import annotations
 
-import analyzer._numba_env  # noqa: F401
+import analyzer._numba_env  # NUMBA_CACHE_DIR before numba loads or compiles kernels
 
 import numpy as np
 from numba import njit
 
 from analyzer.codes import (
-    F_CLOCK100, F_CLOCK150, F_FIFTH, F_FINAL_HMC, F_FINAL_INSUFFICIENT, F_FINAL_MATE, F_FINAL_REPS,
-    F_FINAL_STALEMATE, F_THIRD,
-    DR_AGREEMENT, DR_FIFTY, DR_FIVEFOLD, DR_INSUFFICIENT, DR_SEVENTYFIVE, DR_STALEMATE, DR_THREEFOLD,
-    DR_TIMEOUT_VS_INSUFFICIENT, K_AUTO, K_INTENDED, K_NOW, K_OFFER, N_VERDICT, R_FIFTY, R_FIVEFOLD,
-    R_INSUFFICIENT, R_OFFER, R_SEVENTYFIVE, R_THREEFOLD, RESULT_DRAW, V_DRAW_REASON, V_END_PLY, V_END_RULE,
-    V_FIFTY, V_FIFTY_CLAIM, V_FIVEFOLD, V_SEVENTYFIVE, V_THREEFOLD, V_THREEFOLD_CLAIM,
+    DR_AGREEMENT,
+    DR_FIFTY,
+    DR_FIVEFOLD,
+    DR_INSUFFICIENT,
+    DR_SEVENTYFIVE,
+    DR_STALEMATE,
+    DR_THREEFOLD,
+    DR_TIMEOUT_VS_INSUFFICIENT,
+    F_CLOCK100,
+    F_CLOCK150,
+    F_FIFTH,
+    F_FINAL_HMC,
+    F_FINAL_INSUFFICIENT,
+    F_FINAL_MATE,
+    F_FINAL_REPS,
+    F_FINAL_STALEMATE,
+    F_THIRD,
+    K_AUTO,
+    K_INTENDED,
+    K_NOW,
+    K_OFFER,
+    N_VERDICT,
+    R_FIFTY,
+    R_FIVEFOLD,
+    R_INSUFFICIENT,
+    R_OFFER,
+    R_SEVENTYFIVE,
+    R_THREEFOLD,
+    RESULT_DRAW,
+    V_DRAW_REASON,
+    V_END_PLY,
+    V_END_RULE,
+    V_FIFTY,
+    V_FIFTY_CLAIM,
+    V_FIVEFOLD,
+    V_SEVENTYFIVE,
+    V_THREEFOLD,
+    V_THREEFOLD_CLAIM,
 )
 from analyzer.kinds.chess._replay import (
-    FLAG_CHECKMATE, FLAG_FIFTY_INTENDED, FLAG_HAS_MOVE, FLAG_INSUFFICIENT, FLAG_OFFER,
-    FLAG_STALEMATE, FLAG_WINDOW97, FLAG_WINDOW_START, repetition_count,
+    FLAG_CHECKMATE,
+    FLAG_FIFTY_INTENDED,
+    FLAG_HAS_MOVE,
+    FLAG_INSUFFICIENT,
+    FLAG_OFFER,
+    FLAG_STALEMATE,
+    FLAG_WINDOW97,
+    FLAG_WINDOW_START,
+    repetition_count,
 )
 
-JIT = dict(cache=True, nogil=True)
-HOT = dict(cache=True, nogil=True, _nrt=False)  # helpers that do not allocate (see _board.HOT)
+JIT = {"cache": True, "nogil": True}
+HOT = {"cache": True, "nogil": True, "_nrt": False}  # helpers that do not allocate (see _board.HOT)
 
 # Parameter vector indices (editions.ChessEdition.params).
 P_CLAIM_REPS = 0
@@ -96,7 +135,6 @@ def apply_rules(pos_off, stm0, result_code, time_forfeit, auto_rep_on, params,
         g1 = pos_off[g + 1]
         if g1 <= g0:
             continue
-        plies = g1 - g0 - 1
         ws = g0
         reps = 1
         seen0 = np.uint64(0)     # repetition_count's seen-sets, one per parity

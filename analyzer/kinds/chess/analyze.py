@@ -17,8 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from analyzer import codes
-from analyzer.kinds.chess import _replay as R
-from analyzer.kinds.chess import _rules as K
+from analyzer.kinds.chess import _replay as R, _rules as K
 from analyzer.kinds.chess._tables import CT_CHESS960, CT_ROOK, CT_SIZE, STANDARD_CASTLING
 from analyzer.kinds.chess.editions import IDENTITY_FIDE_1997, ChessEdition
 from analyzer.kinds.chess.variants import variant_code

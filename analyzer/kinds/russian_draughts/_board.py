@@ -21,7 +21,7 @@ positions-after-move, not paths.
 """
 from __future__ import annotations
 
-import analyzer._numba_env  # noqa: F401
+import analyzer._numba_env  # NUMBA_CACHE_DIR before numba loads or compiles kernels
 
 import numba
 import numpy as np

@@ -16,17 +16,34 @@ kings packed 4 bits each). Kernels never raise: a status per game, facts up to t
 """
 from __future__ import annotations
 
-import analyzer._numba_env  # noqa: F401
+import analyzer._numba_env  # NUMBA_CACHE_DIR before numba loads or compiles kernels
 
 import numba
 import numpy as np
 
 from analyzer.codes import (
-    RESULT_BLACK as RES_BLACK, RESULT_DRAW as RES_DRAW, RESULT_UNKNOWN as RES_UNKNOWN, RESULT_WHITE as RES_WHITE,
-    S_AMBIGUOUS, S_BAD_TOKEN, S_ILLEGAL, S_INTERNAL, S_NO_MOVES, S_NULL_MOVE, S_OK, S_TRUNCATED,
+    RESULT_BLACK as RES_BLACK,
+    RESULT_DRAW as RES_DRAW,
+    RESULT_UNKNOWN as RES_UNKNOWN,
+    RESULT_WHITE as RES_WHITE,
+    S_AMBIGUOUS,
+    S_BAD_TOKEN,
+    S_ILLEGAL,
+    S_INTERNAL,
+    S_NO_MOVES,
+    S_NULL_MOVE,
+    S_OK,
+    S_TRUNCATED,
 )
 from analyzer.kinds.russian_draughts._board import (
-    MAX_MOVES, MAX_PATH, ZOBRIST, ZOBRIST_BLACK, apply_move, generate_moves, popcount, zobrist_key,
+    MAX_MOVES,
+    MAX_PATH,
+    ZOBRIST,
+    ZOBRIST_BLACK,
+    apply_move,
+    generate_moves,
+    popcount,
+    zobrist_key,
 )
 
 RES_NONE = -1   # no termination token (the result codes are analyzer.codes.RESULT_*)

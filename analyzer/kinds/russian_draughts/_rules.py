@@ -7,17 +7,43 @@ each player; the balance rule always counts moves by each player (2N plies).
 """
 from __future__ import annotations
 
-import analyzer._numba_env  # noqa: F401
+import analyzer._numba_env  # NUMBA_CACHE_DIR before numba loads or compiles kernels
 
 import numba
 import numpy as np
 
 from analyzer.codes import (
-    F_FIFTH, F_FINAL_HMC, F_FINAL_REPS, F_THIRD,
-    DR_AGREEMENT, DR_BALANCE, DR_KING_MOVES, DR_KINGS_VS_KING, DR_MAIN_DIAGONAL, DR_SMALL_ENDING, DR_THREEFOLD,
-    K_AUTO, K_INTENDED, K_NOW, N_VERDICT, R_BALANCE, R_KING_MOVES, R_KINGS_VS_KING, R_MAIN_DIAGONAL,
-    R_SMALL_ENDING, R_THREEFOLD, RESULT_DRAW, V_BALANCE, V_DRAW_REASON, V_END_PLY, V_END_RULE,
-    V_KINGS_VS_KING, V_MAIN_DIAGONAL, V_SMALL_ENDING, V_THREEFOLD, V_THREEFOLD_CLAIM,
+    DR_AGREEMENT,
+    DR_BALANCE,
+    DR_KING_MOVES,
+    DR_KINGS_VS_KING,
+    DR_MAIN_DIAGONAL,
+    DR_SMALL_ENDING,
+    DR_THREEFOLD,
+    F_FIFTH,
+    F_FINAL_HMC,
+    F_FINAL_REPS,
+    F_THIRD,
+    K_AUTO,
+    K_INTENDED,
+    K_NOW,
+    N_VERDICT,
+    R_BALANCE,
+    R_KING_MOVES,
+    R_KINGS_VS_KING,
+    R_MAIN_DIAGONAL,
+    R_SMALL_ENDING,
+    R_THREEFOLD,
+    RESULT_DRAW,
+    V_BALANCE,
+    V_DRAW_REASON,
+    V_END_PLY,
+    V_END_RULE,
+    V_KINGS_VS_KING,
+    V_MAIN_DIAGONAL,
+    V_SMALL_ENDING,
+    V_THREEFOLD,
+    V_THREEFOLD_CLAIM,
 )
 from analyzer.kinds.russian_draughts._board import MAIN_DIAGONAL, popcount
 
@@ -26,7 +52,7 @@ P_MODE, P_TF_INTENDED, P_BAL_AUTO, P_BAL_MOVES, P_BAL_KINGS, P_BAL_SMALL, P_BAL_
     P_KVK_MOVES, P_DIAG_MOVES, P_DIAG_FMJD, P_SMALL_MOVES, P_SMALL_FMJD, P_KING_MOVES = range(13)
 MODE_OWN = 0   # "its N-th move": the stronger side's moves
 
-JIT = dict(cache=True, nogil=True)
+JIT = {"cache": True, "nogil": True}
 
 
 @numba.njit(**JIT)

@@ -193,7 +193,7 @@ def analyze_block(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, *, edit
     for ed in editions:
         out = np.empty((n, codes.N_VERDICT), np.int32)
         params = ed.params()
-        events = run_rule_kernel(lambda ev: apply_rules(
+        events = run_rule_kernel(lambda ev, params=params, out=out: apply_rules(
             params, facts.off, facts.plies, active, result_code, facts.wm, facts.wk, facts.bm, facts.bk,
             facts.stm, facts.rep, facts.intended, facts.nlegal, facts.irrev, facts.matclock, out,
             ev["game"], ev["ply"], ev["rule"], ev["kind"], ev["side"], ev["reps"], ev["hmc"], ev["clock"]), cap)

@@ -16,7 +16,14 @@ import os
 import re
 
 from analyzer.kinds.chess.variants._codes import (  # noqa: F401
-    V_ANTICHESS, V_ATOMIC, V_CRAZYHOUSE, V_HORDE, V_KOTH, V_RACINGKINGS, V_STANDARD, V_THREECHECK,
+    V_ANTICHESS,
+    V_ATOMIC,
+    V_CRAZYHOUSE,
+    V_HORDE,
+    V_KOTH,
+    V_RACINGKINGS,
+    V_STANDARD,
+    V_THREECHECK,
     VARIANT_NAMES,
 )
 

@@ -18,21 +18,46 @@ Antichess: captures compulsory). No legal move exists once `is_variant_end()` ho
 """
 from __future__ import annotations
 
-import analyzer._numba_env  # noqa: F401
+import analyzer._numba_env  # NUMBA_CACHE_DIR before numba loads or compiles kernels
 
 import numpy as np
 from numba import njit
 
 from analyzer.kinds.chess._board import (
-    HOT, JIT, U0, U1, bit, is_attacked, lsb, msb, piece_attacks, popcount,
+    HOT,
+    JIT,
+    U0,
+    U1,
+    bit,
+    is_attacked,
+    lsb,
+    msb,
+    piece_attacks,
+    popcount,
 )
 from analyzer.kinds.chess._tables import (
-    BETWEEN, CASTLE_MASK_BY_SQUARE, DARK_SQUARES, KING_ATTACKS, KNIGHT_ATTACKS, LIGHT_SQUARES, PAWN_ATTACKS,
-    RANK_MASKS, ZOBRIST_CASTLE, ZOBRIST_EP_FILE, ZOBRIST_PIECE, ZOBRIST_WHITE_TO_MOVE,
+    BETWEEN,
+    CASTLE_MASK_BY_SQUARE,
+    DARK_SQUARES,
+    KING_ATTACKS,
+    KNIGHT_ATTACKS,
+    LIGHT_SQUARES,
+    PAWN_ATTACKS,
+    RANK_MASKS,
+    ZOBRIST_CASTLE,
+    ZOBRIST_EP_FILE,
+    ZOBRIST_PIECE,
+    ZOBRIST_WHITE_TO_MOVE,
 )
-
 from analyzer.kinds.chess.variants._codes import (  # noqa: F401
-    V_ANTICHESS, V_ATOMIC, V_CRAZYHOUSE, V_HORDE, V_KOTH, V_RACINGKINGS, V_STANDARD, V_THREECHECK,
+    V_ANTICHESS,
+    V_ATOMIC,
+    V_CRAZYHOUSE,
+    V_HORDE,
+    V_KOTH,
+    V_RACINGKINGS,
+    V_STANDARD,
+    V_THREECHECK,
     VARIANT_NAMES,
 )
 

@@ -15,28 +15,94 @@ Kernels never raise: a status per game, positions kept up to the last legal move
 """
 from __future__ import annotations
 
-import analyzer._numba_env  # noqa: F401
+import analyzer._numba_env  # NUMBA_CACHE_DIR before numba loads or compiles kernels
 
 import numpy as np
 from numba import njit
 
-from analyzer.kinds.chess._board import HOT, JIT, U0, U1, bit, lsb
-from analyzer.kinds.chess._tables import (
-    CASTLE_MASK_BY_SQUARE, ZOBRIST_EP_FILE, ZOBRIST_PIECE, ZOBRIST_WHITE_TO_MOVE,
-)
+from analyzer.kinds.chess._board import HOT, JIT, U0, U1, bit
 from analyzer.kinds.chess._replay import (
-    FLAG_CHECK, FLAG_CHECKMATE, FLAG_FIFTY_INTENDED, FLAG_FIFTY_LOOKED, FLAG_HAS_MOVE,
-    FLAG_INSUFFICIENT, FLAG_LEGAL_EP, FLAG_STALEMATE, FLAG_WINDOW97, FLAG_WINDOW_START,
-    S_AMBIGUOUS, S_BAD_TOKEN, S_ILLEGAL, S_INTERNAL, S_NO_MOVES, S_OK, S_UNTERMINATED,
-    TOK_NULL, TOK_RESULT, TOK_SKIP, _NAN32, _at, _comment_end, _fail, _is_space, _skip_other,
-    _token_end, _token_kind, count_back, repetition_count,
+    _NAN32,
+    FLAG_CHECK,
+    FLAG_CHECKMATE,
+    FLAG_FIFTY_INTENDED,
+    FLAG_FIFTY_LOOKED,
+    FLAG_HAS_MOVE,
+    FLAG_INSUFFICIENT,
+    FLAG_LEGAL_EP,
+    FLAG_STALEMATE,
+    FLAG_WINDOW97,
+    FLAG_WINDOW_START,
+    S_AMBIGUOUS,
+    S_BAD_TOKEN,
+    S_ILLEGAL,
+    S_INTERNAL,
+    S_NO_MOVES,
+    S_OK,
+    S_UNTERMINATED,
+    TOK_NULL,
+    TOK_RESULT,
+    TOK_SKIP,
+    _at,
+    _comment_end,
+    _fail,
+    _is_space,
+    _skip_other,
+    _token_end,
+    _token_kind,
+    count_back,
+    repetition_count,
+)
+from analyzer.kinds.chess._tables import (
+    CASTLE_MASK_BY_SQUARE,
+    ZOBRIST_EP_FILE,
+    ZOBRIST_PIECE,
+    ZOBRIST_WHITE_TO_MOVE,
 )
 from analyzer.kinds.chess.variants._board import (
-    BACKRANKS, BB_PROMOTED, BB_SIZE, CENTER, Z_POCKET, Z_PROMOTED, MAX_MOVES, MF_CASTLE, MF_EP, RANK_8, ST_CHECKS, ST_POCKET, ST_SIZE,
-    V_ANTICHESS, V_ATOMIC, V_CRAZYHOUSE, V_HORDE, V_KOTH, V_RACINGKINGS, V_THREECHECK,
-    any_capture, any_legal, castling_move, copy_pos, gen_legal, is_legal_move, san_candidates, gen_pseudo, has_legal_ep, in_check, insufficient_material,
-    is_capture, is_zeroing, legal_after, lichess_insufficient, m_flag, m_from, m_is_drop, m_promo,
-    m_to, make_move, position_key, variant_end, encode_drop,
+    BACKRANKS,
+    BB_PROMOTED,
+    BB_SIZE,
+    CENTER,
+    MAX_MOVES,
+    MF_CASTLE,
+    RANK_8,
+    ST_CHECKS,
+    ST_POCKET,
+    ST_SIZE,
+    V_ANTICHESS,
+    V_ATOMIC,
+    V_CRAZYHOUSE,
+    V_HORDE,
+    V_KOTH,
+    V_RACINGKINGS,
+    V_THREECHECK,
+    Z_POCKET,
+    Z_PROMOTED,
+    any_capture,
+    any_legal,
+    castling_move,
+    copy_pos,
+    encode_drop,
+    gen_legal,
+    gen_pseudo,
+    has_legal_ep,
+    in_check,
+    insufficient_material,
+    is_capture,
+    is_legal_move,
+    is_zeroing,
+    legal_after,
+    lichess_insufficient,
+    m_flag,
+    m_from,
+    m_is_drop,
+    m_promo,
+    m_to,
+    make_move,
+    position_key,
+    san_candidates,
+    variant_end,
 )
 
 VF_END = 1

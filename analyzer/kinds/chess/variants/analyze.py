@@ -15,7 +15,6 @@ from __future__ import annotations
 import numpy as np
 
 
-
 def _start(v: int, fen: str | None):
     from analyzer.kinds.chess.variants._start import start_arrays
 
@@ -170,7 +169,7 @@ def apply_variant_rules(rules, pos_off, stm0, result_code, time_forfeit, auto_on
 def final_variant_outcome(facts, pos_off, white_to_move_final):
     """Per game: 'white' / 'black' / 'draw' when the final position is a variant end (python-chess
     is_variant_win/loss/draw for the side to move), else None."""
-    from analyzer.kinds.chess.variants._replay import VF_DRAW, VF_END, VF_LOSS, VF_WIN
+    from analyzer.kinds.chess.variants._replay import VF_DRAW, VF_LOSS, VF_WIN
 
     n = len(pos_off) - 1
     out = np.full(n, None, dtype=object)
