@@ -4,6 +4,7 @@ Public API: `analyze_bytes` (in-memory PGN/PDN), `scan_games` / `scan_verdicts` 
 and `games_with_verdicts` (an output directory as polars LazyFrames). The CLI is
 `analyzer scan|report|warmup`.
 """
+
 from __future__ import annotations
 
 import analyzer._numba_env  # noqa: F401  (NUMBA_CACHE_DIR before numba compiles or loads kernels)

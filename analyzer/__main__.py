@@ -1,4 +1,5 @@
 """`python -m analyzer` runs the command line."""
+
 import sys
 
 from analyzer.cli import main

@@ -7,6 +7,7 @@ own file only, so an edit of a helper module (e.g. `_board.py`, inlined into `_r
 would otherwise leave stale machine code in use.
 Import this module first in every module that defines kernels.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -88,8 +89,11 @@ def skip_registry_refresh_on_cache_hits() -> bool:
     original = cache.load_overload
     if getattr(original, "_analyzer_fast", False):
         return True
-    if not (hasattr(cache, "_load_overload") and hasattr(cache, "_guard_against_spurious_io_errors")
-            and hasattr(nrt.rtsys, "initialize")):
+    if not (
+        hasattr(cache, "_load_overload")
+        and hasattr(cache, "_guard_against_spurious_io_errors")
+        and hasattr(nrt.rtsys, "initialize")
+    ):
         return False
 
     def load_overload(self, sig, target_context):
@@ -130,8 +134,7 @@ def plain_calls(namespace: dict) -> None:
         original = obj.get_call_template
 
         def get_call_template(args, kws, _original=original):
-            return _original(tuple(types.unliteral(a) for a in args),
-                             {k: types.unliteral(v) for k, v in kws.items()})
+            return _original(tuple(types.unliteral(a) for a in args), {k: types.unliteral(v) for k, v in kws.items()})
 
         obj.get_call_template = get_call_template
         obj._analyzer_plain_calls = True

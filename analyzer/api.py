@@ -1,4 +1,5 @@
 """Python API: analyze text in memory, and read an output directory lazily with polars."""
+
 from __future__ import annotations
 
 import json
@@ -16,8 +17,13 @@ if TYPE_CHECKING:
     import polars as pl
 
 
-def analyze_bytes(data: bytes, source: str = "memory", editions: Sequence = ("fide_2018",),
-                  keep_facts: bool = False, kind: str | None = None) -> BlockTables:
+def analyze_bytes(
+    data: bytes,
+    source: str = "memory",
+    editions: Sequence = ("fide_2018",),
+    keep_facts: bool = False,
+    kind: str | None = None,
+) -> BlockTables:
     """Analyze every game in `data` (whole PGN/PDN text); the tables as `analyzer scan` writes
     them. `editions`: ids or edition objects, all of one kind; `kind` defaults to theirs."""
     eds = [e for e in editions if not isinstance(e, str)]
@@ -31,8 +37,9 @@ def analyze_bytes(data: bytes, source: str = "memory", editions: Sequence = ("fi
     buf = np.frombuffer(data, dtype=np.uint8)
     buf.flags.writeable = False  # one compiled signature for bytes and bytearray input alike
     starts, ends = split_games(buf, final=True, draughts=kinds.get(kind).draughts_markers)[:2]
-    return analyze_block(kind, buf, starts, ends, source=source, first_game_index=0, base_offset=0,
-                         editions=eds, keep_facts=keep_facts)
+    return analyze_block(
+        kind, buf, starts, ends, source=source, first_game_index=0, base_offset=0, editions=eds, keep_facts=keep_facts
+    )
 
 
 def _scan_table(out_dir: str, table: str, storage_options: dict | None = None) -> pl.LazyFrame:
@@ -56,7 +63,7 @@ def committed_parts(out: str, table: str, storage_options: dict | None = None) -
     from analyzer.engine.store import open_store
     from analyzer.io import remote
 
-    if storage_options is not None:   # fsspec options of OUT's protocol, e.g. {"endpoint_url": ...}
+    if storage_options is not None:  # fsspec options of OUT's protocol, e.g. {"endpoint_url": ...}
         remote.configure({remote.protocol(out): storage_options})
     st = open_store(out)
     found = []
@@ -65,11 +72,14 @@ def committed_parts(out: str, table: str, storage_options: dict | None = None) -
         try:
             rec = json.loads(st.get(path))
         except FileNotFoundError:
-            continue   # a source being written or removed: not committed
+            continue  # a source being written or removed: not committed
         for unit in rec.get("units", []):
             parts = unit.get("parts")
-            found.append(f"{out}/{parts[table]}" if parts else
-                         layout.final_paths(out, unit["source"], unit["unit"])[layout.TABLES.index(table)])
+            found.append(
+                f"{out}/{parts[table]}"
+                if parts
+                else layout.final_paths(out, unit["source"], unit["unit"])[layout.TABLES.index(table)]
+            )
     return found
 
 

@@ -4,6 +4,7 @@ Errors the user can fix (bad arguments, unreadable inputs, unwritable or busy ou
 clear line on stderr and exit 2, never a traceback. Messages go through `logging` (logger
 "analyzer"; -q and -v set the level), so a program that embeds the analyzer can route them.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -17,8 +18,8 @@ import time
 import analyzer._numba_env  # noqa: F401  (NUMBA_CACHE_DIR before any kernel import)
 
 EXIT_OK = 0
-EXIT_UNITS_FAILED = 1   # a unit failed, an input was damaged, or an input gave no analyzable game
-EXIT_USAGE = 2          # bad arguments, unreadable input, unwritable or busy output
+EXIT_UNITS_FAILED = 1  # a unit failed, an input was damaged, or an input gave no analyzable game
+EXIT_USAGE = 2  # bad arguments, unreadable input, unwritable or busy output
 
 BUNDLED = ("lichess_3000.pgn.zst", "russian_draughts_sample.pdn")
 COMMANDS = ("scan", "report", "warmup")
@@ -39,8 +40,13 @@ def _bundled_inputs() -> list[str]:
         paths = [os.path.join(base, f) for f in BUNDLED]
         if all(os.path.exists(p) for p in paths):
             return paths
-    raise SystemExit(_fail("no input given and the bundled sample (data/" + BUNDLED[0] +
-                           ") was not found; run from the repository or name inputs"))
+    raise SystemExit(
+        _fail(
+            "no input given and the bundled sample (data/"
+            + BUNDLED[0]
+            + ") was not found; run from the repository or name inputs"
+        )
+    )
 
 
 def _fail(msg: str) -> int:
@@ -96,70 +102,151 @@ def _parse_custom(text: str) -> dict:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="analyzer", description="Draw-rule statistics (FIDE Article 9, Lichess, Russian "
-                "draughts section 32) over chess and draughts game databases.",
-                epilog="Run 'analyzer COMMAND --help' for a command's options.")
+    p = _Parser(
+        prog="analyzer",
+        description="Draw-rule statistics (FIDE Article 9, Lichess, Russian "
+        "draughts section 32) over chess and draughts game databases.",
+        epilog="Run 'analyzer COMMAND --help' for a command's options.",
+    )
     p.add_argument("--version", action="version", version=f"analyzer {_version()}")
     p.add_argument("-q", "--quiet", action="store_true", help="only errors and the final summary")
     p.add_argument("-v", "--verbose", action="store_true", help="more detail on stderr")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    s = sub.add_parser("scan", help="analyze PGN/PDN inputs and write Parquet tables",
-                       description="Analyze PGN/PDN inputs and write Parquet tables to --out.")
-    s.add_argument("inputs", nargs="*", metavar="INPUT",
-                   help=".pgn .pgn.zst .pgn.gz .pgn.bz2 .pdn ... or - for standard input "
-                   "(default: the sample in data/); globs ('dumps/*.pgn.zst') and URLs through fsspec "
-                   "(s3://, gs://, az://, https://; 's3://bucket/lichess/*.pgn.zst', or a prefix ending in /) "
-                   "with the extra analyzer[cloud]")
-    s.add_argument("--out", default="analyzer_out",
-                   help="output directory or URL, e.g. s3://bucket/results (default: analyzer_out)")
-    s.add_argument("--storage-option", action="append", default=[], metavar="[PROTOCOL.]KEY=VALUE",
-                   help="an fsspec option for URLs (inputs and --out), e.g. s3.endpoint_url=http://127.0.0.1:9000 "
-                   "or anon=true; VALUE is read as JSON when it is JSON. The protocol's standard environment "
-                   "(AWS_ENDPOINT_URL, AWS_PROFILE, credential chains) applies as well")
-    s.add_argument("--edition", action="append", default=None, metavar="ID[,ID...]",
-                   help="rule edition(s), repeat or comma-separate: fide_2018 (default), fide_2014, fide_2009, "
-                   "fide_1997, lichess, custom ones; draughts: fshr_russian (default), fmjd_64")
-    s.add_argument("--editions-file", metavar="TOML",
-                   help="TOML file of custom editions ([name] base=... claim_moves=...)")
-    s.add_argument("--custom", action="append", default=[], metavar="NAME:key=value,...",
-                   help="a custom edition, e.g. forty:claim_moves=40,automatic_moves=0 or "
-                   "fshr25:base=fshr_russian,balance_moves=25 (selected automatically)")
+    s = sub.add_parser(
+        "scan",
+        help="analyze PGN/PDN inputs and write Parquet tables",
+        description="Analyze PGN/PDN inputs and write Parquet tables to --out.",
+    )
+    s.add_argument(
+        "inputs",
+        nargs="*",
+        metavar="INPUT",
+        help=".pgn .pgn.zst .pgn.gz .pgn.bz2 .pdn ... or - for standard input "
+        "(default: the sample in data/); globs ('dumps/*.pgn.zst') and URLs through fsspec "
+        "(s3://, gs://, az://, https://; 's3://bucket/lichess/*.pgn.zst', or a prefix ending in /) "
+        "with the extra analyzer[cloud]",
+    )
+    s.add_argument(
+        "--out",
+        default="analyzer_out",
+        help="output directory or URL, e.g. s3://bucket/results (default: analyzer_out)",
+    )
+    s.add_argument(
+        "--storage-option",
+        action="append",
+        default=[],
+        metavar="[PROTOCOL.]KEY=VALUE",
+        help="an fsspec option for URLs (inputs and --out), e.g. s3.endpoint_url=http://127.0.0.1:9000 "
+        "or anon=true; VALUE is read as JSON when it is JSON. The protocol's standard environment "
+        "(AWS_ENDPOINT_URL, AWS_PROFILE, credential chains) applies as well",
+    )
+    s.add_argument(
+        "--edition",
+        action="append",
+        default=None,
+        metavar="ID[,ID...]",
+        help="rule edition(s), repeat or comma-separate: fide_2018 (default), fide_2014, fide_2009, "
+        "fide_1997, lichess, custom ones; draughts: fshr_russian (default), fmjd_64",
+    )
+    s.add_argument(
+        "--editions-file", metavar="TOML", help="TOML file of custom editions ([name] base=... claim_moves=...)"
+    )
+    s.add_argument(
+        "--custom",
+        action="append",
+        default=[],
+        metavar="NAME:key=value,...",
+        help="a custom edition, e.g. forty:claim_moves=40,automatic_moves=0 or "
+        "fshr25:base=fshr_russian,balance_moves=25 (selected automatically)",
+    )
     s.add_argument("--workers", type=_positive_int, default=None, help="parallel workers (default: all cores)")
-    s.add_argument("--engine", choices=("local", "threads", "processes", "dask"), default="local",
-                   help="local: on Linux, pzstd inputs in forked worker processes that write their "
-                   "own parts, other inputs in worker threads (the kernels release the GIL); "
-                   "threads: worker threads for every input; processes: a spawned process pool; "
-                   "dask: a Dask cluster (a local one unless --scheduler)")
+    s.add_argument(
+        "--engine",
+        choices=("local", "threads", "processes", "dask"),
+        default="local",
+        help="local: on Linux, pzstd inputs in forked worker processes that write their "
+        "own parts, other inputs in worker threads (the kernels release the GIL); "
+        "threads: worker threads for every input; processes: a spawned process pool; "
+        "dask: a Dask cluster (a local one unless --scheduler)",
+    )
     s.add_argument("--scheduler", metavar="ADDRESS", help="address of a Dask scheduler (implies --engine dask)")
-    s.add_argument("--force", action="store_true",
-                   help="recompute the inputs' sources from scratch, with exactly the editions asked for")
-    s.add_argument("--source-name", action="append", default=None, metavar="NAME",
-                   help="name of the source (default: the file name without extensions; 'stdin' for -); "
-                   "give it once per input, in order")
-    s.add_argument("--progress", choices=("auto", "bar", "log", "none"), default="auto",
-                   help="progress on stderr: a live bar (auto on a terminal), log lines (auto otherwise), or none")
-    s.add_argument("--progress-interval", type=_non_negative_float, default=10.0, metavar="SECONDS",
-                   help="seconds between progress log lines (default 10; 0 = none)")
-    s.add_argument("--json", action="store_true",
-                   help="print the summary as one JSON line on stdout (it is always saved in OUT/_manifest/run.json)")
-    s.add_argument("--max-game-mb", type=_positive_float, default=16.0, metavar="MB",
-                   help="games larger than this are reported (game_too_large), not analyzed (default 16)")
-    s.add_argument("--unit-mb", type=_positive_float, default=None, metavar="MB",
-                   help="text per work unit (default: 16 for inputs read by one reader; pzstd inputs: "
-                   "whole frames of about 64 MiB of text)")
-    s.add_argument("--frames-per-unit", type=_positive_int, default=None, metavar="K",
-                   help="pzstd frames per work unit (default: by size, see --unit-mb)")
-    r = sub.add_parser("report", help="summary tables and an HTML page from a scan output directory",
-                       description="Summary tables (CSV, Parquet) and an HTML page from the tables of "
-                       "'analyzer scan --out OUT_DIR'.")
-    r.add_argument("out_dir", metavar="OUT_DIR", help="the --out directory (or URL) of one or more 'analyzer scan' runs")
-    r.add_argument("--report-dir", default=None,
-                   help="where to write (default: OUT_DIR/report; for a URL OUT_DIR, ./report)")
-    r.add_argument("--storage-option", action="append", default=[], metavar="[PROTOCOL.]KEY=VALUE",
-                   help="an fsspec option for a URL OUT_DIR (as for scan)")
-    sub.add_parser("warmup", help="compile the numba kernels once (fills the cache; the first scan does it too)",
-                   description="Compile every numba kernel for this machine and fill the cache, so "
-                   "that the first scan starts at once.")
+    s.add_argument(
+        "--force",
+        action="store_true",
+        help="recompute the inputs' sources from scratch, with exactly the editions asked for",
+    )
+    s.add_argument(
+        "--source-name",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="name of the source (default: the file name without extensions; 'stdin' for -); "
+        "give it once per input, in order",
+    )
+    s.add_argument(
+        "--progress",
+        choices=("auto", "bar", "log", "none"),
+        default="auto",
+        help="progress on stderr: a live bar (auto on a terminal), log lines (auto otherwise), or none",
+    )
+    s.add_argument(
+        "--progress-interval",
+        type=_non_negative_float,
+        default=10.0,
+        metavar="SECONDS",
+        help="seconds between progress log lines (default 10; 0 = none)",
+    )
+    s.add_argument(
+        "--json",
+        action="store_true",
+        help="print the summary as one JSON line on stdout (it is always saved in OUT/_manifest/run.json)",
+    )
+    s.add_argument(
+        "--max-game-mb",
+        type=_positive_float,
+        default=16.0,
+        metavar="MB",
+        help="games larger than this are reported (game_too_large), not analyzed (default 16)",
+    )
+    s.add_argument(
+        "--unit-mb",
+        type=_positive_float,
+        default=None,
+        metavar="MB",
+        help="text per work unit (default: 16 for inputs read by one reader; pzstd inputs: "
+        "whole frames of about 64 MiB of text)",
+    )
+    s.add_argument(
+        "--frames-per-unit",
+        type=_positive_int,
+        default=None,
+        metavar="K",
+        help="pzstd frames per work unit (default: by size, see --unit-mb)",
+    )
+    r = sub.add_parser(
+        "report",
+        help="summary tables and an HTML page from a scan output directory",
+        description="Summary tables (CSV, Parquet) and an HTML page from the tables of 'analyzer scan --out OUT_DIR'.",
+    )
+    r.add_argument(
+        "out_dir", metavar="OUT_DIR", help="the --out directory (or URL) of one or more 'analyzer scan' runs"
+    )
+    r.add_argument(
+        "--report-dir", default=None, help="where to write (default: OUT_DIR/report; for a URL OUT_DIR, ./report)"
+    )
+    r.add_argument(
+        "--storage-option",
+        action="append",
+        default=[],
+        metavar="[PROTOCOL.]KEY=VALUE",
+        help="an fsspec option for a URL OUT_DIR (as for scan)",
+    )
+    sub.add_parser(
+        "warmup",
+        help="compile the numba kernels once (fills the cache; the first scan does it too)",
+        description="Compile every numba kernel for this machine and fill the cache, so "
+        "that the first scan starts at once.",
+    )
     return p
 
 
@@ -203,17 +290,28 @@ def cmd_scan(args) -> int:
     if inputs.count("-") > 1:
         return _fail("standard input (-) can be given only once")
     workers = args.workers or os.cpu_count() or 1
-    size = {} if args.unit_mb is None else {"unit_text_bytes": max(1, int(args.unit_mb * (1 << 20))),
-                                            "frame_unit_text_bytes": max(1, int(args.unit_mb * (1 << 20)))}
+    size = (
+        {}
+        if args.unit_mb is None
+        else {
+            "unit_text_bytes": max(1, int(args.unit_mb * (1 << 20))),
+            "frame_unit_text_bytes": max(1, int(args.unit_mb * (1 << 20))),
+        }
+    )
     from analyzer.io import remote
 
     try:
         storage = remote.options_from_args(args.storage_option)
     except ValueError as exc:
         return _fail(str(exc))
-    cfg = Config(out=args.out, editions=editions,
-                 max_game_bytes=max(1, int(args.max_game_mb * (1 << 20))),
-                 frames_per_unit=args.frames_per_unit, storage_options=storage, **size)
+    cfg = Config(
+        out=args.out,
+        editions=editions,
+        max_game_bytes=max(1, int(args.max_game_mb * (1 << 20))),
+        frames_per_unit=args.frames_per_unit,
+        storage_options=storage,
+        **size,
+    )
     import gc
 
     from analyzer._numba_env import skip_registry_refresh_on_cache_hits
@@ -221,15 +319,24 @@ def cmd_scan(args) -> int:
     from analyzer.warmup import ensure_compiled
 
     skip_registry_refresh_on_cache_hits()
+
     def prepare(game_kinds) -> None:
-        ensure_compiled(game_kinds)   # a machine's first run: only the kinds of these inputs
+        ensure_compiled(game_kinds)  # a machine's first run: only the kinds of these inputs
         gc.freeze()  # the imported modules' objects need no cyclic-GC passes during the scan (GIL time)
 
     try:
-        summary, code = run_scan(inputs, cfg, workers=workers, engine=args.engine,
-                                 scheduler=args.scheduler, force=args.force,
-                                 progress_interval=args.progress_interval, progress_mode=_progress_mode(args),
-                                 source_names=args.source_name, prepare=prepare)
+        summary, code = run_scan(
+            inputs,
+            cfg,
+            workers=workers,
+            engine=args.engine,
+            scheduler=args.scheduler,
+            force=args.force,
+            progress_interval=args.progress_interval,
+            progress_mode=_progress_mode(args),
+            source_names=args.source_name,
+            prepare=prepare,
+        )
     except (InputError, RunError, LockHeld) as exc:
         return _fail(str(exc))
     except OSError as exc:
@@ -238,8 +345,12 @@ def cmd_scan(args) -> int:
         print(json.dumps(summary, separators=(",", ":")))
     else:
         print(human(summary))
-    for key, label in (("units_failed", "unit failed"), ("damage", "damaged input"),
-                       ("accounting_errors", "accounting error"), ("warnings", "warning")):
+    for key, label in (
+        ("units_failed", "unit failed"),
+        ("damage", "damaged input"),
+        ("accounting_errors", "accounting error"),
+        ("warnings", "warning"),
+    ):
         for item in summary[key]:
             log.error("%s: %s", label, item)
     return code
@@ -259,8 +370,10 @@ def cmd_report(args) -> int:
     import glob
 
     if not glob.glob(os.path.join(args.out_dir, "games", "*", "part-*.parquet")):
-        return _fail(f"{args.out_dir}: holds no analyzer tables (games/source=*/part-*.parquet); "
-                     f"run analyzer scan --out {args.out_dir} first")
+        return _fail(
+            f"{args.out_dir}: holds no analyzer tables (games/source=*/part-*.parquet); "
+            f"run analyzer scan --out {args.out_dir} first"
+        )
     try:
         path = report.write_report(args.out_dir, args.report_dir)
     except FileNotFoundError as exc:
@@ -286,8 +399,9 @@ def _report_url(args, report) -> int:
     except Exception as exc:  # noqa: BLE001 - credentials, bucket, network
         return _fail(f"{out}: cannot read ({type(exc).__name__}: {exc})")
     if not found:
-        return _fail(f"{out}: holds no finished analyzer source (_manifest/*/source.json); "
-                     f"run analyzer scan --out {out} first")
+        return _fail(
+            f"{out}: holds no finished analyzer source (_manifest/*/source.json); run analyzer scan --out {out} first"
+        )
     try:
         path = report.write_report(out, args.report_dir or "report")
     except FileNotFoundError as exc:
@@ -301,8 +415,9 @@ def cmd_warmup(args) -> int:
 
     t0 = time.time()
     warmup(processes=1 if is_warm(["chess"]) else compile_workers())
-    print(json.dumps({"warmup_seconds": round(time.time() - t0, 2),
-                      "numba_cache_dir": os.environ.get("NUMBA_CACHE_DIR")}))
+    print(
+        json.dumps({"warmup_seconds": round(time.time() - t0, 2), "numba_cache_dir": os.environ.get("NUMBA_CACHE_DIR")})
+    )
     return EXIT_OK
 
 

@@ -13,6 +13,7 @@ missed and the first avoided claim.
              the game went on or ended undrawn: the opponent had the claim (a drawn game ending
              at p + 1 is `claimed`).
 """
+
 from __future__ import annotations
 
 import analyzer._numba_env  # NUMBA_CACHE_DIR before numba loads or compiles kernels
@@ -40,8 +41,20 @@ from analyzer.codes import (
 
 
 @njit(cache=True, nogil=True)
-def apply_measures(n_events, game_plies, result_code, ev_game, ev_ply, ev_rule, ev_kind, ev_side,
-                   ev_clock, out, missed_clock, ev_outcome):
+def apply_measures(
+    n_events,
+    game_plies,
+    result_code,
+    ev_game,
+    ev_ply,
+    ev_rule,
+    ev_kind,
+    ev_side,
+    ev_clock,
+    out,
+    missed_clock,
+    ev_outcome,
+):
     """Fill ev_outcome[:n_events] (-1 for offers), and the missed/avoided columns of `out` (a
     rule kernel's verdict matrix) and missed_clock (seconds at the missed chance, NaN if none)."""
     for g in range(len(game_plies)):

@@ -8,6 +8,7 @@ Keys: (source, game_index) and edition. A kind hands over numpy arrays (codes fr
 analyzer.codes) and header columns; this module applies the measures (analyzer.measures) and
 builds the Arrow tables, so every kind gets the same columns, codes and derived values.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -45,44 +46,99 @@ GAMES_COLUMNS = _KEY + [
     ("variant", _DICT, "[Variant] header (chess) or [GameType] (draughts)", None),
     ("start_fen", pa.string(), "[FEN] header", None),
     ("platform", _DICT, "lichess, chess.com, otb (a place, no URL) or other, from Site and Event", None),
-    ("time_control_class", _DICT, "ultrabullet/bullet/blitz/rapid/classical from base + 40 x increment "
-     "(< 30, 180, 480, 1500 s; Lichess's estimate), correspondence for '-', null when unknown", None),
-    ("rating_band", _DICT, "mean Elo of the two players in 200-point bands ('1800-1999'); null unless both are known", None),
+    (
+        "time_control_class",
+        _DICT,
+        "ultrabullet/bullet/blitz/rapid/classical from base + 40 x increment "
+        "(< 30, 180, 480, 1500 s; Lichess's estimate), correspondence for '-', null when unknown",
+        None,
+    ),
+    (
+        "rating_band",
+        _DICT,
+        "mean Elo of the two players in 200-point bands ('1800-1999'); null unless both are known",
+        None,
+    ),
     ("date", pa.date32(), "the game's date from UTCDate, else Date; null if partial or absent", None),
     ("has_clock", pa.bool_(), "the movetext carries clock comments ([%clk])", None),
     ("status", _DICT, "ok, or why the game was not (fully) analyzed: see analyzer.codes.STATUSES", None),
     ("error", pa.string(), "what went wrong, naming the ply and the token; notes for ok games", None),
     ("error_ply", pa.int32(), "the position at which replay stopped (facts are kept up to it)", "ply"),
     ("plies", pa.int32(), "half-moves replayed (ply 0 is the start position)", "plies"),
-    ("first_third_occurrence_ply", pa.int32(), "first position that occurs for the 3rd time (FIDE 2009+ identity)", "ply"),
-    ("first_fifth_occurrence_ply", pa.int32(), "first position that occurs for the 5th time (FIDE 2009+ identity)", "ply"),
+    (
+        "first_third_occurrence_ply",
+        pa.int32(),
+        "first position that occurs for the 3rd time (FIDE 2009+ identity)",
+        "ply",
+    ),
+    (
+        "first_fifth_occurrence_ply",
+        pa.int32(),
+        "first position that occurs for the 5th time (FIDE 2009+ identity)",
+        "ply",
+    ),
     ("first_halfmove_clock_100_ply", pa.int32(), "first position with 100 plies without capture or pawn move", "ply"),
     ("first_halfmove_clock_150_ply", pa.int32(), "first position with 150 plies without capture or pawn move", "ply"),
     ("final_repetition_count", pa.int16(), "occurrences of the final position (FIDE 2009+ identity)", None),
-    ("final_halfmove_clock", pa.int32(), "halfmove clock of the final position (draughts: plies without a man move or capture)", "plies"),
+    (
+        "final_halfmove_clock",
+        pa.int32(),
+        "halfmove clock of the final position (draughts: plies without a man move or capture)",
+        "plies",
+    ),
     ("final_is_checkmate", pa.bool_(), "the final position is checkmate", None),
     ("final_is_stalemate", pa.bool_(), "the final position is stalemate", None),
     ("final_insufficient_material", pa.bool_(), "neither side can mate (python-chess's material rule)", None),
-    ("variant_end", _DICT, "Lichess variants: the final position ends the game by the variant's own rule "
-     "(king exploded, hill reached, third check, race won, antichess, horde wiped out): "
-     "the winner white / black, or draw", None),
+    (
+        "variant_end",
+        _DICT,
+        "Lichess variants: the final position ends the game by the variant's own rule "
+        "(king exploded, hill reached, third check, race won, antichess, horde wiped out): "
+        "the winner white / black, or draw",
+        None,
+    ),
 ]
 VERDICTS_COLUMNS = _KEY + [
     ("edition", _DICT, "rule edition: fide_2018, lichess, fshr_russian, ...", None),
     ("game_index", pa.int64(), "0-based index of the game within its source", None),
-    ("first_threefold_ply", pa.int32(), "first position that is an N-th occurrence (N = the edition's claim count)", "ply"),
-    ("first_threefold_claim_ply", pa.int32(), "first position where threefold can be claimed, on the board or by a written move", "ply"),
+    (
+        "first_threefold_ply",
+        pa.int32(),
+        "first position that is an N-th occurrence (N = the edition's claim count)",
+        "ply",
+    ),
+    (
+        "first_threefold_claim_ply",
+        pa.int32(),
+        "first position where threefold can be claimed, on the board or by a written move",
+        "ply",
+    ),
     ("first_fifty_ply", pa.int32(), "first position with the edition's 50-move count reached and a legal move", "ply"),
-    ("first_fifty_claim_ply", pa.int32(), "first position where the 50-move draw can be claimed, on the board or by a written move", "ply"),
+    (
+        "first_fifty_claim_ply",
+        pa.int32(),
+        "first position where the 50-move draw can be claimed, on the board or by a written move",
+        "ply",
+    ),
     ("first_fivefold_ply", pa.int32(), "first position where the automatic repetition rule applies", "ply"),
-    ("first_seventyfive_ply", pa.int32(), "first position where the automatic move-count rule applies (mate first)", "ply"),
+    (
+        "first_seventyfive_ply",
+        pa.int32(),
+        "first position where the automatic move-count rule applies (mate first)",
+        "ply",
+    ),
     ("first_missed_claim_ply", pa.int32(), "first claim chance on the board after which the game went on", "ply"),
     ("missed_claim_rule", _DICT, "rule of that chance", None),
     ("missed_claim_side", _DICT, "the side to move there (the player who could claim)", None),
     ("missed_claim_result", _DICT, "the recorded result seen from that side: win, draw, loss", None),
     ("plies_after_missed_claim", pa.int32(), "plies played after that chance", "plies"),
     ("missed_claim_clock_seconds", pa.float32(), "that side's clock at the chance ([%clk])", "seconds"),
-    ("first_avoided_claim_ply", pa.int32(), "first written-move chance whose played move did not make the position claimable", "ply"),
+    (
+        "first_avoided_claim_ply",
+        pa.int32(),
+        "first written-move chance whose played move did not make the position claimable",
+        "ply",
+    ),
     ("avoided_claim_rule", _DICT, "rule of that chance", None),
     ("avoided_claim_side", _DICT, "the side to move there", None),
     ("draw_reason", _DICT, "drawn games: why, as far as the moves tell (agreement otherwise)", None),
@@ -131,8 +187,16 @@ def data_dictionary() -> dict:
 # What a kind hands over for a block
 
 
-EVENT_TYPES = {"game": np.int64, "ply": np.int32, "rule": np.int8, "kind": np.int8, "side": np.int8,
-               "reps": np.int16, "hmc": np.int32, "clock": np.float32}
+EVENT_TYPES = {
+    "game": np.int64,
+    "ply": np.int32,
+    "rule": np.int8,
+    "kind": np.int8,
+    "side": np.int8,
+    "reps": np.int16,
+    "hmc": np.int32,
+    "clock": np.float32,
+}
 
 
 def event_buffers(cap: int) -> dict:
@@ -155,6 +219,7 @@ def run_rule_kernel(call, cap: int) -> dict:
 class EditionResult:
     """A rule kernel's output for one edition: the verdict matrix (n x codes.N_VERDICT, int32,
     -1 = null; the missed/avoided columns are filled by the builder) and the events."""
+
     edition: str
     verdicts: np.ndarray
     events: dict
@@ -163,17 +228,18 @@ class EditionResult:
 @dataclass
 class BlockOutput:
     """A kind's analysis of a block of n games (numpy arrays of length n unless noted)."""
-    headers: dict                  # column name -> Arrow array (the kind's headers; absent ones null)
-    status: np.ndarray             # codes.S_*
-    messages: dict                 # game -> error message or note
-    error_ply: np.ndarray          # -1 = null
-    plies: np.ndarray              # -1 = not replayed
-    game_facts: np.ndarray         # n x codes.N_GAME_FACTS, -1 = null
-    has_clock: np.ndarray          # bool
-    result_code: np.ndarray        # codes.RESULT_*
-    editions: list = field(default_factory=list)   # EditionResult per edition
-    facts: dict | None = None      # per-ply facts, for tests (keep_facts)
-    extra: dict = field(default_factory=dict)      # kind-specific games columns (name -> Arrow array)
+
+    headers: dict  # column name -> Arrow array (the kind's headers; absent ones null)
+    status: np.ndarray  # codes.S_*
+    messages: dict  # game -> error message or note
+    error_ply: np.ndarray  # -1 = null
+    plies: np.ndarray  # -1 = not replayed
+    game_facts: np.ndarray  # n x codes.N_GAME_FACTS, -1 = null
+    has_clock: np.ndarray  # bool
+    result_code: np.ndarray  # codes.RESULT_*
+    editions: list = field(default_factory=list)  # EditionResult per edition
+    facts: dict | None = None  # per-ply facts, for tests (keep_facts)
+    extra: dict = field(default_factory=dict)  # kind-specific games columns (name -> Arrow array)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -183,8 +249,9 @@ class BlockOutput:
 def coded(col, names) -> pa.DictionaryArray:
     """Codes (-1 = null) as a dictionary column of `names`, without a Python string per row."""
     col = np.asarray(col)
-    return pa.DictionaryArray.from_arrays(pa.array(col.astype(np.int32), mask=col < 0),
-                                          pa.array(list(names), pa.string()))
+    return pa.DictionaryArray.from_arrays(
+        pa.array(col.astype(np.int32), mask=col < 0), pa.array(list(names), pa.string())
+    )
 
 
 def constant(value: str, n: int) -> pa.DictionaryArray:
@@ -243,8 +310,16 @@ _BANDS = tuple(f"{lo:04d}-{lo + 199:04d}" for lo in range(0, 4000, 200))
 
 
 def _rating_band(white: pa.Array, black: pa.Array) -> pa.Array:
-    w = white.to_numpy(zero_copy_only=False) if white.null_count == 0 else white.fill_null(0).to_numpy(zero_copy_only=False)
-    b = black.to_numpy(zero_copy_only=False) if black.null_count == 0 else black.fill_null(0).to_numpy(zero_copy_only=False)
+    w = (
+        white.to_numpy(zero_copy_only=False)
+        if white.null_count == 0
+        else white.fill_null(0).to_numpy(zero_copy_only=False)
+    )
+    b = (
+        black.to_numpy(zero_copy_only=False)
+        if black.null_count == 0
+        else black.fill_null(0).to_numpy(zero_copy_only=False)
+    )
     ok = (w > 0) & (b > 0)
     band = np.where(ok, np.clip(((w.astype(np.int64) + b) // 2) // 200, 0, len(_BANDS) - 1), -1)
     return coded(band, _BANDS)
@@ -260,8 +335,7 @@ def _platform(site: pa.Array, event: pa.Array) -> pa.Array:
     # Lichess games (a Lichess dump is all of them) are told by a prefix test alone; the
     # lower-casing and the regular expressions run only on the other rows.
     code = np.zeros(len(site), np.int64)
-    rest = np.flatnonzero(~pc.starts_with(site, "https://lichess.org/").fill_null(False).to_numpy(
-        zero_copy_only=False))
+    rest = np.flatnonzero(~pc.starts_with(site, "https://lichess.org/").fill_null(False).to_numpy(zero_copy_only=False))
     if len(rest):
         idx = pa.array(rest)
         s = pc.utf8_lower(site.take(idx).fill_null(""))
@@ -299,15 +373,33 @@ def _side_result(result_code: np.ndarray, side: np.ndarray) -> np.ndarray:
     return out
 
 
-def build(block: BlockOutput, *, source: str, game_type: str, first_game_index: int,
-          byte_offsets: np.ndarray) -> tuple[pa.Table, pa.Table, pa.Table]:
+def build(
+    block: BlockOutput, *, source: str, game_type: str, first_game_index: int, byte_offsets: np.ndarray
+) -> tuple[pa.Table, pa.Table, pa.Table]:
     """The games, verdicts and events tables of a block."""
     n = len(block.status)
     h = block.headers
     nulls = {name: pa.nulls(n, typ) for name, typ, _, _ in GAMES_COLUMNS}
-    header = {name: h.get(name, nulls[name]) for name in (
-        "event", "site", "white", "black", "result", "white_elo", "black_elo", "time_control",
-        "termination", "eco", "utc_date", "utc_time", "date_tag", "variant", "start_fen")}
+    header = {
+        name: h.get(name, nulls[name])
+        for name in (
+            "event",
+            "site",
+            "white",
+            "black",
+            "result",
+            "white_elo",
+            "black_elo",
+            "time_control",
+            "termination",
+            "eco",
+            "utc_date",
+            "utc_time",
+            "date_tag",
+            "variant",
+            "start_fen",
+        )
+    }
     index = pa.array(np.arange(first_game_index, first_game_index + n, dtype=np.int64))
     if block.messages:
         err = np.full(n, None, dtype=object)
@@ -318,15 +410,18 @@ def build(block: BlockOutput, *, source: str, game_type: str, first_game_index: 
     facts = block.game_facts
     replayed = np.asarray(block.plies) >= 0
     games = {
-        "source": constant(source, n), "game_type": constant(game_type, n),
-        "game_index": index, "byte_offset": pa.array(np.asarray(byte_offsets, np.int64)),
+        "source": constant(source, n),
+        "game_type": constant(game_type, n),
+        "game_index": index,
+        "byte_offset": pa.array(np.asarray(byte_offsets, np.int64)),
         **header,
         "platform": _platform(header["site"], header["event"]),
         "time_control_class": _derived_tc(header["time_control"]),
         "rating_band": _rating_band(header["white_elo"], header["black_elo"]),
         "date": _date(header["utc_date"], header["date_tag"]),
         "has_clock": pa.array(np.asarray(block.has_clock, np.bool_), mask=~replayed),
-        "status": coded(block.status, codes.STATUSES), "error": error,
+        "status": coded(block.status, codes.STATUSES),
+        "error": error,
         "error_ply": _opt_int(block.error_ply),
         "plies": _opt_int(block.plies),
     }
@@ -349,37 +444,63 @@ def build(block: BlockOutput, *, source: str, game_type: str, first_game_index: 
         m = len(ev["game"])
         missed_clock = np.empty(n, np.float32)
         outcome = np.empty(m, np.int8)
-        apply_measures(m, plies, block.result_code, ev["game"], ev["ply"], ev["rule"], ev["kind"],
-                       ev["side"], ev["clock"], out, missed_clock, outcome)
-        cols = {"source": constant(source, n), "game_type": constant(game_type, n),
-                "edition": constant(ed.edition, n), "game_index": index}
+        apply_measures(
+            m,
+            plies,
+            block.result_code,
+            ev["game"],
+            ev["ply"],
+            ev["rule"],
+            ev["kind"],
+            ev["side"],
+            ev["clock"],
+            out,
+            missed_clock,
+            outcome,
+        )
+        cols = {
+            "source": constant(source, n),
+            "game_type": constant(game_type, n),
+            "edition": constant(ed.edition, n),
+            "game_index": index,
+        }
         for c, name in enumerate(codes.VERDICT_COLUMNS):
             vocab = codes.VERDICT_CODED.get(name)
             cols[name] = coded(out[:, c], vocab) if vocab else _opt_int(out[:, c])
         missed = out[:, codes.V_MISSED_PLY]
-        cols["missed_claim_result"] = coded(_side_result(block.result_code, out[:, codes.V_MISSED_SIDE]),
-                                            codes.SIDE_RESULTS)
+        cols["missed_claim_result"] = coded(
+            _side_result(block.result_code, out[:, codes.V_MISSED_SIDE]), codes.SIDE_RESULTS
+        )
         cols["plies_after_missed_claim"] = pa.array((plies - missed).astype(np.int32), mask=missed < 0)
         cols["missed_claim_clock_seconds"] = pa.array(missed_clock, mask=np.isnan(missed_clock))
         end = out[:, codes.V_END_PLY]
         cols["end_result"] = coded(np.where(end >= 0, codes.RESULT_DRAW, -1), codes.RESULTS)
-        cols["result_changed"] = pa.array((end >= 0) & (block.result_code != codes.RESULT_DRAW),
-                                          mask=block.result_code == codes.RESULT_UNKNOWN)
+        cols["result_changed"] = pa.array(
+            (end >= 0) & (block.result_code != codes.RESULT_DRAW), mask=block.result_code == codes.RESULT_UNKNOWN
+        )
         v_tables.append(conform(pa.table(cols), VERDICTS_SCHEMA))
         reps = ev["reps"]
-        e_tables.append(conform(pa.table({
-            "source": constant(source, m), "game_type": constant(game_type, m),
-            "edition": constant(ed.edition, m),
-            "game_index": pa.array(ev["game"].astype(np.int64) + first_game_index),
-            "ply": pa.array(ev["ply"]),
-            "rule": coded(ev["rule"], codes.RULES),
-            "kind": coded(ev["kind"], codes.KINDS),
-            "side": coded(ev["side"], codes.SIDES),
-            "repetition_count": pa.array(reps, mask=reps < 0),
-            "halfmove_clock": pa.array(ev["hmc"]),
-            "clock_seconds": pa.array(ev["clock"], mask=np.isnan(ev["clock"])),
-            "outcome": coded(outcome, codes.OUTCOMES),
-        }), EVENTS_SCHEMA))
+        e_tables.append(
+            conform(
+                pa.table(
+                    {
+                        "source": constant(source, m),
+                        "game_type": constant(game_type, m),
+                        "edition": constant(ed.edition, m),
+                        "game_index": pa.array(ev["game"].astype(np.int64) + first_game_index),
+                        "ply": pa.array(ev["ply"]),
+                        "rule": coded(ev["rule"], codes.RULES),
+                        "kind": coded(ev["kind"], codes.KINDS),
+                        "side": coded(ev["side"], codes.SIDES),
+                        "repetition_count": pa.array(reps, mask=reps < 0),
+                        "halfmove_clock": pa.array(ev["hmc"]),
+                        "clock_seconds": pa.array(ev["clock"], mask=np.isnan(ev["clock"])),
+                        "outcome": coded(outcome, codes.OUTCOMES),
+                    }
+                ),
+                EVENTS_SCHEMA,
+            )
+        )
     verdicts_t = pa.concat_tables(v_tables) if v_tables else VERDICTS_SCHEMA.empty_table()
     events_t = pa.concat_tables(e_tables) if e_tables else EVENTS_SCHEMA.empty_table()
     return games_t, verdicts_t, events_t

@@ -1,5 +1,6 @@
 """Compile the numba kernels once by analyzing a tiny chess and draughts sample: all of them
 (`analyzer warmup`), or those of the kinds a scan needs (its first run on a machine)."""
+
 from __future__ import annotations
 
 import logging
@@ -73,10 +74,12 @@ def ensure_compiled(kinds=None) -> bool:
     if not missing:
         return False
     workers = compile_workers()
-    log.warning("compiling numba kernels for this machine, first run only (%s), about %d s%s; "
-                "`analyzer warmup` does it ahead", ", ".join(missing),
-                sum(COMPILE_SECONDS.get(k, 20) for k in missing),
-                f", {workers} processes" if workers > 1 else "")
+    log.warning(
+        "compiling numba kernels for this machine, first run only (%s), about %d s%s; `analyzer warmup` does it ahead",
+        ", ".join(missing),
+        sum(COMPILE_SECONDS.get(k, 20) for k in missing),
+        f", {workers} processes" if workers > 1 else "",
+    )
     t0 = time.time()
     stop = threading.Event()
 
@@ -119,17 +122,25 @@ def warmup(kinds=None, processes: int = 1) -> None:
         import subprocess
         import sys
 
-        side = subprocess.Popen([sys.executable, "-c", "from analyzer.warmup import _side_compile; _side_compile()"],
-                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        side = subprocess.Popen(
+            [sys.executable, "-c", "from analyzer.warmup import _side_compile; _side_compile()"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
         t0 = time.time()
         try:
             _compile_chess_replay()
         finally:
             t1 = time.time()
             _, err = side.communicate()
-            log.info("chess replay kernel compiled in %.0f s; the other chess kernels (second process) "
-                     "were ready %.0f s later", t1 - t0, time.time() - t1)
-            if side.returncode != 0:   # not fatal: what it did not compile is compiled below
+            log.info(
+                "chess replay kernel compiled in %.0f s; the other chess kernels (second process) "
+                "were ready %.0f s later",
+                t1 - t0,
+                time.time() - t1,
+            )
+            if side.returncode != 0:  # not fatal: what it did not compile is compiled below
                 log.debug("side compile process failed: %s", err.decode("utf-8", "replace")[-2000:])
     for kind in wanted:
         _warm_kind(kind)
@@ -180,14 +191,33 @@ def _compile_chess_replay() -> None:
     from analyzer.kinds.chess import _replay as R, analyze as A
 
     text = b"1. e4 e5 *\n"
-    buf = np.frombuffer(text, dtype=np.uint8)   # read-only, as the scan's text
+    buf = np.frombuffer(text, dtype=np.uint8)  # read-only, as the scan's text
     ends = np.array([len(text)], np.int64)
     bb, mb, st, ct = A._STD_START
     fb = A._fact_buffers(64)
-    R.replay_batch(buf, np.zeros(1, np.int64), ends, np.zeros(1, np.int64), np.stack([bb]), np.stack([mb]),
-                   np.stack([st]), np.stack([ct]), 100, False, np.empty(2, np.int64), np.empty(1, np.int8),
-                   np.empty(1, np.int32), np.empty(1, np.int64), np.empty(1, np.int64), fb["key"], fb["hmc"],
-                   fb["flags"], fb["rep_next"], fb["rep_next97"], fb["clock"])
+    R.replay_batch(
+        buf,
+        np.zeros(1, np.int64),
+        ends,
+        np.zeros(1, np.int64),
+        np.stack([bb]),
+        np.stack([mb]),
+        np.stack([st]),
+        np.stack([ct]),
+        100,
+        False,
+        np.empty(2, np.int64),
+        np.empty(1, np.int8),
+        np.empty(1, np.int32),
+        np.empty(1, np.int64),
+        np.empty(1, np.int64),
+        fb["key"],
+        fb["hmc"],
+        fb["flags"],
+        fb["rep_next"],
+        fb["rep_next97"],
+        fb["clock"],
+    )
 
 
 def _side_compile() -> None:
@@ -199,8 +229,29 @@ def _side_compile() -> None:
     from analyzer.codes import S_OK
     from analyzer.kinds.chess import _replay as R
 
-    def stub(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st, init_ct, fifty_min_clock, want97,
-             pos_off, status, err_ply, err_s, err_e, key, hmc, flags, rep_next, rep_next97, clock):
+    def stub(
+        buf,
+        mt_start,
+        mt_end,
+        init_idx,
+        init_bb,
+        init_mb,
+        init_st,
+        init_ct,
+        fifty_min_clock,
+        want97,
+        pos_off,
+        status,
+        err_ply,
+        err_s,
+        err_e,
+        key,
+        hmc,
+        flags,
+        rep_next,
+        rep_next97,
+        clock,
+    ):
         n = len(mt_start)
         pos_off[:] = np.arange(n + 1)
         status[:] = S_OK

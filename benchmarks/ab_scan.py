@@ -36,8 +36,9 @@ def export(rev: str, dest: str) -> tuple[str, str]:
     if rev == "worktree":
         return ROOT, "worktree"
     os.makedirs(dest)
-    sha = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", rev], capture_output=True, text=True,
-                         check=True).stdout.strip()
+    sha = subprocess.run(
+        ["git", "-C", ROOT, "rev-parse", "--short", rev], capture_output=True, text=True, check=True
+    ).stdout.strip()
     archive = subprocess.run(["git", "-C", ROOT, "archive", rev], capture_output=True, check=True).stdout
     subprocess.run(["tar", "-x", "-C", dest], input=archive, check=True)
     return dest, sha
@@ -47,10 +48,23 @@ def run_once(code_dir: str, cache: str, args, out: str) -> dict:
     """One timed scan; wall and child CPU seconds, and the summary's own seconds."""
     shutil.rmtree(out, ignore_errors=True)
     env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=code_dir)
-    cmd = [sys.executable, "-m", "analyzer", "scan", args.input, "--out", out, "--edition", args.edition,
-           "--workers", str(args.workers), "--progress-interval", "0"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "analyzer",
+        "scan",
+        args.input,
+        "--out",
+        out,
+        "--edition",
+        args.edition,
+        "--workers",
+        str(args.workers),
+        "--progress-interval",
+        "0",
+    ]
     with open(os.path.join(code_dir, "analyzer", "cli.py")) as fh:
-        if '"--json"' in fh.read():   # 0.2 prints a table unless asked; 0.1 always printed JSON
+        if '"--json"' in fh.read():  # 0.2 prints a table unless asked; 0.1 always printed JSON
             cmd.append("--json")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
@@ -89,25 +103,38 @@ def main(argv: list[str] | None = None) -> int:
                 code, cache, _ = sides[name]
                 rows[name].append(run_once(code, cache, args, os.path.join(tmp, "out")))
             o, n = rows["old"][-1], rows["new"][-1]
-            print(f"[ab] round {k + 1}: wall old {o['wall']:.2f} s new {n['wall']:.2f} s, "
-                  f"ratio {n['wall'] / o['wall']:.3f}", file=sys.stderr, flush=True)
+            print(
+                f"[ab] round {k + 1}: wall old {o['wall']:.2f} s new {n['wall']:.2f} s, "
+                f"ratio {n['wall'] / o['wall']:.3f}",
+                file=sys.stderr,
+                flush=True,
+            )
         games = rows["new"][0]["games"]
         load = os.getloadavg()
-        print(f"A/B `analyzer scan {os.path.basename(args.input)} --edition {args.edition} --workers "
-              f"{args.workers}` ({games:,} games), {args.rounds} interleaved rounds, "
-              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load at end {load[0]:.2f}")
-        print(f"old = {args.old} ({sides['old'][2]}), new = {args.new} ({sides['new'][2]}); "
-              "ratio = new ÷ old per round (< 1: new faster)\n")
+        print(
+            f"A/B `analyzer scan {os.path.basename(args.input)} --edition {args.edition} --workers "
+            f"{args.workers}` ({games:,} games), {args.rounds} interleaved rounds, "
+            f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load at end {load[0]:.2f}"
+        )
+        print(
+            f"old = {args.old} ({sides['old'][2]}), new = {args.new} ({sides['new'][2]}); "
+            "ratio = new ÷ old per round (< 1: new faster)\n"
+        )
         print("| measure | old median | new median | ratio per round | median ratio |")
         print("|---|---:|---:|---|---:|")
-        for key, label in (("wall", "wall s, whole command"), ("cpu", "CPU s, whole command"),
-                           ("scan", "scan s (summary, no start-up)")):
+        for key, label in (
+            ("wall", "wall s, whole command"),
+            ("cpu", "CPU s, whole command"),
+            ("scan", "scan s (summary, no start-up)"),
+        ):
             if any(r[key] is None for r in rows["old"] + rows["new"]):
                 continue
             ratios = [n[key] / o[key] for o, n in zip(rows["old"], rows["new"])]
-            print(f"| {label} | {statistics.median(r[key] for r in rows['old']):.3f} | "
-                  f"{statistics.median(r[key] for r in rows['new']):.3f} | "
-                  f"{' '.join(f'{x:.2f}' for x in ratios)} | {statistics.median(ratios):.3f} |")
+            print(
+                f"| {label} | {statistics.median(r[key] for r in rows['old']):.3f} | "
+                f"{statistics.median(r[key] for r in rows['new']):.3f} | "
+                f"{' '.join(f'{x:.2f}' for x in ratios)} | {statistics.median(ratios):.3f} |"
+            )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return 0

@@ -34,6 +34,7 @@ then the chess960 input is timed once, without repeat (per-ply figures stay comp
     python benchmarks/bench_chess960.py                              # ~2 min with a warm cache
     python benchmarks/bench_chess960.py --code b120e26 --code HEAD   # A/B, alternating
 """
+
 from __future__ import annotations
 
 import argparse
@@ -90,9 +91,9 @@ def _child_main(spec_json: str) -> int:
         pos = 0
         view = memoryview(text)
         while pos < len(text):
-            buf = np.frombuffer(view[pos:pos + block], dtype=np.uint8)
+            buf = np.frombuffer(view[pos : pos + block], dtype=np.uint8)
             starts, ends, consumed = split_games(buf, pos + block >= len(text))
-            out.append((pos, buf, starts[:len(ends)], ends))
+            out.append((pos, buf, starts[: len(ends)], ends))
             pos += consumed
         return out
 
@@ -114,8 +115,9 @@ def _child_main(spec_json: str) -> int:
         statuses: dict = {}
         c = time.process_time()
         for base, buf, starts, ends in blocks:
-            res = A.analyze_block(buf, starts, ends, source="bench", first_game_index=games,
-                                  base_offset=base, editions=eds)
+            res = A.analyze_block(
+                buf, starts, ends, source="bench", first_game_index=games, base_offset=base, editions=eds
+            )
             games += len(starts)
             plies += int(np.asarray(res.games.column("plies").to_numpy(zero_copy_only=False)).sum())
             for s in res.games.column("status").to_pylist():
@@ -127,14 +129,21 @@ def _child_main(spec_json: str) -> int:
         t0 = time.perf_counter()
         while len(runs) < min_passes or time.perf_counter() - t0 < budget:
             runs.append(one_pass(blocks))
-            if runs[0][0] > budget:   # slow (python-chess path): one pass is enough
+            if runs[0][0] > budget:  # slow (python-chess path): one pass is enough
                 break
         cpu = [r[0] for r in runs]
         rep = [r[1] for r in runs]
         _, _, games, plies, statuses = runs[0]
-        return {"passes": len(runs), "cpu_s": min(cpu), "cpu_s_median": statistics.median(cpu),
-                "replay_cpu_s": min(rep), "replay_cpu_s_median": statistics.median(rep),
-                "games": games, "plies": plies, "statuses": statuses}
+        return {
+            "passes": len(runs),
+            "cpu_s": min(cpu),
+            "cpu_s_median": statistics.median(cpu),
+            "replay_cpu_s": min(rep),
+            "replay_cpu_s_median": statistics.median(rep),
+            "games": games,
+            "plies": plies,
+            "statuses": statuses,
+        }
 
     std_text = _read(spec["standard"])
     std_blocks = blocks_of(std_text, BLOCK)
@@ -145,8 +154,7 @@ def _child_main(spec_json: str) -> int:
         std_plies = []
         std_spans = []
         for base, buf, starts, ends in std_blocks:
-            res = A.analyze_block(buf, starts, ends, source="p", first_game_index=0, base_offset=base,
-                                  editions=eds)
+            res = A.analyze_block(buf, starts, ends, source="p", first_game_index=0, base_offset=base, editions=eds)
             ok = np.asarray(res.games.column("status").to_pylist()) == "ok"
             pl = res.games.column("plies").to_numpy(zero_copy_only=False)
             for i in range(len(starts)):
@@ -155,13 +163,13 @@ def _child_main(spec_json: str) -> int:
                     std_spans.append((base + int(starts[i]), base + int(ends[i])))
         c960_blocks_1 = blocks_of(c960_text, len(c960_text) + 1)
         probe = one_pass(c960_blocks_1)
-        c960_games = []    # (has %clk, plies)
+        c960_games = []  # (has %clk, plies)
         for base, buf, starts, ends in c960_blocks_1:
-            res = A.analyze_block(buf, starts, ends, source="p", first_game_index=0, base_offset=base,
-                                  editions=eds)
+            res = A.analyze_block(buf, starts, ends, source="p", first_game_index=0, base_offset=base, editions=eds)
             pl = res.games.column("plies").to_numpy(zero_copy_only=False)
-            c960_games = [(b"%clk" in c960_text[base + int(a):base + int(b)], int(n))
-                          for a, b, n in zip(starts, ends, pl)]
+            c960_games = [
+                (b"%clk" in c960_text[base + int(a) : base + int(b)], int(n)) for a, b, n in zip(starts, ends, pl)
+            ]
         # matched standard games: the same ply count (the nearest when that count is used up),
         # with %clk comments if the Chess960 game has them (they are most of a Lichess game's text)
         pools: dict = {}
@@ -174,20 +182,22 @@ def _child_main(spec_json: str) -> int:
             j = n if by_len.get(n) else min((x for x in by_len if by_len[x]), key=lambda x: (abs(x - n), x))
             picked.append(by_len[j].pop())
         matched_text = b"".join(std_text[a:b].rstrip(b"\n") + b"\n\n" for a, b in (std_spans[i] for i in picked))
-        as960 = (b'[Variant "Chess960"]\n[SetUp "1"]\n'
-                 b'[FEN "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"]\n')
+        as960 = b'[Variant "Chess960"]\n[SetUp "1"]\n[FEN "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"]\n'
         matched960_text = b"".join(
             as960 + re.sub(rb"(?m)^\[(Variant|FEN|SetUp) [^\n]*\n", b"", std_text[a:b]).rstrip(b"\n") + b"\n\n"
-            for a, b in (std_spans[i] for i in picked))
+            for a, b in (std_spans[i] for i in picked)
+        )
         assert matched960_text.count(b"[Variant ") == len(picked)
         native = probe[0] < 0.5 * spec["budget"]
         rep = spec["repeat"] if native else 1
         mrep = spec["repeat"]
         out.update(native_chess960=native, repeat=rep)
-    inputs = {"standard": lambda: std_blocks,
-              "matched": lambda: blocks_of(matched_text * mrep, len(matched_text) * mrep + 1),
-              "chess960": lambda: blocks_of(c960_text * rep, len(c960_text) * rep + 1),
-              "matched960": lambda: blocks_of(matched960_text * rep, len(matched960_text) * rep + 1)}
+    inputs = {
+        "standard": lambda: std_blocks,
+        "matched": lambda: blocks_of(matched_text * mrep, len(matched_text) * mrep + 1),
+        "chess960": lambda: blocks_of(c960_text * rep, len(c960_text) * rep + 1),
+        "matched960": lambda: blocks_of(matched960_text * rep, len(matched960_text) * rep + 1),
+    }
     for key in spec["inputs"]:
         out[key] = measure(inputs[key](), spec["budget"])
     print(json.dumps(out))
@@ -245,16 +255,23 @@ def main(argv=None) -> int:
     if argv and argv[0] == "_child":
         return _child_main(argv[1])
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--code", action="append", default=None,
-                   help="analyzer code: worktree (default), HEAD or a revision; repeat for an A/B")
+    p.add_argument(
+        "--code",
+        action="append",
+        default=None,
+        help="analyzer code: worktree (default), HEAD or a revision; repeat for an A/B",
+    )
     p.add_argument("--standard", default=DEFAULT_STANDARD)
     p.add_argument("--chess960", default=DEFAULT_CHESS960)
     p.add_argument("--rounds", type=int, default=None, help="child runs per code (default 1; 3 with several --code)")
     p.add_argument("--budget", type=float, default=3.0, help="seconds of passes per input per child (default 3)")
     p.add_argument("--repeat", type=int, default=8, help="copies of the Chess960 / matched text per block")
     p.add_argument("--pychess-budget", type=float, default=60.0, help="CPU seconds per python-chess mode")
-    p.add_argument("--inputs", default="standard,matched,chess960,matched960",
-                   help="comma-separated inputs to time (default all four; `standard` for a quick A/B)")
+    p.add_argument(
+        "--inputs",
+        default="standard,matched,chess960,matched960",
+        help="comma-separated inputs to time (default all four; `standard` for a quick A/B)",
+    )
     p.add_argument("--no-pychess", action="store_true")
     p.add_argument("--json-out")
     a = p.parse_args(argv)
@@ -262,8 +279,7 @@ def main(argv=None) -> int:
     rounds = a.rounds or (3 if len(codes) > 1 else 1)
     started = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
     load0 = load()
-    print(f"bench_chess960  {started}  codes {codes}  standard {a.standard}  chess960 {a.chess960}",
-          file=sys.stderr)
+    print(f"bench_chess960  {started}  codes {codes}  standard {a.standard}  chess960 {a.chess960}", file=sys.stderr)
     results: dict = {c: [] for c in codes}
     infos = {}
     with tempfile.TemporaryDirectory(prefix="bench_chess960-") as tmp:
@@ -275,19 +291,37 @@ def main(argv=None) -> int:
             dirs[c] = d
         for r in range(rounds):
             for c in codes:
-                spec = {"code": infos[c]["commit"], "standard": a.standard, "chess960": a.chess960,
-                        "budget": a.budget, "repeat": a.repeat, "inputs": a.inputs.split(",")}
+                spec = {
+                    "code": infos[c]["commit"],
+                    "standard": a.standard,
+                    "chess960": a.chess960,
+                    "budget": a.budget,
+                    "repeat": a.repeat,
+                    "inputs": a.inputs.split(","),
+                }
                 env = dict(os.environ, PYTHONPATH=dirs[c])
                 print(f"round {r + 1}/{rounds}: {infos[c]['commit']} ...", file=sys.stderr)
-                cp = subprocess.run([sys.executable, os.path.abspath(__file__), "_child", json.dumps(spec)],
-                                    env=env, cwd=tmp, capture_output=True, text=True)
+                cp = subprocess.run(
+                    [sys.executable, os.path.abspath(__file__), "_child", json.dumps(spec)],
+                    env=env,
+                    cwd=tmp,
+                    capture_output=True,
+                    text=True,
+                )
                 if cp.returncode != 0:
                     print(cp.stderr, file=sys.stderr)
                     raise SystemExit(f"child failed for {c}")
                 results[c].append(json.loads(cp.stdout.strip().splitlines()[-1]))
     pc = None if a.no_pychess else pychess(a.chess960, a.pychess_budget)
-    res = {"started": started, "load_start": load0, "load_end": load(), "machine": machine_info(),
-           "codes": {c: infos[c] for c in codes}, "runs": results, "python_chess": pc}
+    res = {
+        "started": started,
+        "load_start": load0,
+        "load_end": load(),
+        "machine": machine_info(),
+        "codes": {c: infos[c] for c in codes},
+        "runs": results,
+        "python_chess": pc,
+    }
     report(res)
     print(json.dumps(res))
     if a.json_out:
@@ -300,30 +334,42 @@ def _best(runs: list, key: str) -> dict:
     """The fastest pass of input `key` over the rounds (and the median of the per-round bests)."""
     items = [r[key] for r in runs]
     best = min(items, key=lambda x: x["cpu_s"])
-    return dict(best, cpu_s_rounds_median=statistics.median(x["cpu_s"] for x in items),
-                replay_rounds_median=statistics.median(x["replay_cpu_s"] for x in items))
+    return dict(
+        best,
+        cpu_s_rounds_median=statistics.median(x["cpu_s"] for x in items),
+        replay_rounds_median=statistics.median(x["replay_cpu_s"] for x in items),
+    )
 
 
 def report(res: dict) -> None:
     m = res["machine"]
-    print(f"bench_chess960  {res['started']}  machine: {m['nproc']} cpu, {m['cpu']}; load avg start "
-          f"{res['load_start']} end {res['load_end']}")
+    print(
+        f"bench_chess960  {res['started']}  machine: {m['nproc']} cpu, {m['cpu']}; load avg start "
+        f"{res['load_start']} end {res['load_end']}"
+    )
     print()
-    print("| code | input | games | plies | passes | CPU s (best) | µs/game | ns/ply | replay ns/ply "
-          "| ns/ply median of rounds |")
+    print(
+        "| code | input | games | plies | passes | CPU s (best) | µs/game | ns/ply | replay ns/ply "
+        "| ns/ply median of rounds |"
+    )
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     per_ply = {}
-    keys = [k for k in ("standard", "matched", "chess960", "matched960")
-            if all(k in r for runs in res["runs"].values() for r in runs)]
+    keys = [
+        k
+        for k in ("standard", "matched", "chess960", "matched960")
+        if all(k in r for runs in res["runs"].values() for r in runs)
+    ]
     for c, runs in res["runs"].items():
         commit = res["codes"][c]["commit"]
         for key in keys:
             b = _best(runs, key)
             ns = 1e9 * b["cpu_s"] / b["plies"]
             per_ply[(c, key)] = (ns, 1e9 * b["replay_cpu_s"] / b["plies"])
-            print(f"| {commit} | {key} | {b['games']:,} | {b['plies']:,} | {b['passes']} | {b['cpu_s']:.3f} "
-                  f"| {1e6 * b['cpu_s'] / b['games']:.1f} | {ns:.1f} | {1e9 * b['replay_cpu_s'] / b['plies']:.1f} "
-                  f"| {1e9 * b['cpu_s_rounds_median'] / b['plies']:.1f} |")
+            print(
+                f"| {commit} | {key} | {b['games']:,} | {b['plies']:,} | {b['passes']} | {b['cpu_s']:.3f} "
+                f"| {1e6 * b['cpu_s'] / b['games']:.1f} | {ns:.1f} | {1e9 * b['replay_cpu_s'] / b['plies']:.1f} "
+                f"| {1e9 * b['cpu_s_rounds_median'] / b['plies']:.1f} |"
+            )
     print()
     for c in res["runs"]:
         commit = res["codes"][c]["commit"]
@@ -336,11 +382,15 @@ def report(res: dict) -> None:
         a0, b0 = codes[0], codes[-1]
         for key in [k for k in ("standard", "matched") if k in keys]:
             x, y = per_ply[(a0, key)], per_ply[(b0, key)]
-            print(f"A/B {key}: {res['codes'][b0]['commit']} / {res['codes'][a0]['commit']} per ply: analyze_block "
-                  f"{y[0] / x[0]:.3f}, replay {y[1] / x[1]:.3f}")
+            print(
+                f"A/B {key}: {res['codes'][b0]['commit']} / {res['codes'][a0]['commit']} per ply: analyze_block "
+                f"{y[0] / x[0]:.3f}, replay {y[1] / x[1]:.3f}"
+            )
             for c in codes:
-                print(f"    {res['codes'][c]['commit']} {key} ns/ply per round: "
-                      + ", ".join(f"{1e9 * r[key]['cpu_s'] / r[key]['plies']:.1f}" for r in res["runs"][c]))
+                print(
+                    f"    {res['codes'][c]['commit']} {key} ns/ply per round: "
+                    + ", ".join(f"{1e9 * r[key]['cpu_s'] / r[key]['plies']:.1f}" for r in res["runs"][c])
+                )
     pc = res.get("python_chess")
     if pc and "chess960" in keys:
         c = codes[-1]
@@ -349,9 +399,11 @@ def report(res: dict) -> None:
         for mode in ("replay", "claims"):
             d = pc[mode]
             ns = 1e9 * d["cpu_s"] / d["plies"]
-            print(f"python-chess {pc['chess_version']} {mode} on the Chess960 games: {d['games']} games, "
-                  f"{d['plies']:,} plies, {d['cpu_s']:.2f} CPU s = {d['games'] / d['cpu_s']:,.0f} games/s, "
-                  f"{ns / 1000:.1f} µs/ply = {ns / x:,.0f}x the analyzer ({res['codes'][c]['commit']})")
+            print(
+                f"python-chess {pc['chess_version']} {mode} on the Chess960 games: {d['games']} games, "
+                f"{d['plies']:,} plies, {d['cpu_s']:.2f} CPU s = {d['games'] / d['cpu_s']:,.0f} games/s, "
+                f"{ns / 1000:.1f} µs/ply = {ns / x:,.0f}x the analyzer ({res['codes'][c]['commit']})"
+            )
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ index walk of the object: ranged reads and seconds, and the latency of one 12-by
 (median of 200). The moto server runs in this process, on the same 2 cores as the scan: its
 CPU time is part of the overhead measured.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,7 +31,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests"))
-sys.path.insert(0, ROOT)   # this checkout's analyzer, also for the scans (run with cwd = ROOT)
+sys.path.insert(0, ROOT)  # this checkout's analyzer, also for the scans (run with cwd = ROOT)
 
 
 def main() -> None:
@@ -67,15 +68,35 @@ def main() -> None:
         local_glob = os.path.join(local_dir, "*.pgn.zst")
         url = "s3://bench/in/*.pgn.zst"
         env = {**os.environ, **server.env}
-        commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
-                                text=True).stdout.strip()
-        print(f"bench_objstore  {time.strftime('%Y-%m-%d %H:%M:%S %Z')}  code {commit} (+ uncommitted edits if any)  "
-              f"input {args.input} -> pzstd -p 2: {size / 1e6:.1f} MB, {args.copies} copies as {args.copies} sources; "
-              f"load avg {os.getloadavg()[0]:.2f}", flush=True)
+        commit = subprocess.run(
+            ["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+        ).stdout.strip()
+        print(
+            f"bench_objstore  {time.strftime('%Y-%m-%d %H:%M:%S %Z')}  code {commit} (+ uncommitted edits if any)  "
+            f"input {args.input} -> pzstd -p 2: {size / 1e6:.1f} MB, {args.copies} copies as {args.copies} sources; "
+            f"load avg {os.getloadavg()[0]:.2f}",
+            flush=True,
+        )
 
         def scan(src, out, workers):
-            cmd = [sys.executable, "-m", "analyzer", "-q", "scan", src, "--out", out, "--workers", str(workers),
-                   "--edition", "fide_2018", "--json", "--progress", "none", "--force"]
+            cmd = [
+                sys.executable,
+                "-m",
+                "analyzer",
+                "-q",
+                "scan",
+                src,
+                "--out",
+                out,
+                "--workers",
+                str(workers),
+                "--edition",
+                "fide_2018",
+                "--json",
+                "--progress",
+                "none",
+                "--force",
+            ]
             if args.frames_per_unit:
                 cmd += ["--frames-per-unit", str(args.frames_per_unit)]
             t = time.perf_counter()
@@ -89,17 +110,25 @@ def main() -> None:
         rows: dict = {}
         for rnd in range(args.rounds):
             for w in args.workers:
-                for name, src, out in (("local -> local", local_glob, os.path.join(tmp, "out")),
-                                       ("s3 -> local", url, os.path.join(tmp, "out")),
-                                       ("s3 -> s3", url, "s3://bench/out")):
+                for name, src, out in (
+                    ("local -> local", local_glob, os.path.join(tmp, "out")),
+                    ("s3 -> local", url, os.path.join(tmp, "out")),
+                    ("s3 -> s3", url, "s3://bench/out"),
+                ):
                     wall, s = scan(src, out, w)
-                    rows.setdefault((name, w), []).append((wall, s["seconds"], s["games"], s["units"],
-                                                           sorted(set(s["engine_by_source"].values()))))
-                    print(f"round {rnd + 1} w{w} {name}: {wall:.2f} s wall, scan {s['seconds']:.2f} s, "
-                          f"{s['games']:,} games, {s['units']} units, {s['engine_by_source']}", flush=True)
+                    rows.setdefault((name, w), []).append(
+                        (wall, s["seconds"], s["games"], s["units"], sorted(set(s["engine_by_source"].values())))
+                    )
+                    print(
+                        f"round {rnd + 1} w{w} {name}: {wall:.2f} s wall, scan {s['seconds']:.2f} s, "
+                        f"{s['games']:,} games, {s['units']} units, {s['engine_by_source']}",
+                        flush=True,
+                    )
 
         print()
-        print("| run | workers | engine | wall s best (median) | scan s best (median) | games/s (scan, best) | scan ÷ local |")
+        print(
+            "| run | workers | engine | wall s best (median) | scan s best (median) | games/s (scan, best) | scan ÷ local |"
+        )
         print("|---|---:|---|---:|---:|---:|---:|")
         for w in args.workers:
             base = min(r[1] for r in rows[("local -> local", w)])
@@ -108,9 +137,11 @@ def main() -> None:
                 walls = [r[0] for r in rr]
                 scans = [r[1] for r in rr]
                 games = rr[0][2]
-                print(f"| {name} | {w} | {'+'.join(rr[0][4])} | {min(walls):.2f} ({statistics.median(walls):.2f}) | "
-                      f"{min(scans):.2f} ({statistics.median(scans):.2f}) | {games / min(scans):,.0f} | "
-                      f"{min(scans) / base:.2f} |")
+                print(
+                    f"| {name} | {w} | {'+'.join(rr[0][4])} | {min(walls):.2f} ({statistics.median(walls):.2f}) | "
+                    f"{min(scans):.2f} ({statistics.median(scans):.2f}) | {games / min(scans):,.0f} | "
+                    f"{min(scans) / base:.2f} |"
+                )
 
         # The frame index walk and the latency of one small ranged read.
         from analyzer.io import remote, sources
@@ -133,9 +164,11 @@ def main() -> None:
             remote.read_range(one, 0, 8 << 20)
             big.append(time.perf_counter() - t)
         print(f"one 8 MiB ranged read: median {statistics.median(big) * 1000:.1f} ms")
-        print(f"frame index walk of one object ({size / 1e6:.1f} MB): {len(frames)} frames, {stats['reads']} ranged read(s), {walk * 1000:.1f} ms; "
-              f"one 12-byte ranged read: median {statistics.median(lat) * 1000:.2f} ms, "
-              f"p90 {sorted(lat)[179] * 1000:.2f} ms (moto on 127.0.0.1)")
+        print(
+            f"frame index walk of one object ({size / 1e6:.1f} MB): {len(frames)} frames, {stats['reads']} ranged read(s), {walk * 1000:.1f} ms; "
+            f"one 12-byte ranged read: median {statistics.median(lat) * 1000:.2f} ms, "
+            f"p90 {sorted(lat)[179] * 1000:.2f} ms (moto on 127.0.0.1)"
+        )
         server.stop()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -18,6 +18,7 @@ Usage::
 
     python benchmarks/bench_variants.py [--repeat 3] [--copies 25] [FILE.pgn ...]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -61,8 +62,11 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--copies", type=int, default=1)
     args = ap.parse_args(argv)
-    files = args.files or sorted(f for f in glob.glob(os.path.join(HERE, "..", "tests", "fixtures", "variants", "*.pgn"))
-                                 if not f.endswith("chess960.pgn"))
+    files = args.files or sorted(
+        f
+        for f in glob.glob(os.path.join(HERE, "..", "tests", "fixtures", "variants", "*.pgn"))
+        if not f.endswith("chess960.pgn")
+    )
     rows = []
     for path in files:
         with open(path, "rb") as fh:
@@ -71,7 +75,7 @@ def main(argv=None):
             one = one.rstrip(b"\n") + b"\n\n"
         data = one * args.copies
         text = data.decode("utf-8", "replace")
-        analyze_bytes(data, editions=("fide_2018", "lichess"))          # warm-up
+        analyze_bytes(data, editions=("fide_2018", "lichess"))  # warm-up
         t_eng, res = _best(lambda data=data: analyze_bytes(data, editions=("fide_2018", "lichess")), args.repeat)
         n_games = res.n_games
         plies = int(res.games.column("plies").to_numpy(zero_copy_only=False)[:n_games].sum())
@@ -80,12 +84,16 @@ def main(argv=None):
         t_fact, _ = _best(lambda one=one: ref.analyze_text(one.decode("utf-8", "replace")), 1)
         t_fact *= args.copies
         rows.append((os.path.basename(path), n_games, plies, statuses, t_eng, t_rep, t_fact, n_pc))
-    print("| file | games | plies | analyzer games/s | python-chess replay games/s | python-chess facts games/s | speed-up vs replay | vs facts |")
+    print(
+        "| file | games | plies | analyzer games/s | python-chess replay games/s | python-chess facts games/s | speed-up vs replay | vs facts |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for name, n, plies, _statuses, te, tr, tf, n_pc in rows:
         assert n_pc == n, (name, n_pc, n)
-        print(f"| {name} | {n} | {plies} | {n / te:,.0f} | {n / tr:,.0f} | {n / tf:,.0f} | "
-              f"{tr / te:,.0f}x | {tf / te:,.0f}x |")
+        print(
+            f"| {name} | {n} | {plies} | {n / te:,.0f} | {n / tr:,.0f} | {n / tf:,.0f} | "
+            f"{tr / te:,.0f}x | {tf / te:,.0f}x |"
+        )
     return 0
 
 

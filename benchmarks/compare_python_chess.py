@@ -19,6 +19,7 @@ Usage::
 
 Exit status 0 only when every game was compared and nothing differs.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,25 +43,35 @@ DEFAULT_FILES = [os.path.join(DATA, "lichess_sample.pgn.zst"), os.path.join(DATA
 # MANIFEST.md, "Repetition / move-counter facts found in the data (FIDE legal-ep keys)".
 MANIFEST_FIGURES = {
     "otb_sample.pgn.zst": {
-        "position occurred 3 times": 2004, "...ended on that ply with a draw": 1448,
-        "...game continued": 556, "...then decided 1-0/0-1": 65, "fivefold reached": 8,
-        "halfmove clock reached 100": 40, "...clock 100, game continued": 24,
-        "halfmove clock reached 150": 2, "pseudo-legal but illegal ep target": 21,
+        "position occurred 3 times": 2004,
+        "...ended on that ply with a draw": 1448,
+        "...game continued": 556,
+        "...then decided 1-0/0-1": 65,
+        "fivefold reached": 8,
+        "halfmove clock reached 100": 40,
+        "...clock 100, game continued": 24,
+        "halfmove clock reached 150": 2,
+        "pseudo-legal but illegal ep target": 21,
         "games with an en-passant capture": 1747,
     },
     "lichess_sample.pgn.zst": {
-        "position occurred 3 times": 1163, "...ended on that ply with a draw": 1088,
-        "...game continued": 75, "...then decided 1-0/0-1": 24, "fivefold reached": 6,
-        "halfmove clock reached 100": 18, "...clock 100, game continued": 0,
-        "halfmove clock reached 150": 0, "pseudo-legal but illegal ep target": 20,
+        "position occurred 3 times": 1163,
+        "...ended on that ply with a draw": 1088,
+        "...game continued": 75,
+        "...then decided 1-0/0-1": 24,
+        "fivefold reached": 6,
+        "halfmove clock reached 100": 18,
+        "...clock 100, game continued": 0,
+        "halfmove clock reached 150": 0,
+        "pseudo-legal but illegal ep target": 20,
         "games with an en-passant capture": 1825,
     },
 }
 
 # Globals inherited by the forked workers.
-_DATA: dict = {}      # source -> bytes
-_BOUNDS: dict = {}    # source -> [(start, end)]
-_ENGINE: dict = {}    # source -> EngineView or None
+_DATA: dict = {}  # source -> bytes
+_BOUNDS: dict = {}  # source -> [(start, end)]
+_ENGINE: dict = {}  # source -> EngineView or None
 
 
 class EngineView:
@@ -68,6 +79,7 @@ class EngineView:
 
     def __init__(self, res):
         import numpy as np
+
         games = [g for g in res.games.to_pylist() if g.get("edition") in (ref.EDITION, None)]
         games.sort(key=lambda g: g["game_index"])
         self.games = games
@@ -78,8 +90,9 @@ class EngineView:
             for j in range(res.events.num_rows):
                 if cols["edition"][j] not in (ref.EDITION, None):
                     continue
-                self.events[cols["game_index"][j]].append(tuple(
-                    ref.f32(cols[k][j]) if k == "clock_seconds" else cols[k][j] for k in ref.EVENT_FIELDS))
+                self.events[cols["game_index"][j]].append(
+                    tuple(ref.f32(cols[k][j]) if k == "clock_seconds" else cols[k][j] for k in ref.EVENT_FIELDS)
+                )
         facts = res.facts
         self.off = np.asarray(facts["game_offsets"], dtype=np.int64)
         self.keys = np.asarray(facts["key"]).astype(np.uint64)
@@ -89,11 +102,13 @@ class EngineView:
 
     def game(self, row: int) -> ref.EngineGame:
         import numpy as np
+
         g = self.games[row]
         all_evs = self.events.get(g["game_index"], [])
         evs = sorted((x for x in all_evs if x[1] in ref.EVENT_RULES), key=ref._event_sort_key)
-        eg = ref.EngineGame(status=g["status"], error=g.get("error"), columns=g, events=evs,
-                            byte_offset=g.get("byte_offset"))
+        eg = ref.EngineGame(
+            status=g["status"], error=g.get("error"), columns=g, events=evs, byte_offset=g.get("byte_offset")
+        )
         eg.other_events = len(all_evs) - len(evs)
         if self.facts_ok:
             a, b = int(self.off[row]), int(self.off[row + 1])
@@ -167,8 +182,8 @@ def _work(task):
     bounds = _BOUNDS[source]
     view = _ENGINE.get(source)
     stats = collections.Counter()
-    mismatches = []    # (source, index, Mismatch, fen, describe)
-    split = []         # (source, index, offset, n games python-chess read, describe)
+    mismatches = []  # (source, index, Mismatch, fen, describe)
+    split = []  # (source, index, offset, n games python-chess read, describe)
     unmatched = []
     offsets_differ = 0
     for gi in range(lo, hi):
@@ -243,6 +258,7 @@ def main(argv=None) -> int:
     compare = not args.oracle_only
     if compare:
         from analyzer.api import analyze_bytes  # must exist: a missing engine is a failure
+
         for source, data in _DATA.items():
             t = time.time()
             res = analyze_bytes(data, source=source, editions=(ref.EDITION,), keep_facts=True)
@@ -299,16 +315,20 @@ def _report(args, summary, total, mismatches, split, unmatched, compare, t0) -> 
         print(f"  {source} #{gi} (1-based {gi + 1}) offset {off}: python-chess read {n} games; {head[:110]}")
     if compare:
         print()
-        print(f"== engine comparison: {agg['compared']:,} games compared, "
-              f"{agg['games with mismatches']:,} with mismatches, {len(unmatched)} unmatched ==")
+        print(
+            f"== engine comparison: {agg['compared']:,} games compared, "
+            f"{agg['games with mismatches']:,} with mismatches, {len(unmatched)} unmatched =="
+        )
         for k in sorted(agg):
             if k.startswith("mismatch:"):
                 print(f"  {k:55s} {agg[k]:>8,}")
         for shown, (source, gi, m, fen, desc) in enumerate(sorted(mismatches, key=lambda x: (x[0], x[1]))):
             if shown >= args.show:
                 break
-            print(f"  {source} game {gi} ({desc[:80]}): {m.what} ply={m.ply} fen={fen!r} "
-                  f"expected {m.expected!r} got {m.got!r}")
+            print(
+                f"  {source} game {gi} ({desc[:80]}): {m.what} ply={m.ply} fen={fen!r} "
+                f"expected {m.expected!r} got {m.got!r}"
+            )
         for source, gi, off in unmatched[:10]:
             print(f"  unmatched: {source} game {gi} offset {off} (no engine game there)")
     summary.update(
@@ -316,8 +336,9 @@ def _report(args, summary, total, mismatches, split, unmatched, compare, t0) -> 
         compared=agg["compared"] if compare else 0,
         games_with_mismatches=agg["games with mismatches"] if compare else None,
         mismatches={k[9:]: v for k, v in agg.items() if k.startswith("mismatch:")},
-        split_differently=[{"source": s, "game_index": gi, "byte_offset": off, "python_chess_games": n}
-                           for s, gi, off, n, _ in split],
+        split_differently=[
+            {"source": s, "game_index": gi, "byte_offset": off, "python_chess_games": n} for s, gi, off, n, _ in split
+        ],
         unmatched=len(unmatched),
         chess960_skipped=agg["chess960 not analyzed by engine (allowed)"],
         oracle={s: {k: v for k, v in total[s].items() if not k.startswith("mismatch:")} for s in sources},
@@ -330,8 +351,11 @@ def _report(args, summary, total, mismatches, split, unmatched, compare, t0) -> 
     print(json.dumps(summary, sort_keys=True))
     if not compare:
         return 0
-    ok = (agg["games with mismatches"] == 0 and not unmatched
-          and agg["compared"] + agg["chess960 not analyzed by engine (allowed)"] == summary["games"])
+    ok = (
+        agg["games with mismatches"] == 0
+        and not unmatched
+        and agg["compared"] + agg["chess960 not analyzed by engine (allowed)"] == summary["games"]
+    )
     return 0 if ok else 1
 
 

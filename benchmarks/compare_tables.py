@@ -9,6 +9,7 @@ as the 0.1 layout: games joined to verdicts (one row per game and edition), the 
 `date`. Prints per table the row counts and, for every column that differs, how many rows
 differ with an example; exit status 0 only when everything compared is equal.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -18,8 +19,10 @@ import sys
 
 import polars as pl
 
-KEYS = {"games": ["source", "edition", "game_index"],
-        "events": ["source", "edition", "game_index", "ply", "rule", "kind"]}
+KEYS = {
+    "games": ["source", "edition", "game_index"],
+    "events": ["source", "edition", "game_index", "ply", "rule", "kind"],
+}
 
 
 def _read(out: str, table: str) -> pl.DataFrame | None:
@@ -80,7 +83,9 @@ def main() -> int:
         if a is None or b is None:
             problems.append(f"{table}: missing in {'A' if a is None else 'B'}")
             continue
-        print(f"{table}: {a.height:,} rows in A, {b.height:,} in B; {len(set(a.columns) & set(b.columns))} common columns")
+        print(
+            f"{table}: {a.height:,} rows in A, {b.height:,} in B; {len(set(a.columns) & set(b.columns))} common columns"
+        )
         problems += compare(a, b, table, set(args.ignore))
     for line in problems:
         print("DIFF", line)

@@ -30,6 +30,7 @@ Numba bounds checking is on (``NUMBA_BOUNDSCHECK=1`` with a private ``NUMBA_CACH
 Prints progress, then one JSON line: inputs, crashes, games_lost, games_changed, invariant
 violations, seconds. Failing inputs are saved under ``--save-dir``. Exit 0 only when all are 0.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -54,11 +55,53 @@ EDITIONS = ("fide_2018", "lichess")
 POSITION_COLUMNS = ("game_index", "byte_offset")
 MOVE_ERRORS = ("illegal_move", "ambiguous_move", "bad_token", "unterminated")
 
-INSERTS = [b"{", b"}", b"(", b")", b"\n", b"\r", b"\r\n", b"\n\n", b"[Event \"", b"[", b"]", b"\"",
-           b"\\", b"%", b"\n%", b";", b"\n;", b"\x00", b"\xff", b"\xef\xbb\xbf", b"--", b"$1", b"!?",
-           b"1-0", b"0-1", b"1/2-1/2", b"*", b" 1-0\n\n", b"0-0", b"O-O-O", b"=Q", b"e8=Q", b"1...",
-           b"1.", b"...", b"\n[Event \"x\"]\n", b"\n\n[FEN \"8/8/8/8/8/8/8/8 w - - 0 1\"]\n",
-           b"[Variant \"Atomic\"]", b"{ [%clk 0:00:01] }", b"\t", b" ", b"Z0", b"e.p.", b"#", b"+"]
+INSERTS = [
+    b"{",
+    b"}",
+    b"(",
+    b")",
+    b"\n",
+    b"\r",
+    b"\r\n",
+    b"\n\n",
+    b'[Event "',
+    b"[",
+    b"]",
+    b'"',
+    b"\\",
+    b"%",
+    b"\n%",
+    b";",
+    b"\n;",
+    b"\x00",
+    b"\xff",
+    b"\xef\xbb\xbf",
+    b"--",
+    b"$1",
+    b"!?",
+    b"1-0",
+    b"0-1",
+    b"1/2-1/2",
+    b"*",
+    b" 1-0\n\n",
+    b"0-0",
+    b"O-O-O",
+    b"=Q",
+    b"e8=Q",
+    b"1...",
+    b"1.",
+    b"...",
+    b'\n[Event "x"]\n',
+    b'\n\n[FEN "8/8/8/8/8/8/8/8 w - - 0 1"]\n',
+    b'[Variant "Atomic"]',
+    b"{ [%clk 0:00:01] }",
+    b"\t",
+    b" ",
+    b"Z0",
+    b"e.p.",
+    b"#",
+    b"+",
+]
 
 _ENDS_WITH_RESULT = re.compile(rb"(?:1-0|0-1|1/2-1/2|\*)\s*$")
 
@@ -135,7 +178,7 @@ def random_mutations(rng: random.Random, text: bytes) -> list[tuple[int, int, by
             muts.append((x, min(n, x + rng.choice((1, 1, 2, 5, 20, 200))), b""))
         elif kind == "dup":
             a = rng.randrange(n)
-            muts.append((x, x, text[a:a + rng.randrange(1, 300)]))
+            muts.append((x, x, text[a : a + rng.randrange(1, 300)]))
         else:
             muts.append((x, x + rng.randrange(0, 4), bytes(rng.randrange(256) for _ in range(rng.randrange(1, 6)))))
     # Keep them disjoint (drop overlapping ones).
@@ -176,7 +219,9 @@ def check_rows(text: bytes, n_games: int, rows: list[dict], editions=EDITIONS) -
         if [r["game_index"] for r in rs] != list(range(len(rs))):
             problems.append(f"{ed}: game_index not 0..{len(rs) - 1}")
         offs = [r["byte_offset"] for r in rs]
-        if any(b <= a for a, b in itertools.pairwise(offs)) or (offs and (offs[0] < 0 or offs[-1] >= max(len(text), 1))):
+        if any(b <= a for a, b in itertools.pairwise(offs)) or (
+            offs and (offs[0] < 0 or offs[-1] >= max(len(text), 1))
+        ):
             problems.append(f"{ed}: byte offsets not strictly increasing inside the text: {offs[:20]}")
     for r in rows:
         st = r["status"]
@@ -187,7 +232,9 @@ def check_rows(text: bytes, n_games: int, rows: list[dict], editions=EDITIONS) -
             problems.append(f"{where}: status {st} without an error message")
         if st in MOVE_ERRORS:
             if r["error_ply"] is None or f"at ply {r['error_ply']}" not in r["error"]:
-                problems.append(f"{where}: {st} message does not name the ply: {r['error']!r} (error_ply {r['error_ply']})")
+                problems.append(
+                    f"{where}: {st} message does not name the ply: {r['error']!r} (error_ply {r['error_ply']})"
+                )
             elif r["plies"] != r["error_ply"]:
                 problems.append(f"{where}: plies {r['plies']} != error_ply {r['error_ply']}")
     return problems
@@ -235,12 +282,12 @@ def _next_break(text: bytes, y: int) -> int:
 
 def _strong_at(text: bytes, a: int) -> bool:
     """The game at offset a starts with a tag line preceded by a blank line (or the text start)."""
-    line = text[a:a + 64].lstrip(b" \t")
+    line = text[a : a + 64].lstrip(b" \t")
     if not re.match(rb"\[[A-Za-z0-9_]+[ \t]*\"", line):
         return False
     if a == 0:
         return True
-    before = text[max(a - 8, 0):a]
+    before = text[max(a - 8, 0) : a]
     return bool(re.search(rb"(?:\r\n|\n|\r)[ \t]*(?:\r\n|\n|\r)[ \t]*$", before)) or before.strip(b" \t") == b""
 
 
@@ -279,14 +326,17 @@ def set_numba_env(boundscheck: bool = True, cache_dir: str | None = None) -> Non
     logging.getLogger("chess.pgn").setLevel(logging.CRITICAL)  # python-chess logs every bad move
     if boundscheck:
         os.environ["NUMBA_BOUNDSCHECK"] = "1"
-        os.environ["NUMBA_CACHE_DIR"] = cache_dir or os.path.join(tempfile.gettempdir(), f"analyzer-fuzz-numba-{os.getuid()}")
+        os.environ["NUMBA_CACHE_DIR"] = cache_dir or os.path.join(
+            tempfile.gettempdir(), f"analyzer-fuzz-numba-{os.getuid()}"
+        )
 
 
 _EDS: dict = {}
 
 
-def analyze(text: bytes, block_size: int = 8 << 20, chunk: int = 1 << 22,
-            max_game_bytes: int = 16 << 20, editions=EDITIONS) -> tuple[int, list[dict]]:
+def analyze(
+    text: bytes, block_size: int = 8 << 20, chunk: int = 1 << 22, max_game_bytes: int = 16 << 20, editions=EDITIONS
+) -> tuple[int, list[dict]]:
     """(games counted, rows) of one text through the streaming reader."""
     from analyzer.engine.region import analyze_chunks
     from analyzer.kinds import resolve_editions as resolve
@@ -295,12 +345,18 @@ def analyze(text: bytes, block_size: int = 8 << 20, chunk: int = 1 << 22,
     if editions not in _EDS:
         _EDS[editions] = resolve(list(editions))
     out = []
-    chunks = (text[k:k + chunk] for k in range(0, len(text), chunk))
-    stats = analyze_chunks(chunks, game_type="chess", source="fuzz", editions=_EDS[editions],
-                           sink=lambda g, v, e: out.append((g, v)), block_size=block_size,
-                           max_game_bytes=max_game_bytes)
+    chunks = (text[k : k + chunk] for k in range(0, len(text), chunk))
+    stats = analyze_chunks(
+        chunks,
+        game_type="chess",
+        source="fuzz",
+        editions=_EDS[editions],
+        sink=lambda g, v, e: out.append((g, v)),
+        block_size=block_size,
+        max_game_bytes=max_game_bytes,
+    )
     rows = []
-    for g, v in out:   # one row per game and edition: the game's columns and that edition's verdicts
+    for g, v in out:  # one row per game and edition: the game's columns and that edition's verdicts
         games = {r["game_index"]: r for r in g.drop_columns(["source"]).to_pylist()}
         for r in v.drop_columns(["source"]).to_pylist():
             rows.append({**games[r["game_index"]], **r})
@@ -321,8 +377,9 @@ def run_compressed(text: bytes, rng: random.Random, workdir: str) -> list[str]:
     from analyzer.kinds import resolve_editions as resolve
 
     fmt = rng.choice(("gz", "zst", "bz2"))
-    comp = {"gz": gzip.compress, "bz2": bz2.compress,
-            "zst": lambda b: zstandard.ZstdCompressor(level=1).compress(b)}[fmt](text)
+    comp = {"gz": gzip.compress, "bz2": bz2.compress, "zst": lambda b: zstandard.ZstdCompressor(level=1).compress(b)}[
+        fmt
+    ](text)
     comp = bytearray(comp)
     what = rng.choice(("truncate", "flip"))
     if what == "truncate":
@@ -336,8 +393,9 @@ def run_compressed(text: bytes, rng: random.Random, workdir: str) -> list[str]:
     src = os.path.join(d, f"g.pgn.{fmt}")
     with open(src, "wb") as fh:
         fh.write(comp)
-    cfg = engine.Config(out=os.path.join(d, "out"), editions=resolve(["fide_2018"]),
-                          unit_text_bytes=rng.choice((1 << 12, 1 << 20)))
+    cfg = engine.Config(
+        out=os.path.join(d, "out"), editions=resolve(["fide_2018"]), unit_text_bytes=rng.choice((1 << 12, 1 << 20))
+    )
     problems = []
     try:
         summary, code = engine.run_scan([src], cfg, workers=1, progress_interval=0, progress_mode="none")
@@ -380,8 +438,14 @@ def _rmtree(d):
 # One fuzz case, the worker loop and the main program
 
 
-def fuzz_case(base: bytes, base_rows_by_max: dict, rng: random.Random, workdir: str,
-              editions=("fide_2018",), all_strong: bool = False) -> dict:
+def fuzz_case(
+    base: bytes,
+    base_rows_by_max: dict,
+    rng: random.Random,
+    workdir: str,
+    editions=("fide_2018",),
+    all_strong: bool = False,
+) -> dict:
     """Mutate `base` once and check everything. Returns counts and problems.
 
     Most runs read the text in one block; some in small blocks and chunks (block boundaries),
@@ -425,9 +489,17 @@ def _worker(args):
     rng = random.Random(seed)
     games = corpus()
     names = sorted(games)
-    tot = {"inputs": 0, "crashes": 0, "games_lost": 0, "games_changed": 0, "violations": 0,
-           "compressed_runs": 0, "compressed_problems": 0, "games_analyzed": 0,
-           "known_chess960_messages": 0}
+    tot = {
+        "inputs": 0,
+        "crashes": 0,
+        "games_lost": 0,
+        "games_changed": 0,
+        "violations": 0,
+        "compressed_runs": 0,
+        "compressed_problems": 0,
+        "games_analyzed": 0,
+        "known_chess960_messages": 0,
+    }
     failures = []
     base = None
     base_rows = {}
@@ -437,7 +509,7 @@ def _worker(args):
                 name = rng.choice(names)
                 gs = games[name]
                 a = rng.randrange(len(gs))
-                base = b"".join(gs[a:a + rng.randint(1, 5)])
+                base = b"".join(gs[a : a + rng.randint(1, 5)])
                 # Chess960 games go through python-chess (slow): take fewer of them.
                 if b'[Variant "Chess960"]' not in base or rng.random() < 0.25:
                     break
@@ -516,8 +588,16 @@ def main(argv=None) -> int:
     k = 0
     while left > 0:
         c = min(args.batch, left)
-        tasks.append((args.seed * 1_000_003 + k, c, boundscheck, os.environ.get("NUMBA_CACHE_DIR"), workdir,
-                      args.compressed_rate))
+        tasks.append(
+            (
+                args.seed * 1_000_003 + k,
+                c,
+                boundscheck,
+                os.environ.get("NUMBA_CACHE_DIR"),
+                workdir,
+                args.compressed_rate,
+            )
+        )
         left -= c
         k += 1
     tot: dict = {}
@@ -533,10 +613,14 @@ def main(argv=None) -> int:
                         pickle.dump(item, fh)
                 failures.append(item)
             el = time.time() - t0
-            print(f"[fuzz] {el:7.0f}s inputs={tot['inputs']} crashes={tot['crashes']} lost={tot['games_lost']} "
-                  f"changed={tot['games_changed']} violations={tot['violations']} "
-                  f"compressed={tot['compressed_runs']}/{tot['compressed_problems']} bad "
-                  f"rate={tot['inputs'] / el:.0f}/s", file=sys.stderr, flush=True)
+            print(
+                f"[fuzz] {el:7.0f}s inputs={tot['inputs']} crashes={tot['crashes']} lost={tot['games_lost']} "
+                f"changed={tot['games_changed']} violations={tot['violations']} "
+                f"compressed={tot['compressed_runs']}/{tot['compressed_problems']} bad "
+                f"rate={tot['inputs'] / el:.0f}/s",
+                file=sys.stderr,
+                flush=True,
+            )
     _rmtree(workdir)
     if failures:
         for f in failures[:10]:

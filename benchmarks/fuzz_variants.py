@@ -9,6 +9,7 @@ Usage::
 
     NUMBA_BOUNDSCHECK=1 NUMBA_CACHE_DIR=/tmp/bc-cache python benchmarks/fuzz_variants.py --seconds 600 [FILE.pgn ...]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,16 +24,19 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 
 from analyzer.api import analyze_bytes  # noqa: E402
 
-ALPHABET = b"abcdefghNBRQKOP@x+#=-0123456789 \n{}()[]\"%!?.*"
-VARIANTS = [b"Atomic", b"Crazyhouse", b"Horde", b"Antichess", b"Racing Kings", b"Three-check",
-            b"King of the Hill"]
-FENS = [b"8/8/8/8/8/8/8/8 w - - 0 1", b"k7/8/8/8/8/8/8/7K w - - 0 1",
-        b"rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR[QQQQ] w KQkq - 0 1", b"nonsense"]
+ALPHABET = b'abcdefghNBRQKOP@x+#=-0123456789 \n{}()[]"%!?.*'
+VARIANTS = [b"Atomic", b"Crazyhouse", b"Horde", b"Antichess", b"Racing Kings", b"Three-check", b"King of the Hill"]
+FENS = [
+    b"8/8/8/8/8/8/8/8 w - - 0 1",
+    b"k7/8/8/8/8/8/8/7K w - - 0 1",
+    b"rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR[QQQQ] w KQkq - 0 1",
+    b"nonsense",
+]
 
 
 def mutate(rng: random.Random, base: bytes) -> bytes | None:
     s = rng.randrange(0, max(1, len(base) - 3000))
-    chunk = bytearray(base[s:s + rng.randrange(500, 3000)])
+    chunk = bytearray(base[s : s + rng.randrange(500, 3000)])
     i = chunk.find(b"[Event")
     if i < 0:
         return None
@@ -45,7 +49,7 @@ def mutate(rng: random.Random, base: bytes) -> bytes | None:
         if op == 0:
             chunk[j] = rng.choice(ALPHABET)
         elif op == 1:
-            del chunk[j:j + rng.randrange(1, 6)]
+            del chunk[j : j + rng.randrange(1, 6)]
         elif op == 2:
             chunk[j:j] = bytes(rng.choice(ALPHABET) for _ in range(rng.randrange(1, 4)))
         else:
@@ -63,8 +67,14 @@ def main(argv=None):
     ap.add_argument("--seconds", type=float, default=120)
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args(argv)
-    paths = sorted(f for f in glob.glob(os.path.join(HERE, "..", "tests", "fixtures", "variants", "*.pgn"))
-                   if not f.endswith("chess960.pgn")) + args.files
+    paths = (
+        sorted(
+            f
+            for f in glob.glob(os.path.join(HERE, "..", "tests", "fixtures", "variants", "*.pgn"))
+            if not f.endswith("chess960.pgn")
+        )
+        + args.files
+    )
     texts = []
     for p in paths:
         with open(p, "rb") as fh:

@@ -9,6 +9,7 @@ finished nor was killed within --hang-seconds) and games lost or changed.
 The input is lichess_small.pgn (tests/fixtures/data) repeated --copies times, compressed with
 `pzstd -1 -p 2` (2 MiB frames) and cut one frame per unit, so a kill lands among many units.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,8 +35,24 @@ def _small_text() -> bytes:
 
 
 def _scan_cmd(src: str, out: str, engine: str = "local") -> list[str]:
-    return [sys.executable, "-m", "analyzer", "scan", src, "--out", out, "--workers", "2",
-            "--frames-per-unit", "1", "--engine", engine, "--progress", "none", "--json"]
+    return [
+        sys.executable,
+        "-m",
+        "analyzer",
+        "scan",
+        src,
+        "--out",
+        out,
+        "--workers",
+        "2",
+        "--frames-per-unit",
+        "1",
+        "--engine",
+        engine,
+        "--progress",
+        "none",
+        "--json",
+    ]
 
 
 def _tables(out: str):
@@ -44,8 +61,11 @@ def _tables(out: str):
     g = pl.scan_parquet(os.path.join(out, "games", "*", "part-*.parquet")).collect()
     v = pl.scan_parquet(os.path.join(out, "verdicts", "*", "part-*.parquet")).collect()
     e = pl.scan_parquet(os.path.join(out, "events", "*", "part-*.parquet")).collect()
-    return (g.sort(["source", "game_index"]), v.sort(["source", "edition", "game_index"]),
-            e.sort(["source", "edition", "game_index", "ply", "rule", "kind"]))
+    return (
+        g.sort(["source", "game_index"]),
+        v.sort(["source", "edition", "game_index"]),
+        e.sort(["source", "edition", "game_index", "ply", "rule", "kind"]),
+    )
 
 
 def _children_alive(pids: set[int]) -> list[int]:
@@ -88,10 +108,21 @@ def run(cycles: int, seed: int, copies: int, hang_seconds: float, max_kill: floa
         raise SystemExit(f"reference run failed: {r.stderr[-2000:]}")
     clean_seconds = time.time() - t0
     ref_tables = _tables(ref)
-    stats = {"cycles": cycles, "seed": seed, "input_games": json.loads(r.stdout.splitlines()[-1])["games"],
-             "clean_run_seconds": round(clean_seconds, 2), "kills": 0, "kills_of_reruns": 0, "runs": 0,
-             "finished_runs": 0, "hangs": 0, "orphan_workers": 0, "final_equal": 0, "games_lost": 0,
-             "rows_changed": 0}
+    stats = {
+        "cycles": cycles,
+        "seed": seed,
+        "input_games": json.loads(r.stdout.splitlines()[-1])["games"],
+        "clean_run_seconds": round(clean_seconds, 2),
+        "kills": 0,
+        "kills_of_reruns": 0,
+        "runs": 0,
+        "finished_runs": 0,
+        "hangs": 0,
+        "orphan_workers": 0,
+        "final_equal": 0,
+        "games_lost": 0,
+        "rows_changed": 0,
+    }
     for cycle in range(cycles):
         out = os.path.join(workdir, f"out{cycle}")
         killed_before = 0
@@ -108,7 +139,9 @@ def run(cycles: int, seed: int, copies: int, hang_seconds: float, max_kill: floa
                 proc.wait()
                 if not kill_now:
                     stats["hangs"] += 1
-                    raise SystemExit(f"hang: cycle {cycle} run {stats['runs']} did not finish in {hang_seconds} s") from None
+                    raise SystemExit(
+                        f"hang: cycle {cycle} run {stats['runs']} did not finish in {hang_seconds} s"
+                    ) from None
                 stats["kills"] += 1
                 if killed_before:
                     stats["kills_of_reruns"] += 1
@@ -130,8 +163,12 @@ def run(cycles: int, seed: int, copies: int, hang_seconds: float, max_kill: floa
         if not same:
             stats["rows_changed"] += abs(rg.height - g.height) or 1
         shutil.rmtree(out, ignore_errors=True)
-    stats["ok"] = (stats["hangs"] == 0 and stats["games_lost"] == 0 and stats["orphan_workers"] == 0
-                   and stats["final_equal"] == cycles)
+    stats["ok"] = (
+        stats["hangs"] == 0
+        and stats["games_lost"] == 0
+        and stats["orphan_workers"] == 0
+        and stats["final_equal"] == cycles
+    )
     return stats
 
 
@@ -141,8 +178,12 @@ def main() -> int:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--copies", type=int, default=5, help="lichess_small repeated this many times (~14 frames at 5)")
     p.add_argument("--hang-seconds", type=float, default=180.0)
-    p.add_argument("--max-kill", type=float, default=0,
-                   help="kill at a random moment up to this many seconds (default: 1.1 x a clean run)")
+    p.add_argument(
+        "--max-kill",
+        type=float,
+        default=0,
+        help="kill at a random moment up to this many seconds (default: 1.1 x a clean run)",
+    )
     p.add_argument("--json", action="store_true")
     args = p.parse_args()
     with tempfile.TemporaryDirectory(prefix="analyzer-kill-loop-") as tmp:

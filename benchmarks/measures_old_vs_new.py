@@ -53,8 +53,15 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     t = old_counts(a.old_out).join(new_counts(a.new_out), on=["source", "edition"], how="full", coalesce=True)
     cols = [
-        "source", "edition", "games", "missed (old)", "missed then lost (old)", "missed (new)",
-        "missed then lost (new)", "missed, then claimed next ply (old)", "avoided (new)",
+        "source",
+        "edition",
+        "games",
+        "missed (old)",
+        "missed then lost (old)",
+        "missed (new)",
+        "missed then lost (new)",
+        "missed, then claimed next ply (old)",
+        "avoided (new)",
     ]
     t = t.select(cols).sort("source", "edition")
     print("| " + " | ".join(cols) + " |")

@@ -5,6 +5,7 @@ The large shared samples (lichess_sample, otb_sample, the full perft suites) are
 $ANALYZER_SHARED_DATA or ../shared/data beside the repository; a test that needs one and does
 not find it is skipped with the reason `SHARED_MISSING`.
 """
+
 from __future__ import annotations
 
 import os
@@ -16,8 +17,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "fixtures")
 REPO_DATA = os.path.join(FIXTURES, "data")
 SHARED = os.path.abspath(os.environ.get("ANALYZER_SHARED_DATA") or os.path.join(HERE, "..", "..", "shared", "data"))
-SHARED_MISSING = (f"needs the shared data samples (not in the repository): set ANALYZER_SHARED_DATA "
-                  f"or put them at {SHARED}")
+SHARED_MISSING = (
+    f"needs the shared data samples (not in the repository): set ANALYZER_SHARED_DATA or put them at {SHARED}"
+)
 _CACHE = os.path.join(FIXTURES, ".cache")
 
 

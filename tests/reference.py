@@ -80,6 +80,7 @@ every ply and asserts that the shortcut agrees — the default test run does tha
 * ``is_fifty_moves()`` / ``is_seventyfive_moves()`` need ``halfmove_clock >= 100`` / ``>= 150``;
   ``can_claim_fifty_moves()`` is false when ``halfmove_clock < 99``. We call them only then.
 """
+
 from __future__ import annotations
 
 import collections
@@ -132,8 +133,17 @@ EXTRA_GAME_COLUMNS = (
     "first_halfmove_clock_150_ply",
 )
 
-PER_PLY_FLAGS = ("rep3", "claim3", "fifty", "claim50", "fivefold", "seventyfive",
-                 "checkmate", "stalemate", "insufficient")
+PER_PLY_FLAGS = (
+    "rep3",
+    "claim3",
+    "fifty",
+    "claim50",
+    "fivefold",
+    "seventyfive",
+    "checkmate",
+    "stalemate",
+    "insufficient",
+)
 
 
 def _side(turn: bool) -> str:
@@ -155,6 +165,7 @@ def f32(x: float | None) -> float | None:
     if x is None:
         return None
     import numpy as np
+
     v = float(np.float32(x))
     return None if v != v else v
 
@@ -173,11 +184,11 @@ class GameOracle:
     turn: list = field(default_factory=list)
     rep_count: list = field(default_factory=list)
     clock: list = field(default_factory=list)
-    flags: dict = field(default_factory=dict)      # name -> list[bool] per ply
-    columns: dict = field(default_factory=dict)    # GAME_COLUMNS + EXTRA_GAME_COLUMNS
-    events: list = field(default_factory=list)     # sorted tuples, see EVENT_FIELDS
+    flags: dict = field(default_factory=dict)  # name -> list[bool] per ply
+    columns: dict = field(default_factory=dict)  # GAME_COLUMNS + EXTRA_GAME_COLUMNS
+    events: list = field(default_factory=list)  # sorted tuples, see EVENT_FIELDS
     calls: collections.Counter = field(default_factory=collections.Counter)
-    ep_captures: int = 0                           # en-passant captures played
+    ep_captures: int = 0  # en-passant captures played
     illegal_ep_plies: list = field(default_factory=list)  # plies with a pseudo-legal, illegal e.p.
 
     def board_at(self, ply: int) -> chess.Board:
@@ -191,17 +202,18 @@ class GameOracle:
 
     def describe(self) -> str:
         h = self.headers
-        return (f"#{self.index} {h.get('White', '?')} - {h.get('Black', '?')} "
-                f"{h.get('Event', '?')} {h.get('Date', h.get('UTCDate', '?'))} "
-                f"{h.get('Site', '')} {h.get('Result', '?')}")
+        return (
+            f"#{self.index} {h.get('White', '?')} - {h.get('Black', '?')} "
+            f"{h.get('Event', '?')} {h.get('Date', h.get('UTCDate', '?'))} "
+            f"{h.get('Site', '')} {h.get('Result', '?')}"
+        )
 
 
 # Rules of the events this oracle models; other engine rows (e.g. rule "offer", draw offers read
 # from comments) are outside the spec and are counted, not compared.
 EVENT_RULES = ("threefold", "fifty", "fivefold", "seventyfive")
 
-EVENT_FIELDS = ("ply", "rule", "kind", "side", "repetition_count", "halfmove_clock",
-                "clock_seconds", "outcome")
+EVENT_FIELDS = ("ply", "rule", "kind", "side", "repetition_count", "halfmove_clock", "clock_seconds", "outcome")
 
 
 def analyze_game(game: chess.pgn.Game, index: int = 0, exhaustive: bool = False) -> GameOracle:
@@ -211,14 +223,20 @@ def analyze_game(game: chess.pgn.Game, index: int = 0, exhaustive: bool = False)
     nodes = list(game.mainline())
     moves = [n.move for n in nodes]
     clk_after = [n.clock() for n in nodes]  # clk_after[k-1] = %clk comment on half-move k
-    o = GameOracle(index=index, headers=headers, chess960=board.chess960,
-                   start_fen=board.fen(en_passant="fen"), ucis=[m.uci() for m in moves],
-                   errors=[str(e) for e in game.errors], plies=len(moves))
+    o = GameOracle(
+        index=index,
+        headers=headers,
+        chess960=board.chess960,
+        start_fen=board.fen(en_passant="fen"),
+        ucis=[m.uci() for m in moves],
+        errors=[str(e) for e in game.errors],
+        plies=len(moves),
+    )
     flags: dict[str, list] = {name: [] for name in PER_PLY_FLAGS}
     calls = o.calls
 
     window: collections.Counter = collections.Counter()
-    repeated_in_window = 0          # distinct window keys with count >= 2
+    repeated_in_window = 0  # distinct window keys with count >= 2
     first_ply_of_key: dict = {}
 
     for p in range(len(moves) + 1):
@@ -237,8 +255,7 @@ def analyze_game(game: chess.pgn.Game, index: int = 0, exhaustive: bool = False)
         if count == 2:
             repeated_in_window += 1
         o.key_class.append(first_ply_of_key.setdefault(key, p))
-        if board.ep_square is not None and board.has_pseudo_legal_en_passant() \
-                and not board.has_legal_en_passant():
+        if board.ep_square is not None and board.has_pseudo_legal_en_passant() and not board.has_legal_en_passant():
             o.illegal_ep_plies.append(p)
         o.halfmove_clock.append(board.halfmove_clock)
         o.turn.append(board.turn)
@@ -282,17 +299,30 @@ def analyze_game(game: chess.pgn.Game, index: int = 0, exhaustive: bool = False)
         insuff = board.is_insufficient_material()
 
         if exhaustive:
-            full = (board.is_repetition(3), board.can_claim_threefold_repetition(),
-                    board.is_fifty_moves(), board.can_claim_fifty_moves(),
-                    board.is_fivefold_repetition(), board.is_seventyfive_moves())
+            full = (
+                board.is_repetition(3),
+                board.can_claim_threefold_repetition(),
+                board.is_fifty_moves(),
+                board.can_claim_fifty_moves(),
+                board.is_fivefold_repetition(),
+                board.is_seventyfive_moves(),
+            )
             mine = (rep3, claim3, fifty, claim50, five, s75)
             assert full == mine, (index, p, board.fen(), full, mine)
             # the window count is python-chess's count: is_repetition(k) <=> count >= k
             assert board.is_repetition(count) and not board.is_repetition(count + 1), (index, p)
 
-        for name, val in (("rep3", rep3), ("claim3", claim3), ("fifty", fifty),
-                          ("claim50", claim50), ("fivefold", five), ("seventyfive", s75),
-                          ("checkmate", mate), ("stalemate", stale), ("insufficient", insuff)):
+        for name, val in (
+            ("rep3", rep3),
+            ("claim3", claim3),
+            ("fifty", fifty),
+            ("claim50", claim50),
+            ("fivefold", five),
+            ("seventyfive", s75),
+            ("checkmate", mate),
+            ("stalemate", stale),
+            ("insufficient", insuff),
+        ):
             flags[name].append(bool(val))
 
     o.flags = flags
@@ -341,20 +371,30 @@ def _columns(o: GameOracle) -> dict:
     if avoided is None:
         cols.update(first_avoided_claim_ply=None, avoided_claim_rule=None, avoided_claim_side=None)
     else:
-        cols.update(first_avoided_claim_ply=avoided[0], avoided_claim_rule=avoided[1],
-                    avoided_claim_side=_side(o.turn[avoided[0]]))
+        cols.update(
+            first_avoided_claim_ply=avoided[0],
+            avoided_claim_rule=avoided[1],
+            avoided_claim_side=_side(o.turn[avoided[0]]),
+        )
     if missed is None:
-        cols.update(first_missed_claim_ply=None, missed_claim_rule=None, missed_claim_side=None,
-                    missed_claim_result=None, plies_after_missed_claim=None,
-                    missed_claim_clock_seconds=None)
+        cols.update(
+            first_missed_claim_ply=None,
+            missed_claim_rule=None,
+            missed_claim_side=None,
+            missed_claim_result=None,
+            plies_after_missed_claim=None,
+            missed_claim_clock_seconds=None,
+        )
     else:
         side = _side(o.turn[missed])
-        cols.update(first_missed_claim_ply=missed,
-                    missed_claim_rule="threefold" if board3[missed] else "fifty",
-                    missed_claim_side=side,
-                    missed_claim_result=_result_for(result, side),
-                    plies_after_missed_claim=n - missed,
-                    missed_claim_clock_seconds=f32(o.clock[missed]))
+        cols.update(
+            first_missed_claim_ply=missed,
+            missed_claim_rule="threefold" if board3[missed] else "fifty",
+            missed_claim_side=side,
+            missed_claim_result=_result_for(result, side),
+            plies_after_missed_claim=n - missed,
+            missed_claim_clock_seconds=f32(o.clock[missed]),
+        )
     reason = None
     if result == "1/2-1/2":
         if o.headers.get("Termination") == "Time forfeit":
@@ -390,8 +430,10 @@ def _events(o: GameOracle) -> list:
     f = o.flags
     n = o.plies
     drawn = o.headers.get("Result") == "1/2-1/2"
-    board = {"threefold": [f["rep3"][p] and not (f["checkmate"][p] or f["stalemate"][p]) for p in range(n + 1)],
-             "fifty": f["fifty"]}
+    board = {
+        "threefold": [f["rep3"][p] and not (f["checkmate"][p] or f["stalemate"][p]) for p in range(n + 1)],
+        "fifty": f["fifty"],
+    }
 
     def outcome(p: int, rule: str, kind: str) -> str:
         if kind == "automatic":
@@ -432,8 +474,17 @@ def _event_sort_key(e: tuple) -> tuple:
 # --------------------------------------------------------------------------------------------
 # Per-ply facts of the replay (flags, rep_next, castling-now bits), for the facts-level tests
 
-PLY_FACTS = ("check", "checkmate", "stalemate", "insufficient", "has_move", "legal_ep",
-             "window_start", "rep_next", "castle_now")
+PLY_FACTS = (
+    "check",
+    "checkmate",
+    "stalemate",
+    "insufficient",
+    "has_move",
+    "legal_ep",
+    "window_start",
+    "rep_next",
+    "castle_now",
+)
 
 
 def castle_now_bits(board: chess.Board) -> int:
@@ -479,17 +530,24 @@ def ply_facts(game: chess.pgn.Game) -> dict:
                 board.pop()
                 if c >= 2:
                     best = max(best, c)
-        for name, val in (("check", board.is_check()), ("checkmate", board.is_checkmate()),
-                          ("stalemate", board.is_stalemate()),
-                          ("insufficient", board.is_insufficient_material()), ("has_move", bool(legal)),
-                          ("legal_ep", board.has_legal_en_passant()), ("window_start", irreversible),
-                          ("rep_next", best), ("castle_now", castle_now_bits(board))):
+        for name, val in (
+            ("check", board.is_check()),
+            ("checkmate", board.is_checkmate()),
+            ("stalemate", board.is_stalemate()),
+            ("insufficient", board.is_insufficient_material()),
+            ("has_move", bool(legal)),
+            ("legal_ep", board.has_legal_en_passant()),
+            ("window_start", irreversible),
+            ("rep_next", best),
+            ("castle_now", castle_now_bits(board)),
+        ):
             out[name].append(val)
     return out
 
 
 # --------------------------------------------------------------------------------------------
 # Reading files
+
 
 def read_games(text: str) -> Iterator[chess.pgn.Game]:
     handle = io.StringIO(text)
@@ -508,6 +566,7 @@ def read_text(path: str) -> str:
 def read_bytes(path: str) -> bytes:
     if path.endswith(".zst"):
         import zstandard
+
         with open(path, "rb") as fh:
             reader = zstandard.ZstdDecompressor().stream_reader(fh, read_across_frames=True)
             out = bytearray()
@@ -595,23 +654,25 @@ def split_games(data: bytes) -> list:
 # --------------------------------------------------------------------------------------------
 # Comparison with the engine
 
+
 @dataclass
 class EngineGame:
     status: str
     error: str | None
     columns: dict
     events: list
-    keys: list | None = None          # per ply, uint64 as int
+    keys: list | None = None  # per ply, uint64 as int
     halfmove_clock: list | None = None
-    clock: list | None = None         # per ply, float or None
+    clock: list | None = None  # per ply, float or None
     byte_offset: int | None = None
-    other_rules: tuple = ()              # rules of the engine's event rows outside EVENT_RULES
+    other_rules: tuple = ()  # rules of the engine's event rows outside EVENT_RULES
 
 
 def engine_games(res, edition: str = EDITION) -> list:
     """Turn an analyze_bytes result into a list of EngineGame, indexed by game_index: each
     game's columns are its games row and its verdicts row of `edition`."""
     import numpy as np
+
     verdicts = {v["game_index"]: v for v in res.verdicts.to_pylist() if v["edition"] == edition}
     games = []
     for g in res.games.to_pylist():
@@ -625,8 +686,7 @@ def engine_games(res, edition: str = EDITION) -> list:
         for e in ev.to_pylist():
             if e.get("edition") not in (edition, None):
                 continue
-            by_index[e["game_index"]].append(tuple(
-                f32(e[k]) if k == "clock_seconds" else e[k] for k in EVENT_FIELDS))
+            by_index[e["game_index"]].append(tuple(f32(e[k]) if k == "clock_seconds" else e[k] for k in EVENT_FIELDS))
     facts = getattr(res, "facts", None)
     ev_all = {k: list(v) for k, v in by_index.items()}
     out = []
@@ -634,8 +694,9 @@ def engine_games(res, edition: str = EDITION) -> list:
         by_index[gi] = [x for x in by_index[gi] if x[1] in EVENT_RULES]
     for g in games:
         evs = sorted(by_index.get(g["game_index"], []), key=_event_sort_key)
-        eg = EngineGame(status=g["status"], error=g.get("error"), columns=g, events=evs,
-                        byte_offset=g.get("byte_offset"))
+        eg = EngineGame(
+            status=g["status"], error=g.get("error"), columns=g, events=evs, byte_offset=g.get("byte_offset")
+        )
         eg.other_rules = tuple(x[1] for x in ev_all.get(g["game_index"], []) if x[1] not in EVENT_RULES)
         out.append(eg)
     if facts is not None:
@@ -670,14 +731,13 @@ def _norm(v):
 @dataclass
 class Mismatch:
     game: int
-    what: str            # column name, "keys", "halfmove_clock", "clock", "events", "status"
+    what: str  # column name, "keys", "halfmove_clock", "clock", "events", "status"
     ply: int | None
     expected: Any
     got: Any
 
 
-def compare_game(o: GameOracle, e: EngineGame, extra_columns: bool = True,
-                 check_facts: bool = True) -> list:
+def compare_game(o: GameOracle, e: EngineGame, extra_columns: bool = True, check_facts: bool = True) -> list:
     """All mismatches between the oracle and the engine for one game ([] = equal)."""
     out: list[Mismatch] = []
     if e.status != "ok" and not (e.status == "no_moves" and o.plies == 0):
@@ -714,13 +774,11 @@ def compare_game(o: GameOracle, e: EngineGame, extra_columns: bool = True,
         got_cls = identity_classes(e.keys)
         for p in range(n):
             if got_cls[p] != o.key_class[p]:
-                out.append(Mismatch(o.index, "keys", p, f"same as ply {o.key_class[p]}",
-                                    f"same as ply {got_cls[p]}"))
+                out.append(Mismatch(o.index, "keys", p, f"same as ply {o.key_class[p]}", f"same as ply {got_cls[p]}"))
                 break
         for p in range(n):
             if e.halfmove_clock[p] != o.halfmove_clock[p]:
-                out.append(Mismatch(o.index, "halfmove_clock", p, o.halfmove_clock[p],
-                                    e.halfmove_clock[p]))
+                out.append(Mismatch(o.index, "halfmove_clock", p, o.halfmove_clock[p], e.halfmove_clock[p]))
                 break
         if e.clock is not None:
             # plies 0 and 1 (no earlier move of the side to move) apart: the spec says None there
@@ -737,8 +795,7 @@ def compare_game(o: GameOracle, e: EngineGame, extra_columns: bool = True,
     return out
 
 
-def format_mismatches(oracles: list, mismatches: list, max_games: int = 8,
-                      max_per_game: int = 6) -> str:
+def format_mismatches(oracles: list, mismatches: list, max_games: int = 8, max_per_game: int = 6) -> str:
     """Compact diff: game index, ply, FEN, expected vs got, for the first few games."""
     by_game: dict[int, list] = collections.defaultdict(list)
     for m in mismatches:
@@ -748,9 +805,11 @@ def format_mismatches(oracles: list, mismatches: list, max_games: int = 8,
     lines.append(f"{len(by_game)} games differ; mismatches per item: {dict(per_what)}")
     for gi in sorted(by_game)[:max_games]:
         o = oracles[gi]
-        lines.append(f"- game {o.describe()}  plies={o.plies}"
-                     + (" [chess960]" if o.chess960 else "")
-                     + (f" [FEN {o.headers['FEN']}]" if 'FEN' in o.headers else ""))
+        lines.append(
+            f"- game {o.describe()}  plies={o.plies}"
+            + (" [chess960]" if o.chess960 else "")
+            + (f" [FEN {o.headers['FEN']}]" if "FEN" in o.headers else "")
+        )
         for m in by_game[gi][:max_per_game]:
             fen = ""
             if m.ply is not None and 0 <= m.ply <= o.plies:

@@ -1,6 +1,7 @@
 """Independent helpers for the report tests: the raw tables read straight from the Parquet files
 (no report code), a Wilson interval solved as the roots of its quadratic, and the text-layout
 check of a matplotlib figure."""
+
 from __future__ import annotations
 
 import json
@@ -26,8 +27,9 @@ def wilson_roots(k: int, n: int) -> tuple[float, float]:
 
 
 def raw(out: str, table: str) -> pl.DataFrame:
-    return (pl.read_parquet(os.path.join(out, table, "*", "part-*.parquet"), hive_partitioning=False)
-            .with_columns(pl.col(pl.Categorical).cast(pl.String)))
+    return pl.read_parquet(os.path.join(out, table, "*", "part-*.parquet"), hive_partitioning=False).with_columns(
+        pl.col(pl.Categorical).cast(pl.String)
+    )
 
 
 def raw_joined(out: str) -> pl.DataFrame:
@@ -35,10 +37,17 @@ def raw_joined(out: str) -> pl.DataFrame:
     g = raw(out, "games").filter(pl.col("status") == "ok")
     v = raw(out, "verdicts").drop("game_type")
     e = raw(out, "events")
-    claimed = (e.filter(pl.col("outcome") == "claimed").select("source", "game_index", "edition").unique()
-               .with_columns(pl.lit(True).alias("claimed")))
-    return (g.join(v, on=["source", "game_index"]).join(claimed, on=["source", "game_index", "edition"], how="left")
-            .with_columns(pl.col("claimed").fill_null(False)))
+    claimed = (
+        e.filter(pl.col("outcome") == "claimed")
+        .select("source", "game_index", "edition")
+        .unique()
+        .with_columns(pl.lit(True).alias("claimed"))
+    )
+    return (
+        g.join(v, on=["source", "game_index"])
+        .join(claimed, on=["source", "game_index", "edition"], how="left")
+        .with_columns(pl.col("claimed").fill_null(False))
+    )
 
 
 def counts(rows: pl.DataFrame) -> dict[str, int]:
@@ -57,9 +66,13 @@ def counts(rows: pl.DataFrame) -> dict[str, int]:
 
 
 # (k, n) of each figure row, as the report's measures are documented (docs/report.md)
-MEASURE_KN = {"missed": ("missed", "games"), "lost_after_missed": ("missed_lost", "missed_result_known"),
-              "avoided": ("avoided", "games"), "claimed": ("claimed", "games"),
-              "automatic_draw": ("result_changed", "decisive")}
+MEASURE_KN = {
+    "missed": ("missed", "games"),
+    "lost_after_missed": ("missed_lost", "missed_result_known"),
+    "avoided": ("avoided", "games"),
+    "claimed": ("claimed", "games"),
+    "automatic_draw": ("result_changed", "decisive"),
+}
 
 
 def text_problems(fig, min_size: float = 9.0) -> list[str]:
@@ -74,6 +87,7 @@ def text_problems(fig, min_size: float = 9.0) -> list[str]:
         orig(self, renderer)
         if self.get_visible() and self.get_text().strip():
             drawn.append((self, self.get_window_extent(renderer)))
+
     mtext.Text.draw = draw
     try:
         fig.canvas.draw()
@@ -104,7 +118,14 @@ def cli(*args, cwd=None, timeout=900):
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
     if args[0] == "scan":
         args = (*args, "--json", "--workers", "1", "--progress", "none")
-    proc = subprocess.run([sys.executable, "-m", "analyzer", *args], capture_output=True, text=True,
-                          timeout=timeout, env=env, cwd=cwd or root)
-    return proc, (json.loads(proc.stdout.strip().splitlines()[-1]) if args[0] == "scan" and proc.returncode in (0, 1)
-                  else None)
+    proc = subprocess.run(
+        [sys.executable, "-m", "analyzer", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        cwd=cwd or root,
+    )
+    return proc, (
+        json.loads(proc.stdout.strip().splitlines()[-1]) if args[0] == "scan" and proc.returncode in (0, 1) else None
+    )

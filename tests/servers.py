@@ -3,6 +3,7 @@ server) and a plain HTTP server with byte ranges, both able to inject faults.
 
 Both serve from a thread of the calling process and stop when asked; nothing listens beyond
 the loopback address."""
+
 from __future__ import annotations
 
 import os
@@ -20,12 +21,13 @@ class Faults:
     def __init__(self):
         self.lock = threading.Lock()
         self.rules: list[dict] = []
-        self.log: list[tuple] = []     # (method, path, range header or None, fault or None)
+        self.log: list[tuple] = []  # (method, path, range header or None, fault or None)
 
     def add(self, method: str, path_part: str, ranged: bool, how: str, times: int = 1, skip: int = 0) -> None:
         with self.lock:
-            self.rules.append({"method": method, "part": path_part, "ranged": ranged, "how": how,
-                               "times": times, "skip": skip})
+            self.rules.append(
+                {"method": method, "part": path_part, "ranged": ranged, "how": how, "times": times, "skip": skip}
+            )
 
     def take(self, method: str, path: str, rng: str | None) -> str | None:
         with self.lock:
@@ -63,27 +65,38 @@ class S3Server:
             fault = faults.take(environ["REQUEST_METHOD"], environ.get("PATH_INFO", ""), environ.get("HTTP_RANGE"))
             if fault == "503":
                 start_response("503 Service Unavailable", [("Content-Type", "application/xml")])
-                return [b"<?xml version='1.0'?><Error><Code>ServiceUnavailable</Code>"
-                        b"<Message>injected by the test</Message></Error>"]
+                return [
+                    b"<?xml version='1.0'?><Error><Code>ServiceUnavailable</Code>"
+                    b"<Message>injected by the test</Message></Error>"
+                ]
             return app(environ, start_response)
 
         import logging
 
-        logging.getLogger("werkzeug").setLevel(logging.ERROR)   # no line per request
+        logging.getLogger("werkzeug").setLevel(logging.ERROR)  # no line per request
         self.server = make_server("127.0.0.1", 0, wrapped, threaded=True)
         self.port = self.server.server_address[1]
         self.endpoint = f"http://127.0.0.1:{self.port}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
-        self.env = {"AWS_ENDPOINT_URL": self.endpoint, "AWS_ACCESS_KEY_ID": "testing",
-                    "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1",
-                    "AWS_SESSION_TOKEN": "testing"}
+        self.env = {
+            "AWS_ENDPOINT_URL": self.endpoint,
+            "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing",
+            "AWS_DEFAULT_REGION": "us-east-1",
+            "AWS_SESSION_TOKEN": "testing",
+        }
 
     def client(self):
         import boto3
 
-        return boto3.client("s3", endpoint_url=self.endpoint, aws_access_key_id="testing",
-                            aws_secret_access_key="testing", region_name="us-east-1")
+        return boto3.client(
+            "s3",
+            endpoint_url=self.endpoint,
+            aws_access_key_id="testing",
+            aws_secret_access_key="testing",
+            region_name="us-east-1",
+        )
 
     def stop(self) -> None:
         self.server.shutdown()
@@ -98,7 +111,7 @@ class RangeHandler(BaseHTTPRequestHandler):
     faults: Faults | None = None
     protocol_version = "HTTP/1.1"
 
-    def log_message(self, *args):   # quiet
+    def log_message(self, *args):  # quiet
         pass
 
     def _file(self):

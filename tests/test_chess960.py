@@ -16,6 +16,7 @@
 
 Every expected value comes from python-chess or from the position itself (stated by hand).
 """
+
 from __future__ import annotations
 
 import collections
@@ -42,6 +43,7 @@ GAMES_FIXTURE = os.path.join(FIXTURES, "variants", "chess960.pgn")
 
 def _analyze(data: bytes, editions=(ref.EDITION,)):
     from analyzer.api import analyze_bytes  # a missing engine must fail, not skip
+
     return analyze_bytes(data, source="c960", editions=editions, keep_facts=True)
 
 
@@ -73,6 +75,7 @@ PERFT = load_perft(PERFT_FIXTURE)
 
 def _perft(fen: str, depth: int) -> int:
     from analyzer.kinds.chess import perft
+
     return perft(fen, depth, chess960=True)
 
 
@@ -92,14 +95,14 @@ def test_perft_fixture_is_a_copy_of_the_shared_file():
 
 
 def test_perft_all_positions_depth_1_2():
-    bad = [(pid, fen, d, c[d], got) for pid, fen, c in PERFT for d in (1, 2)
-           if (got := _perft(fen, d)) != c[d]]
+    bad = [(pid, fen, d, c[d], got) for pid, fen, c in PERFT for d in (1, 2) if (got := _perft(fen, d)) != c[d]]
     assert not bad, bad[:5]
 
 
-@pytest.mark.parametrize("pid,fen,depth,expected",
-                         [pytest.param(pid, fen, d, c[d], id=f"{pid}-d{d}")
-                          for pid, fen, c in PERFT for d in (3, 4) if d in c])
+@pytest.mark.parametrize(
+    "pid,fen,depth,expected",
+    [pytest.param(pid, fen, d, c[d], id=f"{pid}-d{d}") for pid, fen, c in PERFT for d in (3, 4) if d in c],
+)
 def test_perft_depth_3_4(pid, fen, depth, expected):
     assert _perft(fen, depth) == expected, fen
 
@@ -108,6 +111,7 @@ def test_perft_counts_are_chess960_counts():
     """Guards the reading of the file: python-chess (chess960=True) gives the depth-2 counts of
     every 10th position, and the standard reading of the same FEN differs for some of them
     (the file really tests Chess960 castling)."""
+
     def py_perft(board, depth):
         if depth == 1:
             return board.legal_moves.count()
@@ -117,6 +121,7 @@ def test_perft_counts_are_chess960_counts():
             n += py_perft(board, depth - 1)
             board.pop()
         return n
+
     differs = 0
     for pid, fen, c in PERFT[::10]:
         assert py_perft(chess.Board(fen, chess960=True), 2) == c[2], pid
@@ -152,9 +157,15 @@ def _compare(data: bytes, oracles: list, want97: bool = True) -> list:
     off = res.facts["game_offsets"]
     flags = res.facts["flags"]
     rep_next = res.facts["rep_next"]
-    bits = {"check": R.FLAG_CHECK, "checkmate": R.FLAG_CHECKMATE, "stalemate": R.FLAG_STALEMATE,
-            "insufficient": R.FLAG_INSUFFICIENT, "has_move": R.FLAG_HAS_MOVE,
-            "legal_ep": R.FLAG_LEGAL_EP, "window_start": R.FLAG_WINDOW_START}
+    bits = {
+        "check": R.FLAG_CHECK,
+        "checkmate": R.FLAG_CHECKMATE,
+        "stalemate": R.FLAG_STALEMATE,
+        "insufficient": R.FLAG_INSUFFICIENT,
+        "has_move": R.FLAG_HAS_MOVE,
+        "legal_ep": R.FLAG_LEGAL_EP,
+        "window_start": R.FLAG_WINDOW_START,
+    }
     games = list(ref.read_games(data.decode("utf-8", "replace")))
     for gi, game in enumerate(games):
         facts = ref.ply_facts(game)
@@ -186,8 +197,10 @@ N_FIXTURE = 150
 def lichess960(request):
     path = GAMES_FIXTURE if request.param == "generated" else GAMES_SHARED
     if not os.path.exists(path):
-        pytest.skip(f"{path}: real Lichess Chess960 games are not in the repository (fetched data may only "
-                    "live in the shared data); put them there to run this")
+        pytest.skip(
+            f"{path}: real Lichess Chess960 games are not in the repository (fetched data may only "
+            "live in the shared data); put them there to run this"
+        )
     with open(path, "rb") as fh:
         data = fh.read()
     return data, ref.analyze_file(path)
@@ -230,8 +243,11 @@ def test_edge_case_chess960_games_per_ply():
     facts too (their game-level comparison is in test_oracle.py)."""
     with open(EDGE_CASES, "rb") as fh:
         text = fh.read()
-    data = b"".join(text[a:b] for a, b in ref.split_games(text)
-                    if chess.pgn.read_headers(io.StringIO(text[a:b].decode("utf-8", "replace"))).is_chess960())
+    data = b"".join(
+        text[a:b]
+        for a, b in ref.split_games(text)
+        if chess.pgn.read_headers(io.StringIO(text[a:b].decode("utf-8", "replace"))).is_chess960()
+    )
     orc = ref.analyze_text(data.decode("utf-8", "replace"))
     assert len(orc) == 19 and all(o.chess960 for o in orc)
     _fail_on(_compare(data, orc), orc)
@@ -266,8 +282,10 @@ def _pick(rng, board, legal):
 def _shuffle(rng, board, node, times):
     """Play a reversible move of each side and back, `times` times (a repetition); returns the
     last node. Moves of a rook or king (losing castling rights on the first trip) are allowed."""
+
     def reversible(b):
         return [m for m in b.legal_moves if not b.is_castling(m) and not b.is_zeroing(m)]
+
     first = reversible(board)
     if not first:
         return node
@@ -294,7 +312,7 @@ def generated_games(seed: int = 960) -> str:
     out = []
     for gi, n in enumerate(STARTS * 2):
         board = chess.Board.from_chess960_pos(n)
-        game = chess.pgn.Game.from_board(board)     # [Variant "Chess960"], [FEN], [SetUp]
+        game = chess.pgn.Game.from_board(board)  # [Variant "Chess960"], [FEN], [SetUp]
         game.headers["Event"] = f"generated {gi} (Chess960 position {n})"
         node = game
         queenside_first = gi >= len(STARTS)
@@ -370,8 +388,7 @@ def test_generated_games_match_python_chess(generated):
 
 
 def _game(fen: str, movetext: str, variant: str = "Chess960") -> bytes:
-    return (f'[Event "hand-built"]\n[Variant "{variant}"]\n[SetUp "1"]\n[FEN "{fen}"]\n\n'
-            f"{movetext} *\n\n").encode()
+    return (f'[Event "hand-built"]\n[Variant "{variant}"]\n[SetUp "1"]\n[FEN "{fen}"]\n\n{movetext} *\n\n').encode()
 
 
 def _one(fen: str, movetext: str, variant: str = "Chess960"):
@@ -380,7 +397,7 @@ def _one(fen: str, movetext: str, variant: str = "Chess960"):
     res = _analyze(data)
     row = verdict_rows(res)[0]
     off = res.facts["game_offsets"]
-    keys = [int(k) for k in res.facts["key"][off[0]:off[1]]]
+    keys = [int(k) for k in res.facts["key"][off[0] : off[1]]]
     orc = ref.analyze_text(data.decode())
     return row, keys, orc[0], data
 
@@ -388,24 +405,42 @@ def _one(fen: str, movetext: str, variant: str = "Chess960"):
 # Each case: (FEN, moves, the FEN after the moves, as worked out by hand from the rules).
 CASTLING_CASES = {
     # King already on g1: O-O moves only the h1 rook (to f1); later O-O-O for Black from g8 too.
-    "king stays on g1": ("1r4kr/pppppppp/8/8/8/8/PPPPPPPP/1R4KR w HBhb - 0 1", "1. O-O O-O-O",
-                         "2kr3r/pppppppp/8/8/8/8/PPPPPPPP/1R3RK1 w - - 2 2"),
+    "king stays on g1": (
+        "1r4kr/pppppppp/8/8/8/8/PPPPPPPP/1R4KR w HBhb - 0 1",
+        "1. O-O O-O-O",
+        "2kr3r/pppppppp/8/8/8/8/PPPPPPPP/1R3RK1 w - - 2 2",
+    ),
     # King on g1, queenside rook on b1: O-O-O carries the king across to c1, the rook to d1.
-    "long way to c1": ("1r4kr/pppppppp/8/8/8/8/PPPPPPPP/1R4KR w HBhb - 0 1", "1. O-O-O O-O",
-                       "1r3rk1/pppppppp/8/8/8/8/PPPPPPPP/2KR3R w - - 2 2"),
+    "long way to c1": (
+        "1r4kr/pppppppp/8/8/8/8/PPPPPPPP/1R4KR w HBhb - 0 1",
+        "1. O-O-O O-O",
+        "1r3rk1/pppppppp/8/8/8/8/PPPPPPPP/2KR3R w - - 2 2",
+    ),
     # Rook on the king's destination and king on the rook's: king c1<->d1 (queenside),
     # f8<->g8 (kingside).
-    "swap": ("5kr1/pppppppp/8/8/8/8/PPPPPPPP/2RK4 w Cg - 0 1", "1. O-O-O O-O",
-             "5rk1/pppppppp/8/8/8/8/PPPPPPPP/2KR4 w - - 2 2"),
+    "swap": (
+        "5kr1/pppppppp/8/8/8/8/PPPPPPPP/2RK4 w Cg - 0 1",
+        "1. O-O-O O-O",
+        "5rk1/pppppppp/8/8/8/8/PPPPPPPP/2KR4 w - - 2 2",
+    ),
     # Rook already on f1: O-O moves only the king (e1 to g1).
-    "rook stays on f1": ("4k3/pppppppp/8/8/8/8/PPPPPPPP/3RKR2 w F - 0 1", "1. O-O Kd8",
-                         "3k4/pppppppp/8/8/8/8/PPPPPPPP/3R1RK1 w - - 2 2"),
+    "rook stays on f1": (
+        "4k3/pppppppp/8/8/8/8/PPPPPPPP/3RKR2 w F - 0 1",
+        "1. O-O Kd8",
+        "3k4/pppppppp/8/8/8/8/PPPPPPPP/3R1RK1 w - - 2 2",
+    ),
     # King-takes-rook written as squares (python-chess find_move): g1h1 castles kingside.
-    "king takes rook g1h1": ("1r4kr/pppppppp/8/8/8/8/PPPPPPPP/1R4KR w HBhb - 0 1", "1. g1h1 g8b8",
-                             "2kr3r/pppppppp/8/8/8/8/PPPPPPPP/1R3RK1 w - - 2 2"),
+    "king takes rook g1h1": (
+        "1r4kr/pppppppp/8/8/8/8/PPPPPPPP/1R4KR w HBhb - 0 1",
+        "1. g1h1 g8b8",
+        "2kr3r/pppppppp/8/8/8/8/PPPPPPPP/1R3RK1 w - - 2 2",
+    ),
     # 0-0 with zeros and a check sign are castling too.
-    "0-0": ("1r4kr/pppppppp/8/8/8/8/PPPPPPPP/1R4KR w HBhb - 0 1", "1. 0-0 0-0-0+",
-            "2kr3r/pppppppp/8/8/8/8/PPPPPPPP/1R3RK1 w - - 2 2"),
+    "0-0": (
+        "1r4kr/pppppppp/8/8/8/8/PPPPPPPP/1R4KR w HBhb - 0 1",
+        "1. 0-0 0-0-0+",
+        "2kr3r/pppppppp/8/8/8/8/PPPPPPPP/1R3RK1 w - - 2 2",
+    ),
 }
 
 
@@ -414,13 +449,14 @@ def test_castling_cases(name):
     fen, moves, after = CASTLING_CASES[name]
     row, keys, o, data = _one(fen, moves)
     assert row["status"] == "ok" and row["plies"] == 2, row["error"]
-    assert o.fen_at(2) == after            # python-chess agrees with the hand-made FEN
+    assert o.fen_at(2) == after  # python-chess agrees with the hand-made FEN
     board = chess.Board(after, chess960=True)
     from analyzer.kinds.chess import _board as B
     from analyzer.kinds.chess.analyze import _start_arrays
+
     bb, mb, st, _ = _start_arrays(board)
     exp = B.fide_key_from_piece_key(bb, st, B.piece_key(bb, mb, st[0]), False)
-    assert keys[2] == int(exp)             # the replayed position is that FEN's, rights included
+    assert keys[2] == int(exp)  # the replayed position is that FEN's, rights included
     _fail_on(_compare(data, [o]), [o])
 
 
@@ -431,12 +467,31 @@ SAN_POSITIONS = {
     "chess960 standard array": ("Chess960", "r3k2r/pppppppp/8/8/8/8/PPPPPPPP/R3K2R w KQkq - 0 1"),
     "standard": ("Standard", "r3k2r/pppppppp/8/8/8/8/PPPPPPPP/R3K2R w KQkq - 0 1"),
 }
-SAN_TOKENS = ("O-O", "O-O-O", "0-0", "0-0-0", "O-O+", "e1h1", "e1xh1", "e1-h1", "e1a1", "e1b1",
-              "e1g1", "e1c1", "Kg1", "Kc1", "Kxh1", "Kh1", "Ke1h1", "Ke1g1", "Rf1", "Kf1")
+SAN_TOKENS = (
+    "O-O",
+    "O-O-O",
+    "0-0",
+    "0-0-0",
+    "O-O+",
+    "e1h1",
+    "e1xh1",
+    "e1-h1",
+    "e1a1",
+    "e1b1",
+    "e1g1",
+    "e1c1",
+    "Kg1",
+    "Kc1",
+    "Kxh1",
+    "Kh1",
+    "Ke1h1",
+    "Ke1g1",
+    "Rf1",
+    "Kf1",
+)
 # The engine's one known difference: in standard chess it reads the king's two-step as castling
 # (an old PGN habit); python-chess 1.11 calls `Kg1` illegal there.
-_KING_TWO_STEP = pytest.mark.xfail(strict=True, reason="standard chess: the engine reads Kg1, Kc1, Ke1g1 as "
-                                   "castling")
+_KING_TWO_STEP = pytest.mark.xfail(strict=True, reason="standard chess: the engine reads Kg1, Kc1, Ke1g1 as castling")
 
 
 @pytest.mark.parametrize("token", SAN_TOKENS)
@@ -466,7 +521,7 @@ def test_castling_rights_lost_by_rook_capture():
     O-O-O legal, as python-chess says; the key of the position carries the lost right."""
     fen = "6k1/1b6/8/8/8/8/PPPPPP1P/R4K1R w HA - 0 1"
     row, _keys, o, data = _one(fen, "1. a3 Bxh1 2. O-O-O")
-    assert row["status"] == "ok" and o.fen_at(2).split()[2] == "Q"      # X-FEN: the a1 rook
+    assert row["status"] == "ok" and o.fen_at(2).split()[2] == "Q"  # X-FEN: the a1 rook
     assert o.fen_at(3) == "6k1/8/8/8/8/P7/1PPPPP1P/2KR3b b - - 1 2"
     _fail_on(_compare(data, [o]), [o])
     row, _, o, _ = _one(fen, "1. a3 Bxh1 2. O-O")
@@ -488,7 +543,7 @@ def test_same_placement_with_and_without_castling_rights():
     assert len(placements) == 1
     assert keys[0] == keys[4] and keys[8] == keys[12] == keys[16] and keys[0] != keys[8]
     assert row["first_threefold_ply"] == 16
-    assert o.key_class[8] == 8 and o.key_class[4] == 0     # python-chess: two identities
+    assert o.key_class[8] == 8 and o.key_class[4] == 0  # python-chess: two identities
     _fail_on(_compare(data, [o]), [o])
 
 
@@ -501,8 +556,10 @@ def test_chess960_variant_spellings_and_standard_start():
         hdr = chess.pgn.Headers({"Variant": v})
         assert hdr.is_chess960(), v
         texts.append(f'[Event "{v}"]\n[Variant "{v}"]\n\n'.encode() + moves)
-    texts.append(b'[Event "fen"]\n[Variant "Chess960"]\n[SetUp "1"]\n'
-                 b'[FEN "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"]\n\n' + moves)
+    texts.append(
+        b'[Event "fen"]\n[Variant "Chess960"]\n[SetUp "1"]\n'
+        b'[FEN "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1"]\n\n' + moves
+    )
     data = b"".join(texts)
     res = _analyze(data)
     rows = res.games.to_pylist()
@@ -519,8 +576,7 @@ def test_standard_variant_with_chess960_castling_rights():
     """A standard-variant game whose FEN has castling rights only Chess960 can give (Shredder
     letters, king off e1) is played under Chess960 rules, as python-chess sets it up
     (chess.pgn.Headers.board); it used to be refused as bad_fen."""
-    data = (b'[Event "x"]\n[SetUp "1"]\n[FEN "1r4kr/pppppppp/8/8/8/8/PPPPPPPP/1R4KR w HBhb - 0 1"]\n\n'
-            b"1. O-O O-O-O *\n\n")
+    data = b'[Event "x"]\n[SetUp "1"]\n[FEN "1r4kr/pppppppp/8/8/8/8/PPPPPPPP/1R4KR w HBhb - 0 1"]\n\n1. O-O O-O-O *\n\n'
     res = _analyze(data)
     assert res.games.column("status").to_pylist() == ["ok"]
     orc = ref.analyze_text(data.decode())

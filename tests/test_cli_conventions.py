@@ -1,5 +1,6 @@
 """First contact (issue 20): the command line follows the conventions, the first run explains
 itself, progress suits a terminal and a log."""
+
 from __future__ import annotations
 
 import json
@@ -16,8 +17,9 @@ import analyzer
 
 
 def _run(*args, env=None, **kw):
-    return subprocess.run([sys.executable, "-m", "analyzer", *args], capture_output=True, text=True,
-                          timeout=600, env=env, **kw)
+    return subprocess.run(
+        [sys.executable, "-m", "analyzer", *args], capture_output=True, text=True, timeout=600, env=env, **kw
+    )
 
 
 def test_version_and_module_entry_point():
@@ -48,8 +50,9 @@ def test_command_suggestion():
     assert r.returncode == 2 and "did you mean 'scan'" in r.stderr
 
 
-@pytest.mark.parametrize("wrong,right", [("fshr_rusian", "fshr_russian"), ("fide2018", "fide_2018"),
-                                         ("lichss", "lichess")])
+@pytest.mark.parametrize(
+    "wrong,right", [("fshr_rusian", "fshr_russian"), ("fide2018", "fide_2018"), ("lichss", "lichess")]
+)
 def test_edition_suggestions_list_all_editions(tmp_path, wrong, right):
     r = _run("scan", "x.pgn", "--edition", wrong, "--out", str(tmp_path / "o"))
     assert r.returncode == 2 and f"did you mean {right!r}" in r.stderr
@@ -76,7 +79,7 @@ def test_human_summary_and_json(tmp_path, small_text):
     r = _run("scan", str(src), "--out", str(tmp_path / "o"), "--progress", "none", "--json")
     s = json.loads(r.stdout.strip())
     assert s["sources_skipped_as_complete"] == ["g"] and s["games_analyzed"] == 0
-    assert s["games_per_second"] is None            # nothing analyzed: no inflated rate
+    assert s["games_per_second"] is None  # nothing analyzed: no inflated rate
     with open(tmp_path / "o" / "_manifest" / "run.json") as fh:
         assert json.load(fh)["games"] == s["games"]
 
@@ -108,8 +111,9 @@ def test_first_run_says_it_compiles(tmp_path, small_text):
 def _pty_run(args, seconds=120):
     """Run the CLI with stderr and stdout on a pseudo-terminal; returns what it printed."""
     master, slave = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "analyzer", *args], stdout=slave, stderr=slave,
-                            stdin=subprocess.DEVNULL, close_fds=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "analyzer", *args], stdout=slave, stderr=slave, stdin=subprocess.DEVNULL, close_fds=True
+    )
     os.close(slave)
     out = b""
     deadline = time.time() + seconds
@@ -141,18 +145,19 @@ def test_progress_on_a_terminal_is_a_bar(tmp_path, small_text):
     code, out = _pty_run(["scan", src, "--out", str(tmp_path / "o"), "--workers", "1", "--unit-mb", "1"])
     assert code == 0, out
     assert "\r" in out and "%|" in out and "games" in out and "ETA" in out
-    assert "elapsed" not in out          # no log lines on a terminal
+    assert "elapsed" not in out  # no log lines on a terminal
 
 
 def test_progress_in_a_log_is_timed_lines(tmp_path, small_text):
     src = _progress_input(tmp_path, small_text)
-    r = _run("scan", src, "--out", str(tmp_path / "o"), "--workers", "1", "--unit-mb", "1",
-             "--progress-interval", "0.1")
+    r = _run(
+        "scan", src, "--out", str(tmp_path / "o"), "--workers", "1", "--unit-mb", "1", "--progress-interval", "0.1"
+    )
     assert r.returncode == 0, r.stderr
     lines = [ln for ln in r.stderr.splitlines() if "elapsed" in ln]
     assert lines and all(ln.startswith("[analyzer] ") for ln in lines)
     assert "\r" not in r.stderr and "%|" not in r.stderr
-    assert len(lines) == len(set(lines))                      # never duplicated
+    assert len(lines) == len(set(lines))  # never duplicated
     assert "of input, ETA" in lines[-1]
 
 

@@ -1,4 +1,5 @@
 """The same work units on a Dask cluster give the same tables as a local run."""
+
 from __future__ import annotations
 
 import pytest
@@ -39,16 +40,25 @@ def test_dask_graph_carries_no_text(tmp_path, small_path):
     with open(small_path, "rb") as fh:
         text = fh.read()
     plain = tmp_path / "plain.pgn"
-    plain.write_bytes(text * 4)                    # 21.8 MB: two 16 MiB units
+    plain.write_bytes(text * 4)  # 21.8 MB: two 16 MiB units
     packed = tmp_path / "packed.pgn.zst"
     packed.write_bytes(zstandard.ZstdCompressor(level=1).compress(text * 4))
     eds = resolve(["fide_2018"])
-    s1, c1 = engine.run_scan([str(plain), str(packed)], engine.Config(out=str(tmp_path / "local"), editions=eds),
-                             workers=1, progress_interval=0)
+    s1, c1 = engine.run_scan(
+        [str(plain), str(packed)],
+        engine.Config(out=str(tmp_path / "local"), editions=eds),
+        workers=1,
+        progress_interval=0,
+    )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        s2, c2 = engine.run_scan([str(plain), str(packed)], engine.Config(out=str(tmp_path / "dask"), editions=eds),
-                                 workers=2, engine="dask", progress_interval=0)
+        s2, c2 = engine.run_scan(
+            [str(plain), str(packed)],
+            engine.Config(out=str(tmp_path / "dask"), editions=eds),
+            workers=2,
+            engine="dask",
+            progress_interval=0,
+        )
     assert c1 == c2 == 0 and s1["units"] == s2["units"] >= 4
     assert not [w for w in caught if "large graph" in str(w.message)], [str(w.message)[:60] for w in caught]
     g1, v1, e1 = _tables(tmp_path / "local")

@@ -1,4 +1,5 @@
 """PDN input handling: other GameTypes, notations, comments, bad input -> status, never an exception."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -29,8 +30,15 @@ def _rows(data: bytes, editions=("fshr_russian",)):
     return verdict_rows(_analyze(data, editions))
 
 
-@pytest.mark.parametrize("name,count", [("international_gametype20.pdn", 207), ("english_gametype21.pdn", 111),
-                                        ("italian_gametype22.pdn", 53), ("czech_gametype29.pdn", 298)])
+@pytest.mark.parametrize(
+    "name,count",
+    [
+        ("international_gametype20.pdn", 207),
+        ("english_gametype21.pdn", 111),
+        ("italian_gametype22.pdn", 53),
+        ("czech_gametype29.pdn", 298),
+    ],
+)
 def test_other_gametypes_unsupported(name, count):
     rows = _rows(_data(name).read_bytes())
     assert len(rows) == count
@@ -50,7 +58,7 @@ def test_one_games_row_per_game_one_verdict_row_per_game_and_edition():
     assert {r["result"] for r in g} <= {"1-0", "0-1", "1/2-1/2"}
     starts, _ = game_spans(data, draughts=True)
     assert [r["byte_offset"] for r in g] == [int(s) for s in starts]
-    assert data[g[0]["byte_offset"]:].startswith(b"[White")
+    assert data[g[0]["byte_offset"] :].startswith(b"[White")
 
 
 def test_block_offsets_and_indices():
@@ -58,8 +66,16 @@ def test_block_offsets_and_indices():
     starts, ends = game_spans(data, draughts=True)
     starts, ends = starts[10:13], ends[10:13]
     buf = np.frombuffer(data, np.uint8)
-    res = analyze_block("russian_draughts", buf, starts, ends, source="s", first_game_index=1000,
-                        base_offset=5_000_000, editions=resolve_editions(["fshr_russian"]))
+    res = analyze_block(
+        "russian_draughts",
+        buf,
+        starts,
+        ends,
+        source="s",
+        first_game_index=1000,
+        base_offset=5_000_000,
+        editions=resolve_editions(["fshr_russian"]),
+    )
     g = res.games.to_pylist()
     assert [r["game_index"] for r in g] == [1000, 1001, 1002]
     assert [r["byte_offset"] for r in g] == [5_000_000 + int(s) for s in starts]
@@ -95,7 +111,9 @@ def test_notations_and_pdn_syntax():
 
 
 def test_fen_variants():
-    assert parse_fen("W:W21-32:B1-12") == parse_fen("W:W21,22,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,10,11,12")
+    assert parse_fen("W:W21-32:B1-12") == parse_fen(
+        "W:W21,22,23,24,25,26,27,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,10,11,12"
+    )
     assert parse_fen("W:Wa1,Kc3:Bb8.") == (1 << 28, 1 << 21, 1, 0, 0)
     assert parse_fen("B:W18:B14:H0:F1")[4] == 1
     for bad in ("X:W1:B2", "W:W1,1:B3", "W:W33:B1", "W:Wb1x:B2", "W:W2:B30"):  # last: man on its crowning row
@@ -105,18 +123,18 @@ def test_fen_variants():
 
 
 def test_bad_input_gives_status():
-    r = _one("1. c3-d4 f6-g5 2. e3-e5 1-0", "1-0")              # e3-e5 is not a diagonal step
+    r = _one("1. c3-d4 f6-g5 2. e3-e5 1-0", "1-0")  # e3-e5 is not a diagonal step
     assert r["status"] == "illegal_move" and r["error_ply"] == 2 and "'e3-e5'" in r["error"]
     assert "ply 2" in r["error"] and r["plies"] == 2
-    r = _one("1. c3-d4 f6-g5 2. g3-f4 1-0", "1-0")               # nothing attacked: legal
+    r = _one("1. c3-d4 f6-g5 2. g3-f4 1-0", "1-0")  # nothing attacked: legal
     assert r["status"] == "ok"
-    r = _one("1. c3-d4 d6-c5 2. a1-b2 1-0", "1-0")               # d4:b6 is compulsory
+    r = _one("1. c3-d4 d6-c5 2. a1-b2 1-0", "1-0")  # d4:b6 is compulsory
     assert r["status"] == "illegal_move" and r["error_ply"] == 2
     r = _one("1. c3-d4 hello 1-0", "1-0")
     assert r["status"] == "bad_token" and "'hello'" in r["error"] and r["error_ply"] == 1
-    r = _one("1. c3-d4 d6-e5 2. b2-c3", "1-0")                   # input ends without a result
+    r = _one("1. c3-d4 d6-e5 2. b2-c3", "1-0")  # input ends without a result
     assert r["status"] == "truncated" and r["plies"] == 3
-    r = _one("1. c3-d4 d6-e5 2. b2-c", "1-0")                    # cut inside a token
+    r = _one("1. c3-d4 d6-e5 2. b2-c", "1-0")  # cut inside a token
     assert r["status"] == "truncated" and r["plies"] == 2 and "'b2-c'" in r["error"]
     r = _one("1. c3-d4 {unterminated comment", "1-0")
     assert r["status"] == "truncated" and r["plies"] == 1
@@ -136,7 +154,7 @@ def test_ambiguous_capture_resolved_by_path():
     short = _one("1. d4:f6:h4 *", fen=fen)
     long_ = _one("1. d4:b6:d8:h4 *", fen=fen)
     assert short["status"] == long_["status"] == "ok"
-    assert _one("1. d4:f6:h4 g7:e5 *", fen=fen)["status"] == "illegal_move"   # f6 is empty after the capture
+    assert _one("1. d4:f6:h4 g7:e5 *", fen=fen)["status"] == "illegal_move"  # f6 is empty after the capture
     draughts = pytest.importorskip("draughts")
     b = draughts.Board(variant="russian", fen="W:Wd4:Bc5,c7,d2,e5,g5,g7")
     # the independent generator agrees: two moves d4 -> h4 (pydraughts numbering 14 -> 16)
@@ -150,15 +168,16 @@ def test_promotion_during_capture_continues_as_king():
     row = _one("1. d4:b6:d8:h4 *", fen="W:W18:B14,6,26,15,16,8")
     assert row["status"] == "ok"
     from analyzer.kinds.russian_draughts.analyze import replay_positions
+
     data = GAME.format(gt="25", res="*", fen='[FEN "W:W18:B14,6,26,15,16,8"]', moves="1. d4:b6:d8:h4 *").encode()
-    (_status, positions), = replay_positions(data)
+    ((_status, positions),) = replay_positions(data)
     wm, wk, bm, _bk, _stm = positions[-1]
-    assert wm == 0 and wk == 1 << 19                    # a king on h4 (20)
-    assert bm == (1 << 25) | (1 << 14) | (1 << 7)       # d2, e5, g7 left
+    assert wm == 0 and wk == 1 << 19  # a king on h4 (20)
+    assert bm == (1 << 25) | (1 << 14) | (1 << 7)  # d2, e5, g7 left
 
 
 def test_kernel_does_not_raise_on_garbage():
-    for junk in (b"", b"\x00\xff" * 50, b"[GameType \"25\"]\n(((((", b"1. c3-d4 " * 3 + b"}{)(", b"[FEN \"W\"]\n1-0"):
+    for junk in (b"", b"\x00\xff" * 50, b'[GameType "25"]\n(((((', b"1. c3-d4 " * 3 + b"}{)(", b'[FEN "W"]\n1-0'):
         res = _analyze(junk)
         assert res.games.num_rows == len(game_spans(junk, draughts=True)[0])
     empty = _analyze(b"")
@@ -169,14 +188,15 @@ def test_mutated_file_never_raises():
     """Random damage (changed bytes, cut anywhere): every game still gets its row, and one
     verdict row per edition."""
     import random
+
     data = _data("russian_gametype25.pdn").read_bytes()
     rnd = random.Random(5)
     statuses = set()
     for _ in range(8):
         b = bytearray(data)
         for _ in range(rnd.randint(1, 100)):
-            b[rnd.randrange(len(b))] = rnd.choice(b"abcdefgh12345678-:x{}()[] \n\"*/.K,W:B")
-        cut = bytes(b[:rnd.randrange(len(b))])
+            b[rnd.randrange(len(b))] = rnd.choice(b'abcdefgh12345678-:x{}()[] \n"*/.K,W:B')
+        cut = bytes(b[: rnd.randrange(len(b))])
         res = _analyze(cut, editions=("fshr_russian", "fmjd_64"))
         n = len(game_spans(cut, draughts=True)[0])
         assert res.games.num_rows == n and res.verdicts.num_rows == 2 * n

@@ -1,4 +1,5 @@
 """Perft of Russian draughts from the initial position against the published figures."""
+
 from __future__ import annotations
 
 import re

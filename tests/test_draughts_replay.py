@@ -1,4 +1,5 @@
 """Replay of real Russian-draughts games, checked move by move against pydraughts."""
+
 from __future__ import annotations
 
 import itertools
@@ -30,8 +31,10 @@ def _py_square(i: int) -> int:
 
 def _to_py_fen(pos) -> str:
     wm, wk, bm, bk, stm = pos
+
     def sq(bb, king):
         return [("K" if king else "") + square_name(i) for i in range(32) if bb >> i & 1]
+
     return f"{'W' if stm == 0 else 'B'}:W{','.join(sq(wm, False) + sq(wk, True))}:B{','.join(sq(bm, False) + sq(bk, True))}"
 
 
@@ -102,10 +105,14 @@ def test_positions_match_pydraughts(russian):
             mine = legal_moves(prev)
             if k % 8 == 1:
                 py_moves, py_capts = board._legal_moves_board()
-                py_set = {(m[0][0], m[-1][-1], frozenset(c for c in caps if c is not None))
-                          for m, caps in zip(py_moves, py_capts)}
-                my_set = {(_py_square(f), _py_square(t), frozenset(_py_square(i) for i in range(32) if c >> i & 1))
-                          for f, t, c, _, _ in mine}
+                py_set = {
+                    (m[0][0], m[-1][-1], frozenset(c for c in caps if c is not None))
+                    for m, caps in zip(py_moves, py_capts)
+                }
+                my_set = {
+                    (_py_square(f), _py_square(t), frozenset(_py_square(i) for i in range(32) if c >> i & 1))
+                    for f, t, c, _, _ in mine
+                }
                 assert my_set == py_set, (gi, k, _to_py_fen(prev))
                 compared_sets += 1
             played = [m for m in mine if _apply(prev, m) == cur]
@@ -139,8 +146,9 @@ def test_per_ply_keys_material_and_counters(russian):
             assert key == int(zobrist_key(*(np.uint64(x) for x in pos[:4]), pos[4]))
             assert seen.setdefault(key, pos) == pos
             wm, wk, bm, bk, stm = pos
-            assert int(f.material[o + k]) == (bin(wm).count("1") | bin(wk).count("1") << 4
-                                              | bin(bm).count("1") << 8 | bin(bk).count("1") << 12)
+            assert int(f.material[o + k]) == (
+                bin(wm).count("1") | bin(wk).count("1") << 4 | bin(bm).count("1") << 8 | bin(bk).count("1") << 12
+            )
             if k:
                 prev = positions[k - 1]
                 mover_men = prev[0] if prev[4] == 0 else prev[2]
@@ -151,4 +159,4 @@ def test_per_ply_keys_material_and_counters(russian):
                 mat = 0 if (capture or promo) else mat + 1
             assert int(f.irrev[o + k]) == irrev and int(f.matclock[o + k]) == mat
             assert int(f.stm[o + k]) == stm
-    assert len(seen) > 9000   # distinct positions (games share opening positions)
+    assert len(seen) > 9000  # distinct positions (games share opening positions)

@@ -6,6 +6,7 @@ half-move. Squares are PDN numbers (1 = b8, 4 = h8, 29 = a1, 32 = g1). All piece
 games stand on edge squares (files a/h, ranks 1/8) whenever the opponent is to move, so no
 capture is ever possible and every move is a free choice.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -17,9 +18,12 @@ from conftest import analyze, verdict_rows
 def _pdn(fen: str, moves: list[str], result: str = "1-1", gametype: str = "25") -> bytes:
     body = []
     for i in range(0, len(moves), 2):
-        body.append(f"{i // 2 + 1}. " + " ".join(moves[i:i + 2]))
-    return (f'[Event "test"]\n[GameType "{gametype}"]\n[Result "{result}"]\n[FEN "{fen}"]\n\n'
-            + " ".join(body) + f" {result}\n\n").encode()
+        body.append(f"{i // 2 + 1}. " + " ".join(moves[i : i + 2]))
+    return (
+        f'[Event "test"]\n[GameType "{gametype}"]\n[Result "{result}"]\n[FEN "{fen}"]\n\n'
+        + " ".join(body)
+        + f" {result}\n\n"
+    ).encode()
 
 
 def _run(data: bytes, editions=("fshr_russian",)):
@@ -59,7 +63,7 @@ def test_threefold_claims():
     games, events = _run(_pdn(THREEFOLD_FEN, moves, "1-1"))
     (g,) = games
     assert g["status"] == "ok" and g["plies"] == 10
-    assert g["result"] == "1/2-1/2"                 # 1-1 mapped
+    assert g["result"] == "1/2-1/2"  # 1-1 mapped
     assert g["first_threefold_ply"] == 8
     assert g["first_threefold_claim_ply"] == 7
     assert g["first_missed_claim_ply"] == 8
@@ -67,16 +71,20 @@ def test_threefold_claims():
     assert g["missed_claim_side"] == "white"
     assert g["missed_claim_result"] == "draw"
     assert g["plies_after_missed_claim"] == 2
-    assert g["first_avoided_claim_ply"] is None     # black's written-move chance was passed on, not avoided
+    assert g["first_avoided_claim_ply"] is None  # black's written-move chance was passed on, not avoided
     assert g["final_repetition_count"] == 3
     assert g["first_third_occurrence_ply"] == 8
-    assert g["draw_reason"] == "threefold"           # P2 occurs a 3rd time on the last ply
-    assert g["end_ply"] is None                      # threefold is a claim, never automatic
+    assert g["draw_reason"] == "threefold"  # P2 occurs a 3rd time on the last ply
+    assert g["end_ply"] is None  # threefold is a claim, never automatic
     ev = {(e["ply"], e["kind"], e["side"], e["outcome"]) for e in events if e["rule"] == "threefold"}
     # claim_now on every 3rd occurrence: plies 8 (P0), 9 (P1), 10 (P2); claim_intended where the
     # board is not yet claimable but a written move would make it so: ply 7 (black, 12-3 -> P0).
-    assert ev == {(7, "claim_intended", "black", "passed_on"), (8, "claim_now", "white", "missed"),
-                  (9, "claim_now", "black", "missed"), (10, "claim_now", "white", "claimed")}
+    assert ev == {
+        (7, "claim_intended", "black", "passed_on"),
+        (8, "claim_now", "white", "missed"),
+        (9, "claim_now", "black", "missed"),
+        (10, "claim_now", "white", "claimed"),
+    }
 
 
 def test_threefold_fmjd_has_no_intended_claim():
@@ -88,6 +96,7 @@ def test_threefold_fmjd_has_no_intended_claim():
 
 # ---------------------------------------------------------------------------------------------
 # 32.1 (second bullet): 32 moves without a change in the balance of forces (a claim)
+
 
 def test_balance_32_moves():
     # White: king c1 (30), men f2 (27), h2 (28); Black: king f8 (3), men g3 (24), a7 (5).
@@ -104,9 +113,14 @@ def test_balance_32_moves():
     assert g["status"] == "ok" and g["plies"] == 67 and g["result"] == "1-0"
     assert g["first_balance_ply"] == 65
     # The game went on after 65 and 66 (missed) and ended at 67, won by white (ended).
-    bal = [(e["ply"], e["kind"], e["side"], e["outcome"], e["halfmove_clock"]) for e in events if e["rule"] == "balance"]
-    assert bal == [(65, "claim_now", "black", "missed", 64), (66, "claim_now", "white", "missed", 65),
-                   (67, "claim_now", "black", "ended", 66)]
+    bal = [
+        (e["ply"], e["kind"], e["side"], e["outcome"], e["halfmove_clock"]) for e in events if e["rule"] == "balance"
+    ]
+    assert bal == [
+        (65, "claim_now", "black", "missed", 64),
+        (66, "claim_now", "white", "missed", 65),
+        (67, "claim_now", "black", "ended", 66),
+    ]
     assert g["end_ply"] is None
     # the first missed claim is an earlier threefold (the shuttle repeats positions), not balance
     assert g["first_missed_claim_ply"] < 65 and g["missed_claim_rule"] == "threefold"
@@ -129,7 +143,7 @@ def test_kings_vs_king_stronger_to_move():
     assert g["first_kings_vs_king_ply"] == 29
     assert g["first_main_diagonal_ply"] is None and g["first_small_ending_ply"] is None
     assert g["end_ply"] == 29 and g["end_rule"] == "kings_vs_king" and g["end_result"] == "1/2-1/2"
-    assert g["result_changed"] is True           # played on and scored 2-0
+    assert g["result_changed"] is True  # played on and scored 2-0
     auto = [(e["ply"], e["rule"], e["kind"], e["outcome"]) for e in events if e["kind"] == "automatic"]
     assert auto == [(29, "kings_vs_king", "automatic", "automatic")]
 
@@ -161,6 +175,7 @@ def test_kings_vs_king_each_player_edition():
 # ---------------------------------------------------------------------------------------------
 # 32.1 (fourth bullet): 3 kings vs a lone king on the main diagonal a1-h8, 5th move
 
+
 def test_main_diagonal_5th_move():
     # White kings a5 (13), b8 (1), d8 (2); Black king h8 (4), on the main diagonal, shuttling
     # h8-g7 (4-8, still on the diagonal). Ratio from ply 0, white to move: white's 5th move is
@@ -180,8 +195,7 @@ def test_main_diagonal_count_starts_when_king_enters():
     # king on the main diagonal with white (stronger) to move, so white's 5th move counted from
     # there is ply 2 + 2*5 - 1 = 11 (not 9: the plies before the king stood on the diagonal do
     # not count).
-    moves = ["13-31", "12-8", "31-13", "8-4", "13-31", "4-8", "31-13", "8-4", "13-31", "4-8",
-             "31-13", "8-4"]
+    moves = ["13-31", "12-8", "31-13", "8-4", "13-31", "4-8", "31-13", "8-4", "13-31", "4-8", "31-13", "8-4"]
     games, _ = _run(_pdn("W:WK13,K1,K2:BK12", moves, "1-1"))
     (g,) = games
     assert g["status"] == "ok"
@@ -191,10 +205,10 @@ def test_main_diagonal_count_starts_when_king_enters():
 # ---------------------------------------------------------------------------------------------
 # 32.1 (fifth bullet): 2 kings, or king + man, vs a man or a king: 10th move
 
-SMALL_CYCLE = ["13-31", "1-5", "31-13", "5-1"]   # white a5-e1, black b8-a7
+SMALL_CYCLE = ["13-31", "1-5", "31-13", "5-1"]  # white a5-e1, black b8-a7
 
 
-@pytest.mark.parametrize("white", ["K13,K28", "K13,28"])   # 2 kings / king + man (h2) vs king b8
+@pytest.mark.parametrize("white", ["K13,K28", "K13,28"])  # 2 kings / king + man (h2) vs king b8
 def test_small_ending_10th_move(white):
     # From ply 0, white (stronger) to move: its 10th move is ply 2*10 - 1 = 19.
     games, _ = _run(_pdn(f"W:W{white}:BK1", SMALL_CYCLE * 6, "1-1"))

@@ -7,6 +7,7 @@ check that the hand-built games are legal and that they show what they claim to 
 
 Plies: ply 0 is the start position, ply k the position after the k-th half-move.
 """
+
 from __future__ import annotations
 
 import io
@@ -26,6 +27,7 @@ from conftest import verdict_rows
 
 # ---------------------------------------------------------------------------------------------
 # helpers
+
 
 def _pgn(moves: str, result: str = "1/2-1/2", fen: str | None = None, **tags) -> str:
     head = {"Event": "edition test", "Site": "?", "White": "W", "Black": "B", "Result": result}
@@ -86,6 +88,7 @@ SHUFFLE_16 = _knight_cycle_g(4)
 # ---------------------------------------------------------------------------------------------
 # fide_2014 vs fide_2018 fivefold
 
+
 def test_shuffle_16_plies_is_fivefold_under_2014_and_2018():
     # The start position S occurs at plies 0, 4, 8, 12, 16.
     # 2018 9.6.1 "the same position has appeared ... at least five times": 5th occurrence at 16.
@@ -106,11 +109,13 @@ def test_shuffle_16_plies_is_fivefold_under_2014_and_2018():
 # G = Nf3 Nf6 Ng1 Ng8 (4 plies); C = Nc3 Nc6 Nf3 Nf6 Ng1 Ng8 Nb1 Nb8 (8 plies). None of C's
 # intermediate positions equals one of G's, and S does not occur in the middle of C.
 # Sequence G C G C G: S at plies 0, 4, 12, 16, 24, 28.
-IRREGULAR_FIVEFOLD = ("1. Nf3 Nf6 2. Ng1 Ng8 "
-                      "3. Nc3 Nc6 4. Nf3 Nf6 5. Ng1 Ng8 6. Nb1 Nb8 "
-                      "7. Nf3 Nf6 8. Ng1 Ng8 "
-                      "9. Nc3 Nc6 10. Nf3 Nf6 11. Ng1 Ng8 12. Nb1 Nb8 "
-                      "13. Nf3 Nf6 14. Ng1 Ng8")
+IRREGULAR_FIVEFOLD = (
+    "1. Nf3 Nf6 2. Ng1 Ng8 "
+    "3. Nc3 Nc6 4. Nf3 Nf6 5. Ng1 Ng8 6. Nb1 Nb8 "
+    "7. Nf3 Nf6 8. Ng1 Ng8 "
+    "9. Nc3 Nc6 10. Nf3 Nf6 11. Ng1 Ng8 12. Nb1 Nb8 "
+    "13. Nf3 Nf6 14. Ng1 Ng8"
+)
 
 
 def test_fivefold_not_at_4_ply_steps_is_2018_only():
@@ -118,7 +123,7 @@ def test_fivefold_not_at_4_ply_steps_is_2018_only():
     boards = _boards(pgn)
     s = chess.Board()
     occ = [p for p, b in enumerate(boards) if b._transposition_key() == s._transposition_key()]
-    assert occ == [0, 4, 12, 16, 24, 28]   # the game shows what the comment says
+    assert occ == [0, 4, 12, 16, 24, 28]  # the game shows what the comment says
     # No other position occurs 5 times before ply 24.
     keys = [b._transposition_key() for b in boards[:25]]
     assert max(keys.count(k) for k in set(keys) if k != s._transposition_key()) < 5
@@ -160,10 +165,10 @@ def test_castling_temporarily_impossible_game_shows_what_it_claims():
     a_key = boards[0]._transposition_key()
     for p in (0, 4, 8, 12):
         assert boards[p]._transposition_key() == a_key
-        assert boards[p].is_legal(castle)          # castling legal now
+        assert boards[p].is_legal(castle)  # castling legal now
         assert boards[p].has_kingside_castling_rights(chess.WHITE)
     for p in (2, 6, 10):
-        assert not boards[p].is_legal(castle)      # f1 attacked by the rook on f7: temporarily impossible
+        assert not boards[p].is_legal(castle)  # f1 attacked by the rook on f7: temporarily impossible
         assert boards[p].has_kingside_castling_rights(chess.WHITE)
         assert boards[p].is_attacked_by(chess.BLACK, chess.F1)
 
@@ -212,8 +217,10 @@ def test_fide_1997_permanent_change_of_castling_right():
 # ---------------------------------------------------------------------------------------------
 # lichess
 
-@pytest.mark.parametrize("utc_date, fivefold", [("2020.01.13", False), ("2020.01.14", True),
-                                                ("2019.06.30", False), ("2023.11.02", True)])
+
+@pytest.mark.parametrize(
+    "utc_date, fivefold", [("2020.01.13", False), ("2020.01.14", True), ("2019.06.30", False), ("2023.11.02", True)]
+)
 def test_lichess_fivefold_from_2020_01_14(utc_date, fivefold):
     # scalachess auto-draws fivefold since the commit of 2020-01-14 (docs/rules.md 0.4, 3.1); the
     # edition switches on the UTCDate tag. 16-ply shuffle: 5th occurrence of S at ply 16.
@@ -257,7 +264,7 @@ def test_lichess_fifty_move_rule_automatic_at_clock_100():
     li = rows["lichess"]
     assert li["first_fifty_ply"] == 5
     assert (li["end_ply"], li["end_rule"], li["end_result"]) == (5, "fifty", "1/2-1/2")
-    assert li["result_changed"] is True   # recorded 1-0 after the automatic draw
+    assert li["result_changed"] is True  # recorded 1-0 after the automatic draw
     assert li["first_fifty_claim_ply"] is None
     # FIDE 2018: 9.3.2 claim at clock 100 (ply 5), 9.3.1 intended move at clock 99 (ply 4);
     # nothing automatic before 150 (9.6.2).
@@ -282,8 +289,7 @@ def test_lichess_fifty_move_mate_on_the_100th_ply_wins():
 def test_lichess_insufficient_material_automatic():
     # scalachess autoDraw: kings and minor pieces only with <= 3 pieces. After 1. Kxd2 only
     # K+N v K remain -> the game ends at ply 1. FIDE editions here have no automatic rule for it.
-    pgn = _pgn("1. Kxd2 Kd7 2. Ne2 Ke6", fen="4k3/8/8/8/8/8/3r4/4K1N1 w - - 0 1",
-               UTCDate="2021.05.05")
+    pgn = _pgn("1. Kxd2 Kd7 2. Ne2 Ke6", fen="4k3/8/8/8/8/8/3r4/4K1N1 w - - 0 1", UTCDate="2021.05.05")
     rows = _games(pgn, ["lichess", "fide_2018"])
     assert (rows["lichess"]["end_ply"], rows["lichess"]["end_rule"]) == (1, "insufficient_material")
     assert rows["fide_2018"]["end_ply"] is None
@@ -292,7 +298,7 @@ def test_lichess_insufficient_material_automatic():
 # ---------------------------------------------------------------------------------------------
 # custom 40-move rule
 
-FORTY_FEN = "4k3/8/8/8/8/8/8/R3K3 w - - 75 60"   # clock 75 at ply 0 -> 80 at ply 5
+FORTY_FEN = "4k3/8/8/8/8/8/8/R3K3 w - - 75 60"  # clock 75 at ply 0 -> 80 at ply 5
 
 
 def _check_forty(row):
@@ -300,13 +306,15 @@ def _check_forty(row):
     # clock 80, reached at ply 5; claim on an intended move (as 9.3.1) at clock 79 = ply 4.
     assert row["first_fifty_ply"] == 5
     assert row["first_fifty_claim_ply"] == 4
-    assert row["end_ply"] is None   # the 75-move automatic rule is untouched
+    assert row["end_ply"] is None  # the 75-move automatic rule is untouched
 
 
 def test_custom_forty_move_rule():
     forty = E.custom_edition(id="forty", claim_moves=40)
-    pgn = _pgn(FIFTY_MOVES.replace("80.", "60.").replace("81.", "61.").replace("82.", "62.")
-               .replace("83.", "63."), fen=FORTY_FEN)
+    pgn = _pgn(
+        FIFTY_MOVES.replace("80.", "60.").replace("81.", "61.").replace("82.", "62.").replace("83.", "63."),
+        fen=FORTY_FEN,
+    )
     rows = _games(pgn, [forty, "fide_2018"])
     _check_forty(rows["forty"])
     # Under the 50-move rule the clock (max 83) never reaches 99/100.
@@ -326,6 +334,7 @@ def test_custom_forty_move_rule_from_toml(tmp_path):
 # ---------------------------------------------------------------------------------------------
 # fide_2009: no automatic draws; 75-move rule and checkmate precedence
 
+
 def test_result_changed_is_unknown_for_an_unknown_result():
     # "whether it differs from the recorded result" (issue 4 item 2): with Result "*" nothing was
     # recorded, so the answer is unknown (null), as missed_claim_result is null for "*".
@@ -343,11 +352,11 @@ def test_fide_2009_has_no_automatic_draws():
     r = rows["fide_2009"]
     assert r["end_ply"] is None and r["end_rule"] is None and r["result_changed"] is False
     assert r["first_fivefold_ply"] is None and r["first_seventyfive_ply"] is None
-    assert r["first_threefold_claim_ply"] == 7   # claims exist, incl. the intended move
+    assert r["first_threefold_claim_ply"] == 7  # claims exist, incl. the intended move
     assert rows["fide_2018"]["result_changed"] is True
 
 
-SEVENTYFIVE_FEN = "6k1/8/6K1/8/8/8/8/R7 w - - 147 100"   # clock 147 at ply 0 -> 150 at ply 3
+SEVENTYFIVE_FEN = "6k1/8/6K1/8/8/8/8/R7 w - - 147 100"  # clock 147 at ply 0 -> 150 at ply 3
 
 
 @pytest.mark.parametrize("ed", ["fide_2018", "fide_2014"])
@@ -382,18 +391,22 @@ def test_seventyfive_move_rule_without_mate(ed):
 # ---------------------------------------------------------------------------------------------
 # draw offers
 
+
 def test_draw_offers_from_comments_and_marks():
     # Lichess writes "{ White offers draw }" after the offering side's move; FIDE 9.1.2.2: the
     # offer is recorded with "(=)" after the move (PGN: "=" or "(=)"). An offer is made with a
     # move, by the side that made it: ply 1 White, ply 2 Black, ply 3 White, ply 4 Black.
-    moves = ("1. e4 { White offers draw } 1... e5 { Black offers draw } 2. Nf3 = 2... Nc6 (=) "
-             "3. Bb5 a6")
+    moves = "1. e4 { White offers draw } 1... e5 { Black offers draw } 2. Nf3 = 2... Nc6 (=) 3. Bb5 a6"
     pgn = _pgn(moves, result="*")
     ev = _events(pgn, ["fide_2018", "lichess"])
     for ed in ("fide_2018", "lichess"):
         offers = ev.filter((pl.col("edition") == ed) & (pl.col("rule") == "offer")).sort("ply")
         assert offers.select("ply", "kind", "side").rows() == [
-            (1, "offer", "white"), (2, "offer", "black"), (3, "offer", "white"), (4, "offer", "black")]
+            (1, "offer", "white"),
+            (2, "offer", "black"),
+            (3, "offer", "white"),
+            (4, "offer", "black"),
+        ]
 
 
 def test_no_offer_without_marks():
@@ -404,21 +417,46 @@ def test_no_offer_without_marks():
 # ---------------------------------------------------------------------------------------------
 # the CLI: several editions side by side
 
+
 def test_cli_editions_side_by_side(tmp_path):
     src = tmp_path / "games.pgn"
-    src.write_text(_pgn(SHUFFLE_16, UTCDate="2023.01.01") +
-                   _pgn("60. Ra2 Ke7 61. Ra1 Ke8 62. Ra2 Ke7 63. Ra1 Ke8", fen=FORTY_FEN,
-                        UTCDate="2023.01.01"))
+    src.write_text(
+        _pgn(SHUFFLE_16, UTCDate="2023.01.01")
+        + _pgn("60. Ra2 Ke7 61. Ra1 Ke8 62. Ra2 Ke7 63. Ra1 Ke8", fen=FORTY_FEN, UTCDate="2023.01.01")
+    )
     out = tmp_path / "out"
-    proc = subprocess.run([sys.executable, "-m", "analyzer.cli", "scan", "--json", str(src), "--edition",
-                           "fide_2018,lichess", "--custom", "forty:claim_moves=40", "--out", str(out),
-                           "--workers", "1", "--progress-interval", "0"],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "analyzer.cli",
+            "scan",
+            "--json",
+            str(src),
+            "--edition",
+            "fide_2018,lichess",
+            "--custom",
+            "forty:claim_moves=40",
+            "--out",
+            str(out),
+            "--workers",
+            "1",
+            "--progress-interval",
+            "0",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout.strip().splitlines()[-1])
     assert summary["games"] == 2
-    g = (analyzer.scan_verdicts(str(out)).collect()
-         .with_columns(pl.col("edition").cast(pl.String)).sort("edition", "game_index"))
+    g = (
+        analyzer.scan_verdicts(str(out))
+        .collect()
+        .with_columns(pl.col("edition").cast(pl.String))
+        .sort("edition", "game_index")
+    )
     assert sorted(set(g["edition"])) == ["fide_2018", "forty", "lichess"]
     assert g.group_by("edition").len().sort("edition")["len"].to_list() == [2, 2, 2]
     wide = g.pivot(on="edition", index="game_index", values="first_fifty_ply").sort("game_index")
@@ -436,9 +474,27 @@ def test_cli_summary_counts_each_game_once_with_several_editions(tmp_path):
     src = tmp_path / "games.pgn"
     src.write_text(_pgn(SHUFFLE_16) + _pgn("1. e4 e5", result="1-0"))
     out = tmp_path / "out"
-    proc = subprocess.run([sys.executable, "-m", "analyzer.cli", "scan", "--json", str(src), "--edition",
-                           "fide_2018,fide_2014,lichess", "--out", str(out), "--workers", "1",
-                           "--progress-interval", "0"], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "analyzer.cli",
+            "scan",
+            "--json",
+            str(src),
+            "--edition",
+            "fide_2018,fide_2014,lichess",
+            "--out",
+            str(out),
+            "--workers",
+            "1",
+            "--progress-interval",
+            "0",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout.strip().splitlines()[-1])
     assert summary["games"] == 2

@@ -6,6 +6,7 @@ Every run goes through the batch job (`analyzer.engine.run_scan`, or the CLI whe
 or memory matters) and `_scan_text` checks the accounting invariant on each: one row per game
 and edition, statuses counted in the summary, an error message for every non-ok status.
 """
+
 from __future__ import annotations
 
 import bz2
@@ -48,11 +49,11 @@ def _check_accounting(summary, out, editions=("fide_2018",)):
     g = analyzer.scan_games(str(out)).collect() if has else None
     v = analyzer.scan_verdicts(str(out)).collect() if has else None
     n_rows = 0 if g is None else g.height
-    assert n_rows == summary["games"], (n_rows, summary["games"])     # one games row per game
+    assert n_rows == summary["games"], (n_rows, summary["games"])  # one games row per game
     assert sum(summary["status"].values()) == summary["games"]
     if g is None:
         return
-    assert v.height == g.height * len(editions)                        # one verdict row per game and edition
+    assert v.height == g.height * len(editions)  # one verdict row per game and edition
     counts = dict(zip(*g.group_by("status").len().sort("status").to_dict(as_series=False).values()))
     assert counts == summary["status"]
     for _src, part in g.group_by("source"):
@@ -124,8 +125,9 @@ def test_truncated_compressed_input(tmp_path, small_text, fmt):
     exit code 1 (CLI)."""
     # bz2 decodes in 900 kB blocks: take enough text that blocks before the cut survive.
     text = _first_games(small_text, 3_000_000 if fmt == "bz2" else 600_000)
-    comp = {"zst": lambda b: zstandard.ZstdCompressor(level=3).compress(b), "gz": gzip.compress,
-            "bz2": bz2.compress}[fmt](text)
+    comp = {"zst": lambda b: zstandard.ZstdCompressor(level=3).compress(b), "gz": gzip.compress, "bz2": bz2.compress}[
+        fmt
+    ](text)
     src = tmp_path / f"cut.pgn.{fmt}"
     src.write_bytes(comp[: int(len(comp) * 0.7)])
     full = tmp_path / "full.pgn"
@@ -153,7 +155,7 @@ def test_corrupt_frame_in_pzstd_file(tmp_path, small_text, damage):
     """Bytes flipped inside frame 2 of a pzstd file, or frame 2 cut short with its skippable
     header saying so (the decoder then returns the blocks it has and no error): that frame's
     games are lost (reported), the other frames are analyzed as if nothing happened."""
-    text = small_text * 2                                  # ~11 MB: pzstd -1 cuts ~2 MiB frames
+    text = small_text * 2  # ~11 MB: pzstd -1 cuts ~2 MiB frames
     plain = tmp_path / "big.pgn"
     plain.write_bytes(text)
     mf = tmp_path / "big.pgn.zst"
@@ -167,15 +169,15 @@ def test_corrupt_frame_in_pzstd_file(tmp_path, small_text, damage):
     dctx = zstandard.ZstdDecompressor()
     bounds = [0]
     for fr in frames:
-        bounds.append(bounds[-1] + len(dctx.decompressobj().decompress(bytes(raw[fr.offset:fr.offset + fr.size]))))
+        bounds.append(bounds[-1] + len(dctx.decompressobj().decompress(bytes(raw[fr.offset : fr.offset + fr.size]))))
     f2 = frames[2]
     if damage == "flipped":
         for k in range(100, 140):
             raw[f2.offset + f2.size // 2 + k] ^= 0xFF
     else:
         cut = 100
-        raw[f2.offset - 4:f2.offset] = (f2.size - cut).to_bytes(4, "little")
-        del raw[f2.offset + f2.size - cut:f2.offset + f2.size]
+        raw[f2.offset - 4 : f2.offset] = (f2.size - cut).to_bytes(4, "little")
+        del raw[f2.offset + f2.size - cut : f2.offset + f2.size]
     bad = tmp_path / "bad.pgn.zst"
     bad.write_bytes(bytes(raw))
     ref_out, out = tmp_path / "ref", tmp_path / "out"
@@ -194,9 +196,9 @@ def test_corrupt_frame_in_pzstd_file(tmp_path, small_text, damage):
     assert rows[len(before) - 1]["status"] == "truncated"
     assert "zstd frame 2" in rows[len(before) - 1]["error"]
     # Games after frame 2 (from the first game start after it): all there, same results.
-    tail = [_content(r) for r in rows[len(before):]]
+    tail = [_content(r) for r in rows[len(before) :]]
     want = [_content(r) for r in after]
-    assert tail[-len(want):] == want
+    assert tail[-len(want) :] == want
     assert len(rows) - len(before) <= len(want) + 1
     assert summary["status"].get("truncated") == 1
 
@@ -206,8 +208,10 @@ def test_corrupt_frame_in_pzstd_file(tmp_path, small_text, damage):
 
 
 def test_non_utf8_bytes_and_bom(tmp_path):
-    text = (b"\xef\xbb\xbf" + G1 + b'[Event "Latin-1 M\xfcller"]\n[White "J\xf6rg"]\n\n'
-            b"1. e4 {caf\xe9 \xff\xfe} e5 \xe9 2. Nf3 1-0\n\n" + G2)
+    text = (
+        b"\xef\xbb\xbf" + G1 + b'[Event "Latin-1 M\xfcller"]\n[White "J\xf6rg"]\n\n'
+        b"1. e4 {caf\xe9 \xff\xfe} e5 \xe9 2. Nf3 1-0\n\n" + G2
+    )
     _summary, code, rows = _scan_text(tmp_path, text)
     assert code == 0
     assert _statuses(rows) == ["ok", "ok", "ok"]
@@ -236,11 +240,13 @@ def test_escaped_quotes_in_tags(tmp_path):
 
 
 def test_missing_and_duplicated_tags(tmp_path):
-    text = (b'[White "first"]\n[White "second"]\n[Result "1-0"]\n[Result "0-1"]\n\n1. e4 e5 0-1\n\n'
-            b'[Site "nowhere"]\n\n1. d4 *\n\n')
+    text = (
+        b'[White "first"]\n[White "second"]\n[Result "1-0"]\n[Result "0-1"]\n\n1. e4 e5 0-1\n\n'
+        b'[Site "nowhere"]\n\n1. d4 *\n\n'
+    )
     _, _code, rows = _scan_text(tmp_path, text)
     assert _statuses(rows) == ["ok", "ok"]
-    assert rows[0]["white"] == "second" and rows[0]["result"] == "0-1"       # last one wins
+    assert rows[0]["white"] == "second" and rows[0]["result"] == "0-1"  # last one wins
     assert rows[1]["event"] is None and rows[1]["result"] is None and rows[1]["white"] is None
 
 
@@ -255,17 +261,22 @@ def test_games_without_tags(tmp_path):
 def test_games_without_moves(tmp_path):
     """A result only, tags only, and tags only followed by another game after a blank line
     (that game used to be merged into the tag-only one and lost)."""
-    text = (b'[Event "result only"]\n\n*\n\n[Event "tags only"]\n[Result "*"]\n\n' + G1
-            + b'[Event "at the end"]\n')
+    text = b'[Event "result only"]\n\n*\n\n[Event "tags only"]\n[Result "*"]\n\n' + G1 + b'[Event "at the end"]\n'
     _, _code, rows = _scan_text(tmp_path, text)
     assert [(r["event"], r["status"]) for r in rows] == [
-        ("result only", "no_moves"), ("tags only", "no_moves"), ("one", "ok"), ("at the end", "no_moves")]
+        ("result only", "no_moves"),
+        ("tags only", "no_moves"),
+        ("one", "ok"),
+        ("at the end", "no_moves"),
+    ]
     assert all(r["plies"] == 0 for r in rows if r["status"] == "no_moves")
 
 
 def test_percent_escape_lines(tmp_path):
-    text = (b"% exported by some tool\n" + G1 + b"%% between games\n"
-            b'[Event "x"]\n%inside the tags\n[White "W"]\n\n1. e4\n% inside the moves 1-0 Qxf7\ne5 *\n')
+    text = (
+        b"% exported by some tool\n" + G1 + b"%% between games\n"
+        b'[Event "x"]\n%inside the tags\n[White "W"]\n\n1. e4\n% inside the moves 1-0 Qxf7\ne5 *\n'
+    )
     _, _code, rows = _scan_text(tmp_path, text)
     assert _statuses(rows) == ["ok", "ok"]
     assert rows[1]["white"] == "W" and rows[1]["plies"] == 2
@@ -278,8 +289,12 @@ def test_semicolon_comments(tmp_path):
 
 
 def test_unterminated_comment_and_variation(tmp_path):
-    text = (b'[Event "open comment"]\n\n1. e4 e5 2. Nf3 { never closed\n\n' + G2
-            + b'[Event "open variation"]\n\n1. e4 (1. d4 d5 2. c4\n\n' + G3)
+    text = (
+        b'[Event "open comment"]\n\n1. e4 e5 2. Nf3 { never closed\n\n'
+        + G2
+        + b'[Event "open variation"]\n\n1. e4 (1. d4 d5 2. c4\n\n'
+        + G3
+    )
     _, _code, rows = _scan_text(tmp_path, text)
     assert _statuses(rows) == ["unterminated", "ok", "unterminated", "ok"]
     assert rows[0]["error_ply"] == 3 and rows[0]["plies"] == 3
@@ -307,8 +322,14 @@ def test_nags_and_glyphs(tmp_path):
 
 
 def test_odd_move_numbers(tmp_path):
-    forms = [b"1. e4 e5 2. Nf3 Nc6 *", b"1.e4 e5 2.Nf3 Nc6 *", b"1. e4 1...e5 2. Nf3 2... Nc6 *",
-             b"1.e4 1...e5 2.Nf3 2...Nc6 *", b"e4 e5 Nf3 Nc6 *", b"1 e4 e5 2 Nf3 Nc6 *"]
+    forms = [
+        b"1. e4 e5 2. Nf3 Nc6 *",
+        b"1.e4 e5 2.Nf3 Nc6 *",
+        b"1. e4 1...e5 2. Nf3 2... Nc6 *",
+        b"1.e4 1...e5 2.Nf3 2...Nc6 *",
+        b"e4 e5 Nf3 Nc6 *",
+        b"1 e4 e5 2 Nf3 Nc6 *",
+    ]
     text = b"".join(b'[Event "%d"]\n\n' % i + f + b"\n\n" for i, f in enumerate(forms))
     _, _code, rows = _scan_text(tmp_path, text)
     assert _statuses(rows) == ["ok"] * len(forms)
@@ -322,9 +343,11 @@ def test_move_number_with_separate_dots(tmp_path):
 
 
 def test_castling_with_zeros(tmp_path):
-    text = (b'[Event "O"]\n\n1. e4 e5 2. Nf3 Nc6 3. Bc4 Bc5 4. O-O d6 5. d3 Be6 6. Nc3 Qd7 7. a3 O-O-O *\n\n'
-            b'[Event "0"]\n\n1. e4 e5 2. Nf3 Nc6 3. Bc4 Bc5 4. 0-0 d6 5. d3 Be6 6. Nc3 Qd7 7. a3 0-0-0 *\n\n'
-            b'[Event "too early"]\n\n1. e4 e5 2. 0-0 *\n\n')
+    text = (
+        b'[Event "O"]\n\n1. e4 e5 2. Nf3 Nc6 3. Bc4 Bc5 4. O-O d6 5. d3 Be6 6. Nc3 Qd7 7. a3 O-O-O *\n\n'
+        b'[Event "0"]\n\n1. e4 e5 2. Nf3 Nc6 3. Bc4 Bc5 4. 0-0 d6 5. d3 Be6 6. Nc3 Qd7 7. a3 0-0-0 *\n\n'
+        b'[Event "too early"]\n\n1. e4 e5 2. 0-0 *\n\n'
+    )
     _, _code, rows = _scan_text(tmp_path, text)
     assert _statuses(rows) == ["ok", "ok", "illegal_move"]
     assert _content(rows[0] | {"event": None}) == _content(rows[1] | {"event": None})
@@ -333,10 +356,12 @@ def test_castling_with_zeros(tmp_path):
 
 def test_promotions_with_and_without_equals(tmp_path):
     fen = b'[SetUp "1"]\n[FEN "8/P6k/8/8/8/8/6Kp/8 w - - 0 1"]\n'
-    text = (b'[Event "="]\n' + fen + b"\n1. a8=Q h1=N+ 2. Kxh1 *\n\n"
-            b'[Event "no ="]\n' + fen + b"\n1. a8Q h1N+ 2. Kxh1 *\n\n"
-            b'[Event "no piece"]\n' + fen + b"\n1. a8 *\n\n"
-            b'[Event "lower case"]\n' + fen + b"\n1. a8=q *\n\n")
+    text = (
+        b'[Event "="]\n' + fen + b"\n1. a8=Q h1=N+ 2. Kxh1 *\n\n"
+        b'[Event "no ="]\n' + fen + b"\n1. a8Q h1N+ 2. Kxh1 *\n\n"
+        b'[Event "no piece"]\n' + fen + b"\n1. a8 *\n\n"
+        b'[Event "lower case"]\n' + fen + b"\n1. a8=q *\n\n"
+    )
     _, _code, rows = _scan_text(tmp_path, text)
     assert _statuses(rows) == ["ok", "ok", "illegal_move", "ok"]
     assert rows[0]["plies"] == rows[1]["plies"] == 3
@@ -345,9 +370,11 @@ def test_promotions_with_and_without_equals(tmp_path):
 
 
 def test_results_missing_or_contradicting_termination(tmp_path):
-    text = (b'[Event "no result"]\n\n1. e4 e5\n\n'
-            b'[Event "contradiction"]\n[Result "1-0"]\n[Termination "Time forfeit"]\n\n1. f3 e5 2. g4 Qh4# 0-1\n\n'
-            b'[Event "draw tag, mate on board"]\n[Result "1/2-1/2"]\n[Termination "Normal"]\n\n1. f3 e5 2. g4 Qh4#\n\n')
+    text = (
+        b'[Event "no result"]\n\n1. e4 e5\n\n'
+        b'[Event "contradiction"]\n[Result "1-0"]\n[Termination "Time forfeit"]\n\n1. f3 e5 2. g4 Qh4# 0-1\n\n'
+        b'[Event "draw tag, mate on board"]\n[Result "1/2-1/2"]\n[Termination "Normal"]\n\n1. f3 e5 2. g4 Qh4#\n\n'
+    )
     _, _code, rows = _scan_text(tmp_path, text)
     assert _statuses(rows) == ["ok", "ok", "ok"]
     assert rows[0]["result"] is None and rows[0]["plies"] == 2
@@ -356,25 +383,29 @@ def test_results_missing_or_contradicting_termination(tmp_path):
 
 
 def test_fen_without_setup_and_invalid_fens(tmp_path):
-    text = (b'[Event "fen without setup"]\n[FEN "4k3/8/8/8/8/8/4P3/4K3 w - - 0 1"]\n\n1. e4 Kd7 *\n\n'
-            b'[Event "garbage"]\n[SetUp "1"]\n[FEN "not a fen"]\n\n1. e4 *\n\n'
-            b'[Event "no kings"]\n[SetUp "1"]\n[FEN "8/8/8/8/8/8/8/8 w - - 0 1"]\n\n*\n\n'
-            b'[Event "side not to move in check"]\n[FEN "4k3/8/8/8/8/8/4R3/4K3 b - - 0 1"]\n\n1... Kd7 *\n\n'
-            b'[Event "empty"]\n[FEN ""]\n\n1. e4 *\n\n' + G2)
+    text = (
+        b'[Event "fen without setup"]\n[FEN "4k3/8/8/8/8/8/4P3/4K3 w - - 0 1"]\n\n1. e4 Kd7 *\n\n'
+        b'[Event "garbage"]\n[SetUp "1"]\n[FEN "not a fen"]\n\n1. e4 *\n\n'
+        b'[Event "no kings"]\n[SetUp "1"]\n[FEN "8/8/8/8/8/8/8/8 w - - 0 1"]\n\n*\n\n'
+        b'[Event "side not to move in check"]\n[FEN "4k3/8/8/8/8/8/4R3/4K3 b - - 0 1"]\n\n1... Kd7 *\n\n'
+        b'[Event "empty"]\n[FEN ""]\n\n1. e4 *\n\n' + G2
+    )
     _, _code, rows = _scan_text(tmp_path, text)
     assert _statuses(rows) == ["ok", "bad_fen", "bad_fen", "ok", "bad_fen", "ok"]
     assert rows[0]["plies"] == 2 and rows[0]["start_fen"].startswith("4k3/")
-    assert "not a fen" in rows[1]["error"] and rows[1]["plies"] is None     # not replayed: no plies
+    assert "not a fen" in rows[1]["error"] and rows[1]["plies"] is None  # not replayed: no plies
 
 
 def test_chess960_and_unknown_variants(tmp_path):
-    text = (b'[Event "960"]\n[Variant "Chess960"]\n[SetUp "1"]\n'
-            b'[FEN "bbqnnrkr/pppppppp/8/8/8/8/PPPPPPPP/BBQNNRKR w HFhf - 0 1"]\n\n'
-            b"1. g3 g6 2. Ne3 Ne6 3. Nd3 Nd6 *\n\n"
-            b'[Event "atomic"]\n[Variant "Atomic"]\n\n1. e4 *\n\n'
-            b'[Event "duck"]\n[Variant "Duck"]\n\n1. e4 *\n\n'
-            b'[Event "from position"]\n[Variant "From Position"]\n[FEN "4k3/8/8/8/8/8/4P3/4K3 w - - 0 1"]\n\n1. e4 *\n\n'
-            b'[Event "standard"]\n[Variant "Standard"]\n\n1. e4 *\n\n')
+    text = (
+        b'[Event "960"]\n[Variant "Chess960"]\n[SetUp "1"]\n'
+        b'[FEN "bbqnnrkr/pppppppp/8/8/8/8/PPPPPPPP/BBQNNRKR w HFhf - 0 1"]\n\n'
+        b"1. g3 g6 2. Ne3 Ne6 3. Nd3 Nd6 *\n\n"
+        b'[Event "atomic"]\n[Variant "Atomic"]\n\n1. e4 *\n\n'
+        b'[Event "duck"]\n[Variant "Duck"]\n\n1. e4 *\n\n'
+        b'[Event "from position"]\n[Variant "From Position"]\n[FEN "4k3/8/8/8/8/8/4P3/4K3 w - - 0 1"]\n\n1. e4 *\n\n'
+        b'[Event "standard"]\n[Variant "Standard"]\n\n1. e4 *\n\n'
+    )
     _, _code, rows = _scan_text(tmp_path, text)
     # Atomic (and the other Lichess variants) are replayed by analyzer.variants; others are not.
     assert _statuses(rows) == ["ok", "ok", "unsupported_variant", "ok", "ok"]
@@ -382,8 +413,10 @@ def test_chess960_and_unknown_variants(tmp_path):
     assert "duck" in rows[2]["error"].lower()
 
 
-CHESS960_BAD_FEN = (G1 + b'[Event "960 bad fen"]\n[Variant "Chess960"]\n[SetUp "1"]\n[FEN "rnnbbqkr/pppppppp/8/8/8/8/'
-                    b'PPPPPPPP/RNNBBQKR w [Qkq - 0 1"]\n\n1. e4 *\n\n' + G2)
+CHESS960_BAD_FEN = (
+    G1 + b'[Event "960 bad fen"]\n[Variant "Chess960"]\n[SetUp "1"]\n[FEN "rnnbbqkr/pppppppp/8/8/8/8/'
+    b'PPPPPPPP/RNNBBQKR w [Qkq - 0 1"]\n\n1. e4 *\n\n' + G2
+)
 
 
 def test_chess960_invalid_fen_does_not_lose_the_block(tmp_path):
@@ -403,8 +436,7 @@ def test_chess960_invalid_fen_is_bad_fen(tmp_path):
     assert _statuses(rows) == ["ok", "bad_fen", "ok"]
 
 
-_960 = (b'[Variant "Chess960"]\n[SetUp "1"]\n'
-        b'[FEN "bbqnnrkr/pppppppp/8/8/8/8/PPPPPPPP/BBQNNRKR w HFhf - 0 1"]\n\n')
+_960 = b'[Variant "Chess960"]\n[SetUp "1"]\n[FEN "bbqnnrkr/pppppppp/8/8/8/8/PPPPPPPP/BBQNNRKR w HFhf - 0 1"]\n\n'
 
 
 def test_chess960_errors_name_the_ply(tmp_path):
@@ -423,9 +455,11 @@ def test_chess960_unreadable_token_is_bad_token(tmp_path):
 def test_illegal_and_ambiguous_moves_keep_facts(tmp_path):
     """Facts up to the last legal ply: a threefold repetition before the illegal move is kept."""
     rep = b"1. Nf3 Nf6 2. Ng1 Ng8 3. Nf3 Nf6 4. Ng1 Ng8 "
-    text = (b'[Event "illegal"]\n\n' + rep + b"5. e4 Kxe2 *\n\n"
-            b'[Event "ambiguous"]\n[SetUp "1"]\n[FEN "3k4/8/8/8/8/8/4K3/R6R w - - 0 1"]\n\n1. Rd1 *\n\n'
-            b'[Event "bad token"]\n\n1. e4 e5 2. Xy9 *\n\n')
+    text = (
+        b'[Event "illegal"]\n\n' + rep + b"5. e4 Kxe2 *\n\n"
+        b'[Event "ambiguous"]\n[SetUp "1"]\n[FEN "3k4/8/8/8/8/8/4K3/R6R w - - 0 1"]\n\n1. Rd1 *\n\n'
+        b'[Event "bad token"]\n\n1. e4 e5 2. Xy9 *\n\n'
+    )
     _, _code, rows = _scan_text(tmp_path, text)
     assert _statuses(rows) == ["illegal_move", "ambiguous_move", "bad_token"]
     assert rows[0]["plies"] == rows[0]["error_ply"] == 9
@@ -455,22 +489,29 @@ def test_fixture_corpus(tmp_path):
 
 
 def test_game_above_max_size_between_normal_games(tmp_path):
-    huge_comment = b"{" + b"very long comment " * 200_000 + b"}"             # 3.6 MB
+    huge_comment = b"{" + b"very long comment " * 200_000 + b"}"  # 3.6 MB
     text = G1 + b'[Event "huge"]\n\n1. e4 ' + huge_comment + b" e5 *\n\n" + G2 + b"1. e4 *\n\n" + G3
     for block in (8 << 20, 1 << 16):
         _summary, _code, rows = _scan_text(tmp_path, text, max_game_bytes=1 << 20, block_size=block)
         assert [(r["event"], r["status"]) for r in rows] == [
-            ("one", "ok"), ("huge", "game_too_large"), ("two", "ok"), (None, "ok"), ("three", "ok")], block
+            ("one", "ok"),
+            ("huge", "game_too_large"),
+            ("two", "ok"),
+            (None, "ok"),
+            ("three", "ok"),
+        ], block
         assert "maximum game size" in rows[1]["error"]
 
 
 def _cli_rss(*args):
     """Run the CLI under a small Python parent; (CompletedProcess, peak RSS in MB of the CLI and
     its workers, from that parent's getrusage(RUSAGE_CHILDREN), so earlier tests do not count)."""
-    code = ("import resource, subprocess, sys\n"
-            "p = subprocess.run([sys.executable, '-m', 'analyzer.cli'] + sys.argv[1:])\n"
-            "print('RSS', resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, file=sys.stderr)\n"
-            "sys.exit(p.returncode)\n")
+    code = (
+        "import resource, subprocess, sys\n"
+        "p = subprocess.run([sys.executable, '-m', 'analyzer.cli'] + sys.argv[1:])\n"
+        "print('RSS', resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, file=sys.stderr)\n"
+        "sys.exit(p.returncode)\n"
+    )
     if args and args[0] == "scan":
         args = (*args, "--json")
     r = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True)
@@ -487,9 +528,19 @@ def test_enormous_single_game_memory_bounded(tmp_path):
         for _ in range(50 * 1024):
             fh.write(block)
         fh.write(b"*\n")
-    r, rss = _cli_rss("scan", str(src), "--out", str(tmp_path / "out"), "--workers", "1", "--max-game-mb", "1",
-                      "--progress-interval", "0")
-    assert r.returncode == 1, r.stderr      # no game of the input could be analyzed: a warning, exit 1
+    r, rss = _cli_rss(
+        "scan",
+        str(src),
+        "--out",
+        str(tmp_path / "out"),
+        "--workers",
+        "1",
+        "--max-game-mb",
+        "1",
+        "--progress-interval",
+        "0",
+    )
+    assert r.returncode == 1, r.stderr  # no game of the input could be analyzed: a warning, exit 1
     summary = _summary_of(r)
     assert summary["games"] == 1 and summary["status"] == {"game_too_large": 1}
     assert summary["warnings"] and "none of its 1 games" in summary["warnings"][0]
@@ -510,8 +561,18 @@ def test_decompression_bomb(tmp_path):
             w.write(zeros)
         w.write(b"\n\n" + G2)
     assert src.stat().st_size < 1 << 20
-    r, rss = _cli_rss("scan", str(src), "--out", str(tmp_path / "out"), "--workers", "2", "--max-game-mb", "1",
-                      "--progress-interval", "0")
+    r, rss = _cli_rss(
+        "scan",
+        str(src),
+        "--out",
+        str(tmp_path / "out"),
+        "--workers",
+        "2",
+        "--max-game-mb",
+        "1",
+        "--progress-interval",
+        "0",
+    )
     assert r.returncode == 0, r.stderr
     summary = _summary_of(r)
     rows = _rows(tmp_path / "out")
@@ -570,8 +631,9 @@ def test_disk_full_cli_ulimit(tmp_path, small_text):
     src = tmp_path / "g.pgn"
     src.write_bytes(small_text * 2)
     out = tmp_path / "out"
-    cmd = (f"ulimit -f 60; exec {sys.executable} -m analyzer.cli scan {src} --out {out} "
-           "--workers 1 --progress-interval 0")
+    cmd = (
+        f"ulimit -f 60; exec {sys.executable} -m analyzer.cli scan {src} --out {out} --workers 1 --progress-interval 0"
+    )
     r = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True)
     assert r.returncode in (1, 2), (r.returncode, r.stderr)
     assert "Traceback" not in r.stderr and ("too large" in r.stderr or "unit failed" in r.stderr), r.stderr

@@ -1,6 +1,7 @@
 """Kill-and-rerun loop over a pzstd input with 2 workers (benchmarks/kill_loop.py): every
 rerun finishes (no hang), no worker outlives a killed run, and the final tables equal a clean
 run's. A short loop in the default run; 60 cycles behind -m slow (RESULTS.md has that run)."""
+
 from __future__ import annotations
 
 import json
@@ -12,13 +13,19 @@ import sys
 import pytest
 
 SCRIPT = os.path.join(os.path.dirname(__file__), "..", "benchmarks", "kill_loop.py")
-pytestmark = [pytest.mark.skipif(not sys.platform.startswith("linux"), reason="SIGKILL and /proc: Linux"),
-              pytest.mark.skipif(shutil.which("pzstd") is None, reason="needs pzstd (Debian package zstd)")]
+pytestmark = [
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="SIGKILL and /proc: Linux"),
+    pytest.mark.skipif(shutil.which("pzstd") is None, reason="needs pzstd (Debian package zstd)"),
+]
 
 
 def _loop(cycles: int, seed: int) -> dict:
-    r = subprocess.run([sys.executable, SCRIPT, "--cycles", str(cycles), "--seed", str(seed), "--json"],
-                       capture_output=True, text=True, timeout=3000)
+    r = subprocess.run(
+        [sys.executable, SCRIPT, "--cycles", str(cycles), "--seed", str(seed), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=3000,
+    )
     assert r.stdout.strip(), r.stderr[-3000:]
     return json.loads(r.stdout.strip().splitlines()[-1])
 

@@ -6,6 +6,7 @@ Every expected ply is derived in a comment from the rules (FIDE Laws 2018/2023 A
 the definitions of docs/measures.md; none is taken from the code. python-chess checks only that
 the games are legal and show what the comments say.
 """
+
 from __future__ import annotations
 
 import io
@@ -21,7 +22,7 @@ from analyzer import engine, tables
 from analyzer.kinds import resolve_editions
 from conftest import analyze, out_tables, verdict_rows
 
-SHUFFLE = "1. Nf3 Nf6 2. Ng1 Ng8 3. Nf3 Nf6 4. Ng1 Ng8"   # the start position at plies 0, 4, 8
+SHUFFLE = "1. Nf3 Nf6 2. Ng1 Ng8 3. Nf3 Nf6 4. Ng1 Ng8"  # the start position at plies 0, 4, 8
 
 
 def _pgn(moves: str, result: str, fen: str | None = None, **tags) -> str:
@@ -49,8 +50,10 @@ def test_claimed_by_a_written_move_recorded_as_the_last_move():
     # of a drawn game -> both `claimed`; nothing missed (the old measure counted black's ply 7).
     row, events = _one(_pgn(SHUFFLE, "1/2-1/2"))
     assert row["plies"] == 8 and row["first_threefold_ply"] == 8 and row["first_threefold_claim_ply"] == 7
-    assert events == [(7, "threefold", "claim_intended", "black", "claimed"),
-                      (8, "threefold", "claim_now", "white", "claimed")]
+    assert events == [
+        (7, "threefold", "claim_intended", "black", "claimed"),
+        (8, "threefold", "claim_now", "white", "claimed"),
+    ]
     assert row["first_missed_claim_ply"] is None and row["first_avoided_claim_ply"] is None
     assert row["draw_reason"] == "threefold"
     assert row["first_third_occurrence_ply"] == 8
@@ -62,10 +65,16 @@ def test_board_chance_played_past():
     # the side that missed won; black's written move at 7 handed white the chance: passed on.
     row, events = _one(_pgn(SHUFFLE + " 5. e4 f6 6. d4 g5 7. Qh5#", "1-0"))
     assert row["plies"] == 13
-    assert (row["first_missed_claim_ply"], row["missed_claim_rule"], row["missed_claim_side"]) == (8, "threefold", "white")
+    assert (row["first_missed_claim_ply"], row["missed_claim_rule"], row["missed_claim_side"]) == (
+        8,
+        "threefold",
+        "white",
+    )
     assert row["missed_claim_result"] == "win" and row["plies_after_missed_claim"] == 5
-    assert events == [(7, "threefold", "claim_intended", "black", "passed_on"),
-                      (8, "threefold", "claim_now", "white", "missed")]
+    assert events == [
+        (7, "threefold", "claim_intended", "black", "passed_on"),
+        (8, "threefold", "claim_now", "white", "missed"),
+    ]
     assert row["first_avoided_claim_ply"] is None and row["draw_reason"] is None
     assert row["final_is_checkmate"] is True
 
@@ -76,7 +85,11 @@ def test_written_move_chance_avoided():
     # ever arises: nothing missed.
     row, events = _one(_pgn("1. Nf3 Nf6 2. Ng1 Ng8 3. Nf3 Nf6 4. Ng1 e5 5. e4", "1/2-1/2"))
     assert events == [(7, "threefold", "claim_intended", "black", "avoided")]
-    assert (row["first_avoided_claim_ply"], row["avoided_claim_rule"], row["avoided_claim_side"]) == (7, "threefold", "black")
+    assert (row["first_avoided_claim_ply"], row["avoided_claim_rule"], row["avoided_claim_side"]) == (
+        7,
+        "threefold",
+        "black",
+    )
     assert row["first_missed_claim_ply"] is None
     assert row["draw_reason"] == "agreement"
 
@@ -92,10 +105,12 @@ def test_fifty_moves_at_clock_99_then_100():
     assert row["first_fifty_claim_ply"] == 1 and row["first_fifty_ply"] == 2
     assert (row["first_missed_claim_ply"], row["missed_claim_rule"], row["missed_claim_side"]) == (2, "fifty", "white")
     assert row["missed_claim_result"] == "draw" and row["plies_after_missed_claim"] == 2
-    assert events == [(1, "fifty", "claim_intended", "black", "passed_on"),
-                      (2, "fifty", "claim_now", "white", "missed"),
-                      (3, "fifty", "claim_now", "black", "missed"),
-                      (4, "fifty", "claim_now", "white", "claimed")]
+    assert events == [
+        (1, "fifty", "claim_intended", "black", "passed_on"),
+        (2, "fifty", "claim_now", "white", "missed"),
+        (3, "fifty", "claim_now", "black", "missed"),
+        (4, "fifty", "claim_now", "white", "claimed"),
+    ]
     assert row["first_halfmove_clock_100_ply"] == 2 and row["final_halfmove_clock"] == 102
 
 
@@ -114,8 +129,11 @@ def test_lichess_fifty_is_automatic():
     # applies at every later position too (events mark every ply where a rule applies).
     fen = "4k3/8/8/8/8/8/8/R3K3 w - - 98 60"
     row, events = _one(_pgn("60. Ra2 Ke7 61. Ra1 Ke8", "1/2-1/2", fen=fen, UTCDate="2023.01.01"), "lichess")
-    assert events == [(2, "fifty", "automatic", "white", "automatic"), (3, "fifty", "automatic", "black", "automatic"),
-                      (4, "fifty", "automatic", "white", "automatic")]
+    assert events == [
+        (2, "fifty", "automatic", "white", "automatic"),
+        (3, "fifty", "automatic", "black", "automatic"),
+        (4, "fifty", "automatic", "white", "automatic"),
+    ]
     assert (row["end_ply"], row["end_rule"]) == (2, "fifty") and row["first_missed_claim_ply"] is None
 
 
@@ -124,8 +142,10 @@ def test_a_chance_at_the_end_of_a_lost_game_is_ended():
     # ply 8 was neither claimed nor played past: ended; black's at 7 likewise made ply 8
     # claimable and the game did not go on: passed on.
     row, events = _one(_pgn(SHUFFLE, "0-1"))
-    assert events == [(7, "threefold", "claim_intended", "black", "passed_on"),
-                      (8, "threefold", "claim_now", "white", "ended")]
+    assert events == [
+        (7, "threefold", "claim_intended", "black", "passed_on"),
+        (8, "threefold", "claim_now", "white", "ended"),
+    ]
     assert row["first_missed_claim_ply"] is None
 
 
@@ -134,14 +154,18 @@ def test_one_games_row_per_game_for_any_number_of_editions(tmp_path, small_text)
     src.write_bytes(small_text[:300_000])
     n = small_text[:300_000].count(b"[Event ")
     first = None
-    for eds in (["fide_2018"], ["fide_2018", "lichess", "fide_1997"],
-                ["fide_2018", "fide_2014", "fide_2009", "fide_1997", "lichess"]):
+    for eds in (
+        ["fide_2018"],
+        ["fide_2018", "lichess", "fide_1997"],
+        ["fide_2018", "fide_2014", "fide_2009", "fide_1997", "lichess"],
+    ):
         out = tmp_path / f"out{len(eds)}"
-        summary, _code = engine.run_scan([str(src)], engine.Config(out=str(out), editions=resolve_editions(eds)),
-                                        progress_interval=0)
+        summary, _code = engine.run_scan(
+            [str(src)], engine.Config(out=str(out), editions=resolve_editions(eds)), progress_interval=0
+        )
         g, v, e = out_tables(out)
-        assert summary["games"] == g.height == n                     # one row per game
-        assert v.height == n * len(eds)                               # one per game and edition
+        assert summary["games"] == g.height == n  # one row per game
+        assert v.height == n * len(eds)  # one per game and edition
         assert set(v["edition"].cast(str)) == set(eds) and set(e["edition"].cast(str)) <= set(eds)
         # Facts are the same whatever the editions: the games tables are equal.
         if first is not None:
@@ -151,20 +175,34 @@ def test_one_games_row_per_game_for_any_number_of_editions(tmp_path, small_text)
 
 def test_derived_columns():
     games = [
-        _pgn("1. e4", "1-0", Site="https://lichess.org/abc", TimeControl="180+2", WhiteElo="1800",
-             BlackElo="2099", UTCDate="2024.01.31"),       # blitz: 180 + 40*2 = 260 s; mean 1949.5
+        _pgn(
+            "1. e4",
+            "1-0",
+            Site="https://lichess.org/abc",
+            TimeControl="180+2",
+            WhiteElo="1800",
+            BlackElo="2099",
+            UTCDate="2024.01.31",
+        ),  # blitz: 180 + 40*2 = 260 s; mean 1949.5
         _pgn("1. e4", "1-0", Site="Moscow RUS", Event="USSR ch", Date="1955.??.??"),
         _pgn("1. e4", "1-0", Site="Chess.com", TimeControl="60", WhiteElo="900", Date="2020.05.05"),
         _pgn("1. e4", "1-0", Site="?", Event="Casual game", TimeControl="-"),
-        _pgn("1. e4 { [%clk 0:00:10] } e5 { [%clk 0:00:09] }", "1-0", TimeControl="15+0",
-             Site="https://lichess.org/x"),                  # ultrabullet (< 30 s)
+        _pgn(
+            "1. e4 { [%clk 0:00:10] } e5 { [%clk 0:00:09] }", "1-0", TimeControl="15+0", Site="https://lichess.org/x"
+        ),  # ultrabullet (< 30 s)
         _pgn("1. e4", "1-0", Site="Hoogeveen", Event="Internet blitz", TimeControl="40/7200:3600"),
     ]
     res = analyze("".join(games).encode())
     rows = res.games.to_pylist()
     assert [r["platform"] for r in rows] == ["lichess", "otb", "chess.com", "other", "lichess", "other"]
-    assert [r["time_control_class"] for r in rows] == ["blitz", None, "bullet", "correspondence", "ultrabullet",
-                                                       "classical"]
+    assert [r["time_control_class"] for r in rows] == [
+        "blitz",
+        None,
+        "bullet",
+        "correspondence",
+        "ultrabullet",
+        "classical",
+    ]
     assert [r["rating_band"] for r in rows] == ["1800-1999", None, None, None, None, None]
     assert [str(r["date"]) if r["date"] else None for r in rows] == ["2024-01-31", None, "2020-05-05", None, None, None]
     assert [r["has_clock"] for r in rows] == [False, False, False, False, True, False]
@@ -174,8 +212,11 @@ def test_parquet_files_carry_provenance_and_out_has_a_data_dictionary(tmp_path, 
     src = tmp_path / "g.pgn"
     src.write_bytes(small_text[:50_000])
     out = tmp_path / "out"
-    engine.run_scan([str(src)], engine.Config(out=str(out), editions=resolve_editions(["fide_2018", "lichess"])),
-                    progress_interval=0)
+    engine.run_scan(
+        [str(src)],
+        engine.Config(out=str(out), editions=resolve_editions(["fide_2018", "lichess"])),
+        progress_interval=0,
+    )
     import analyzer
 
     for table in ("games", "verdicts", "events"):
@@ -197,8 +238,11 @@ def test_games_with_verdicts_joins_one_edition(tmp_path, small_text):
     src = tmp_path / "g.pgn"
     src.write_bytes(small_text[:80_000])
     out = tmp_path / "out"
-    engine.run_scan([str(src)], engine.Config(out=str(out), editions=resolve_editions(["fide_2018", "lichess"])),
-                    progress_interval=0)
+    engine.run_scan(
+        [str(src)],
+        engine.Config(out=str(out), editions=resolve_editions(["fide_2018", "lichess"])),
+        progress_interval=0,
+    )
     j = analyzer.games_with_verdicts(str(out), "lichess").collect()
     g = analyzer.scan_games(str(out)).collect()
     assert j.height == g.height and set(j["edition"].cast(str)) == {"lichess"}

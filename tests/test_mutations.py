@@ -11,6 +11,7 @@ so the subprocess uses its own ``NUMBA_CACHE_DIR``: ``$ANALYZER_BOUNDSCHECK_CACH
 takes several minutes). The invariants and mutation helpers are those of ``benchmarks/fuzz.py``
 (the long run, >= 100,000 inputs).
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -30,7 +31,8 @@ fuzz = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(fuzz)
 
 CACHE = os.environ.get("ANALYZER_BOUNDSCHECK_CACHE") or os.path.join(
-    tempfile.gettempdir(), f"analyzer-fuzz-numba-{os.getuid()}")
+    tempfile.gettempdir(), f"analyzer-fuzz-numba-{os.getuid()}"
+)
 
 
 class _Server:
@@ -38,9 +40,12 @@ class _Server:
 
     def __init__(self):
         env = dict(os.environ, NUMBA_BOUNDSCHECK="1", NUMBA_CACHE_DIR=CACHE)
-        self.proc = subprocess.Popen([sys.executable, os.path.join(ROOT, "benchmarks", "fuzz.py"), "--serve",
-                                      "--cache-dir", CACHE], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     env=env)
+        self.proc = subprocess.Popen(
+            [sys.executable, os.path.join(ROOT, "benchmarks", "fuzz.py"), "--serve", "--cache-dir", CACHE],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+        )
         self.base_cache: dict = {}
 
     def analyze(self, text: bytes, block: int = 8 << 20, chunk: int = 1 << 22, max_game: int = 16 << 20):
@@ -80,7 +85,7 @@ def mutated(draw):
     name = draw(st.sampled_from(NAMES))
     games = CORPUS[name]
     a = draw(st.integers(0, len(games) - 1))
-    base = b"".join(games[a:a + draw(st.integers(1, 4))])
+    base = b"".join(games[a : a + draw(st.integers(1, 4))])
     n = len(base)
     edits = []
     for _ in range(draw(st.integers(1, 3))):
@@ -108,8 +113,12 @@ def mutated(draw):
     return base, kept, block, chunk
 
 
-@settings(max_examples=200, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=200,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(case=mutated())
 def test_mutations_never_crash_nor_lose_games(server, case):
     base, edits, block, chunk = case

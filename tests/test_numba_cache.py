@@ -1,4 +1,5 @@
 """The numba cache works from a read-only install: NUMBA_CACHE_DIR falls back to a writable place."""
+
 from __future__ import annotations
 
 import json
@@ -8,8 +9,7 @@ import sys
 
 
 def _run(code, env, cwd=None):
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600,
-                          cwd=cwd)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600, cwd=cwd)
 
 
 def test_cache_dir_defaults_to_user_cache(tmp_path):
@@ -36,8 +36,9 @@ def test_cache_dir_changes_with_any_source_file(tmp_path):
     dirs = []
     for edit in (False, True):
         copy = tmp_path / f"src{int(edit)}"
-        shutil.copytree(os.path.dirname(analyzer.__file__), copy / "analyzer",
-                        ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(
+            os.path.dirname(analyzer.__file__), copy / "analyzer", ignore=shutil.ignore_patterns("__pycache__")
+        )
         if edit:
             with open(copy / "analyzer" / "kinds" / "chess" / "_board.py", "a") as fh:
                 fh.write("\n# an edit\n")
@@ -48,7 +49,7 @@ def test_cache_dir_changes_with_any_source_file(tmp_path):
         dirs.append(cache_dir)
     assert dirs[0] != dirs[1]
     r = _run(code, dict(env, PYTHONPATH=str(tmp_path / "src0")), cwd=tmp_path)
-    assert r.stdout.strip() == dirs[0]     # same sources, same cache
+    assert r.stdout.strip() == dirs[0]  # same sources, same cache
 
 
 def test_unwritable_user_cache_falls_back_and_kernels_run(tmp_path):
@@ -56,8 +57,10 @@ def test_unwritable_user_cache_falls_back_and_kernels_run(tmp_path):
     blocker.write_text("x")
     env = dict(os.environ, XDG_CACHE_HOME=str(blocker / "cache"), HOME=str(blocker))
     env.pop("NUMBA_CACHE_DIR", None)
-    code = ("import os, json; from analyzer.kinds.chess import perft; "
-            "print(json.dumps([os.environ['NUMBA_CACHE_DIR'], perft('4k3/8/8/8/8/8/4P3/4K3 w - - 0 1', 2)]))")
+    code = (
+        "import os, json; from analyzer.kinds.chess import perft; "
+        "print(json.dumps([os.environ['NUMBA_CACHE_DIR'], perft('4k3/8/8/8/8/8/4P3/4K3 w - - 0 1', 2)]))"
+    )
     r = _run(code, env)
     assert r.returncode == 0, r.stderr
     cache_dir, nodes = json.loads(r.stdout.strip().splitlines()[-1])
@@ -103,11 +106,17 @@ def test_scan_after_warmup_compiles_nothing_new(tmp_path):
         text = fh.read()[:400_000]
     (tmp_path / "g.pgn").write_bytes(text)
     (tmp_path / "g.pgn.zst").write_bytes(zstandard.ZstdCompressor().compress(text))
-    big = b'[Event "big"]\n\n1. e4 {' + b"x" * 300_000 + b'} e5 1-0\n\n' + text[:20_000]
+    big = b'[Event "big"]\n\n1. e4 {' + b"x" * 300_000 + b"} e5 1-0\n\n" + text[:20_000]
     (tmp_path / "big.pgn").write_bytes(big)
-    inputs = [str(tmp_path / "g.pgn"), str(tmp_path / "g.pgn.zst"), str(tmp_path / "big.pgn"),
-              need("draughts/czech_gametype29.pdn")]
-    code = _SIGNATURES + f"""
+    inputs = [
+        str(tmp_path / "g.pgn"),
+        str(tmp_path / "g.pgn.zst"),
+        str(tmp_path / "big.pgn"),
+        need("draughts/czech_gametype29.pdn"),
+    ]
+    code = (
+        _SIGNATURES
+        + f"""
 import json, os
 from analyzer.warmup import warmup
 from analyzer import engine
@@ -128,6 +137,7 @@ def _no_ro(sig):  # Array(uint8, 1, 'C', True, ...): the 4th field is the read-o
 twice = {{k: v for k, v in after.items() if len({{_no_ro(s) for s in v}}) < len(v)}}
 print(json.dumps([new, twice]))
 """
+    )
     r = _run(code, dict(os.environ))
     assert r.returncode == 0, r.stderr[-3000:]
     new, twice = json.loads(r.stdout.strip().splitlines()[-1])

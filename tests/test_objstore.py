@@ -2,6 +2,7 @@
 (moto's server, started here and stopped after) and an HTTP server with byte ranges.
 
 Every comparison is with a local run of the same inputs: the tables must be identical."""
+
 from __future__ import annotations
 
 import json
@@ -125,8 +126,11 @@ def test_s3_to_s3_equals_local(s3, inputs, local_ref, tmp_path):
     assert summary["games"] == local_ref[0]["games"] and summary["units"] == local_ref[0]["units"]
     _same(local_ref[1], _tables(out))
     # Readers trust the manifest: a stray part no record names is not read.
-    s3.client().put_object(Bucket=BUCKET, Key="out1/games/source=multi/part-000000.0123456789ab.parquet",
-                           Body=s3.client().get_object(Bucket=BUCKET, Key=_keys(s3, "out1/games/source=multi/")[0])["Body"].read())
+    s3.client().put_object(
+        Bucket=BUCKET,
+        Key="out1/games/source=multi/part-000000.0123456789ab.parquet",
+        Body=s3.client().get_object(Bucket=BUCKET, Key=_keys(s3, "out1/games/source=multi/")[0])["Body"].read(),
+    )
     _same(local_ref[1], _tables(out))
     # The lease is gone after the run; a rerun skips every source, reading only records.
     assert not _keys(s3, "out1/.lock")
@@ -172,8 +176,13 @@ def test_globs_and_prefixes_plan_every_source(s3, inputs, local_ref, tmp_path):
     with pytest.raises(analyzer.io.sources.InputError, match="matches no object"):
         _scan([f"s3://{BUCKET}/in3/*.pdn"], out)
     # Local globs given quoted (not expanded by a shell) too.
-    summary, code = _scan([os.path.join(os.path.dirname(inputs[0]), "*.zst")], tmp_path / "out2",
-                          workers=1, frames_per_unit=1, unit_text_bytes=1 << 20)
+    summary, code = _scan(
+        [os.path.join(os.path.dirname(inputs[0]), "*.zst")],
+        tmp_path / "out2",
+        workers=1,
+        frames_per_unit=1,
+        unit_text_bytes=1 << 20,
+    )
     assert code == 0 and sorted(s["source"] for s in summary["sources"]) == ["multi", "single"]
 
 
@@ -208,7 +217,7 @@ def test_transient_errors_on_ranged_reads_are_retried_s3(s3, tmp_path, small_tex
     assert code == 0, summary
     failed = [e for e in s3.faults.log if e[3] == "503"]
     assert len(failed) == 2
-    for _, path, rng, _ in failed:   # each failed range was asked for again, and answered
+    for _, path, rng, _ in failed:  # each failed range was asked for again, and answered
         assert sum(1 for e in s3.faults.log if e[1] == path and e[2] == rng and e[3] is None) >= 1
     _same(_tables(tmp_path / "ref"), _tables(tmp_path / "out"))
 
@@ -236,10 +245,15 @@ def test_http_inputs_with_dropped_connections_and_503(http, tmp_path, small_text
     http.faults.add("GET", "/web.pgn.zst", ranged=True, how="503", times=1, skip=1)
     http.faults.add("GET", "/one.pgn.zst", ranged=True, how="cut", times=1, skip=2)
     before = remote.STATS["retries"]
-    summary, code = _scan([f"{http.url}/web.pgn.zst", f"{http.url}/one.pgn.zst"], tmp_path / "out",
-                          workers=1, frames_per_unit=1)
+    summary, code = _scan(
+        [f"{http.url}/web.pgn.zst", f"{http.url}/one.pgn.zst"], tmp_path / "out", workers=1, frames_per_unit=1
+    )
     assert code == 0, summary
-    assert [e[3] for e in http.faults.log if e[3]] and sorted(e[3] for e in http.faults.log if e[3]) == ["503", "cut", "cut"]
+    assert [e[3] for e in http.faults.log if e[3]] and sorted(e[3] for e in http.faults.log if e[3]) == [
+        "503",
+        "cut",
+        "cut",
+    ]
     assert remote.STATS["retries"] - before >= 3
     assert [s["source"] for s in summary["sources"]] == ["web", "one"]
     _same(_tables(tmp_path / "ref"), _tables(tmp_path / "out"))
@@ -255,7 +269,7 @@ def test_http_permanent_failure_fails_the_unit_not_the_accounting(http, tmp_path
 
     planned = scan_mod._frame_indexes
 
-    def then_fail(plans):   # the server goes down once the units are planned
+    def then_fail(plans):  # the server goes down once the units are planned
         out = planned(plans)
         http.faults.add("GET", "/down.pgn.zst", ranged=True, how="503", times=10**6, skip=0)
         return out
@@ -272,14 +286,39 @@ def test_http_permanent_failure_fails_the_unit_not_the_accounting(http, tmp_path
 
 def test_missing_object_and_bad_option_exit_2(s3, tmp_path):
     env = {**os.environ}
-    r = subprocess.run([sys.executable, "-m", "analyzer", "scan", f"s3://{BUCKET}/nope/x.pgn.zst",
-                        "--out", str(tmp_path / "o")], capture_output=True, text=True, env=env, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "analyzer", "scan", f"s3://{BUCKET}/nope/x.pgn.zst", "--out", str(tmp_path / "o")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert r.returncode == 2 and "no such object" in r.stderr and "Traceback" not in r.stderr
-    r = subprocess.run([sys.executable, "-m", "analyzer", "scan", "x.pgn", "--storage-option", "novalue",
-                        "--out", str(tmp_path / "o")], capture_output=True, text=True, env=env, timeout=120)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "analyzer",
+            "scan",
+            "x.pgn",
+            "--storage-option",
+            "novalue",
+            "--out",
+            str(tmp_path / "o"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert r.returncode == 2 and "KEY=VALUE" in r.stderr and "Traceback" not in r.stderr
-    r = subprocess.run([sys.executable, "-m", "analyzer", "scan", "x.pgn", "--out", "s3://no-such-bucket-here/o"],
-                       capture_output=True, text=True, env=env, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "analyzer", "scan", "x.pgn", "--out", "s3://no-such-bucket-here/o"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert r.returncode == 2 and "Traceback" not in r.stderr
 
 
@@ -296,8 +335,15 @@ def test_lease_refuses_a_second_run_and_takes_over_a_dead_one(s3, tmp_path):
     assert not st.exists(f"{out}/.lock")
     # A lease whose holder on this host is gone (kill -9) is taken over at once.
     proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-    body = {"host": __import__("socket").gethostname(), "pid": proc.pid, "pid_start": "", "token": "x",
-            "started": "then", "expires": time.time() + 3600, "ttl": 3600}
+    body = {
+        "host": __import__("socket").gethostname(),
+        "pid": proc.pid,
+        "pid_start": "",
+        "token": "x",
+        "started": "then",
+        "expires": time.time() + 3600,
+        "ttl": 3600,
+    }
     proc.kill()
     proc.wait()
     st.put(f"{out}/.lock", json.dumps(body).encode())
@@ -322,14 +368,16 @@ def test_lease_renewal_notices_a_take_over(s3):
     st = open_store(out)
     lease = LeaseLock(st, ttl=0.4).acquire()
     time.sleep(0.3)
-    assert json.loads(st.get(f"{out}/.lock"))["expires"] > time.time()   # renewed
-    st.put(f"{out}/.lock", json.dumps({"host": "other", "pid": 1, "token": "theirs", "expires": time.time() + 60}).encode())
+    assert json.loads(st.get(f"{out}/.lock"))["expires"] > time.time()  # renewed
+    st.put(
+        f"{out}/.lock", json.dumps({"host": "other", "pid": 1, "token": "theirs", "expires": time.time() + 60}).encode()
+    )
     deadline = time.time() + 5
     while lease.lost is None and time.time() < deadline:
         time.sleep(0.05)
     lease.release()
     assert lease.lost and "taken over" in lease.lost
-    assert json.loads(st.get(f"{out}/.lock"))["token"] == "theirs"   # release leaves another's lease alone
+    assert json.loads(st.get(f"{out}/.lock"))["token"] == "theirs"  # release leaves another's lease alone
     st.delete(f"{out}/.lock")
 
 
@@ -343,8 +391,22 @@ def test_kill_9_midway_then_resume_on_s3(s3, tmp_path, small_text):
     ref, code = _scan([mf], tmp_path / "ref", workers=1, editions=("fide_2018",), frames_per_unit=1)
     assert code == 0 and ref["units"] >= 5
     out = f"s3://{BUCKET}/out6"
-    args = [sys.executable, "-m", "analyzer", "scan", url, "--out", out, "--workers", "1",
-            "--frames-per-unit", "1", "--progress-interval", "0", "--json"]
+    args = [
+        sys.executable,
+        "-m",
+        "analyzer",
+        "scan",
+        url,
+        "--out",
+        out,
+        "--workers",
+        "1",
+        "--frames-per-unit",
+        "1",
+        "--progress-interval",
+        "0",
+        "--json",
+    ]
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_cli_env(s3))
     deadline = time.time() + 120
     while time.time() < deadline and len([k for k in _keys(s3, "out6/_manifest/killed/") if "unit-" in k]) < 2:
@@ -353,8 +415,8 @@ def test_kill_9_midway_then_resume_on_s3(s3, tmp_path, small_text):
     proc.wait()
     keys = _keys(s3, "out6/")
     assert "out6/_manifest/killed/source.json" not in keys, "the run finished before the kill"
-    assert "out6/.lock" in keys          # the dead run's lease is still there
-    assert _tables(out)[0].height == 0   # nothing committed: readers see no table yet
+    assert "out6/.lock" in keys  # the dead run's lease is still there
+    assert _tables(out)[0].height == 0  # nothing committed: readers see no table yet
     r = subprocess.run(args, capture_output=True, text=True, env=_cli_env(s3), timeout=300)
     assert r.returncode == 0, r.stderr
     summary = json.loads(r.stdout.strip().splitlines()[-1])
@@ -367,13 +429,30 @@ def test_kill_9_midway_then_resume_on_s3(s3, tmp_path, small_text):
     assert {k for k in _keys(s3, "out6/") if k.endswith(".parquet")} == named
     # The report reads the same URL.
     pytest.importorskip("matplotlib")
-    r = subprocess.run([sys.executable, "-m", "analyzer", "report", out, "--report-dir", str(tmp_path / "rep")],
-                       capture_output=True, text=True, env=_cli_env(s3), timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-m", "analyzer", "report", out, "--report-dir", str(tmp_path / "rep")],
+        capture_output=True,
+        text=True,
+        env=_cli_env(s3),
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "rep" / "index.html").exists()
     # ... and says what the report of the same tables on local disk says.
-    r = subprocess.run([sys.executable, "-m", "analyzer", "report", str(tmp_path / "ref"), "--report-dir",
-                        str(tmp_path / "rep_local")], capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "analyzer",
+            "report",
+            str(tmp_path / "ref"),
+            "--report-dir",
+            str(tmp_path / "rep_local"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr
     csvs = sorted(p.name for p in (tmp_path / "rep_local").glob("*.csv"))
     assert "summary_by_source.csv" in csvs and "headline.csv" in csvs

@@ -1,6 +1,7 @@
 """Batch runs an operator can leave alone (issue 15): nothing lost, nothing hung, nothing
 touched that is not ours. Each test reproduces one failure of the issue's list; they failed on
 the code before the engine package (commit b120e26)."""
+
 from __future__ import annotations
 
 import json
@@ -21,8 +22,9 @@ from analyzer.kinds import resolve_editions as resolve
 def _cli(*args, timeout=300, **kw):
     if args and args[0] == "scan":
         args = (*args, "--json", "--progress-interval", "0")
-    return subprocess.run([sys.executable, "-m", "analyzer", *args], capture_output=True, text=True,
-                          timeout=timeout, **kw)
+    return subprocess.run(
+        [sys.executable, "-m", "analyzer", *args], capture_output=True, text=True, timeout=timeout, **kw
+    )
 
 
 def _summary(proc) -> dict:
@@ -51,9 +53,10 @@ def _pzstd(tmp_path, text: bytes, name: str) -> str:
 
 # 1. A resume that hung: the first unfinished unit of a pzstd source at index >= 4 x workers.
 
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the forked engine is for Linux")
 def test_resume_with_first_missing_unit_beyond_the_window_finishes(tmp_path, small_text):
-    mf = _pzstd(tmp_path, small_text * 5, "big")          # ~14 frames of 2 MiB
+    mf = _pzstd(tmp_path, small_text * 5, "big")  # ~14 frames of 2 MiB
     out = tmp_path / "out"
     args = ("scan", mf, "--out", str(out), "--workers", "2", "--frames-per-unit", "1")
     r = _cli(*args)
@@ -63,8 +66,8 @@ def test_resume_with_first_missing_unit_beyond_the_window_finishes(tmp_path, sma
     ref = _games(out).sort("game_index")
     man = out / "_manifest" / "big"
     (man / "source.json").unlink()
-    (man / "unit-000009.json").unlink()        # beyond the window of 4 x 2 units
-    r = _cli(*args, timeout=120)               # hung forever before the fix
+    (man / "unit-000009.json").unlink()  # beyond the window of 4 x 2 units
+    r = _cli(*args, timeout=120)  # hung forever before the fix
     assert r.returncode == 0, r.stderr
     again = _summary(r)
     assert again["games"] == first["games"] and again["games_analyzed"] < first["games"]
@@ -72,6 +75,7 @@ def test_resume_with_first_missing_unit_beyond_the_window_finishes(tmp_path, sma
 
 
 # 2. Games silently lost with exit 0.
+
 
 def test_tagless_games_across_many_units_are_all_kept(tmp_path):
     """'1. e4 *' games without tags: units used to be cut only at tag lines, so every unit
@@ -98,8 +102,12 @@ def test_no_blank_lines_between_games_read_in_units(tmp_path, small_text):
     assert code1 == code2 == 0
     assert one["games"] == many["games"] == 2000 and many["units"] > 10
     cols = ["game_index", "byte_offset", "site", "status", "plies", "first_third_occurrence_ply"]
-    assert _games(tmp_path / "one").select(cols).sort("game_index").equals(
-        _games(tmp_path / "many").select(cols).sort("game_index"))
+    assert (
+        _games(tmp_path / "one")
+        .select(cols)
+        .sort("game_index")
+        .equals(_games(tmp_path / "many").select(cols).sort("game_index"))
+    )
 
 
 def test_no_blank_lines_in_pzstd_frames(tmp_path, small_text):
@@ -129,8 +137,11 @@ def test_pipes_lose_no_bytes(tmp_path, small_text, how):
     subprocess.run(["zstd", "-q", "-f", str(src), "-o", str(zst)], check=True)
     out = tmp_path / "out"
     exe = f"{sys.executable} -m analyzer scan --json --progress-interval 0 --out {out}"
-    cmd = {"decompressed": f"{exe} <(zstd -dc {zst})", "compressed": f"{exe} <(cat {zst})",
-           "stdin": f"cat {zst} | {exe} -"}[how]
+    cmd = {
+        "decompressed": f"{exe} <(zstd -dc {zst})",
+        "compressed": f"{exe} <(cat {zst})",
+        "stdin": f"cat {zst} | {exe} -",
+    }[how]
     r = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     s = _summary(r)
@@ -143,11 +154,12 @@ def test_summary_accounts_games_in_and_rows(tmp_path, small_text):
     summary, code = _scan([src], tmp_path / "out", editions=("fide_2018", "lichess"))
     assert code == 0 and summary["accounting_errors"] == []
     (entry,) = summary["sources"]
-    assert entry["games"] == entry["rows"] == 2000               # one games row per game
-    assert analyzer.scan_verdicts(str(tmp_path / "out")).collect().height == 4000   # and edition
+    assert entry["games"] == entry["rows"] == 2000  # one games row per game
+    assert analyzer.scan_verdicts(str(tmp_path / "out")).collect().height == 4000  # and edition
 
 
 # 3. Files the tool does not own.
+
 
 def test_temporary_looking_files_of_others_are_not_touched(tmp_path, small_text):
     out = tmp_path / "O"
@@ -183,6 +195,7 @@ def test_our_stale_temporary_files_are_cleaned(tmp_path, small_text):
 
 # 4. Two runs on one OUT; results additive, never silently replaced.
 
+
 def test_a_second_run_on_a_busy_out_is_refused(tmp_path, small_text):
     src = tmp_path / "x.pgn"
     src.write_bytes(small_text[:20000])
@@ -194,7 +207,7 @@ def test_a_second_run_on_a_busy_out_is_refused(tmp_path, small_text):
         assert r.returncode == 2 and f"pid {os.getpid()}" in r.stderr and "Traceback" not in r.stderr
     finally:
         lock.release()
-    r = _cli("scan", str(src), "--out", str(out))         # a stale lock file: taken over
+    r = _cli("scan", str(src), "--out", str(out))  # a stale lock file: taken over
     assert r.returncode == 0, r.stderr
 
 
@@ -224,11 +237,15 @@ def test_an_edition_id_with_other_parameters_is_refused(tmp_path, small_text):
     src = tmp_path / "x.pgn"
     src.write_bytes(small_text[:20000])
     out = tmp_path / "out"
-    engine.run_scan([str(src)], engine.Config(out=str(out), editions=[custom_edition(id="c", claim_moves=40)]),
-                    progress_interval=0)
+    engine.run_scan(
+        [str(src)], engine.Config(out=str(out), editions=[custom_edition(id="c", claim_moves=40)]), progress_interval=0
+    )
     with pytest.raises(engine.RunError, match="other parameters"):
-        engine.run_scan([str(src)], engine.Config(out=str(out), editions=[custom_edition(id="c", claim_moves=30)]),
-                        progress_interval=0)
+        engine.run_scan(
+            [str(src)],
+            engine.Config(out=str(out), editions=[custom_edition(id="c", claim_moves=30)]),
+            progress_interval=0,
+        )
 
 
 def test_same_name_from_another_directory_or_stdin_is_refused(tmp_path, small_text):
@@ -255,6 +272,7 @@ def test_same_name_from_another_directory_or_stdin_is_refused(tmp_path, small_te
 
 # 5. Names safe for every layer.
 
+
 @pytest.mark.parametrize("name", ["a=b", "x" * 250, "caf\udce9"])
 def test_source_names_survive_every_layer(tmp_path, small_text, name):
     src = os.path.join(os.fsencode(str(tmp_path)), os.fsencode(name) + b".pgn")
@@ -274,14 +292,18 @@ def test_source_names_survive_every_layer(tmp_path, small_text, name):
 
 # 6. Arguments validated at parse time.
 
-@pytest.mark.parametrize("args,needle", [
-    (["--max-game-mb", "0"], "--max-game-mb"),
-    (["--max-game-mb", "-1"], "--max-game-mb"),
-    (["--custom", "x:claim_moves=abc"], "claim_moves"),
-    (["--custom", "x:claim_moves=-5"], "claim_moves"),
-    (["--progress-interval", "-3"], "--progress-interval"),
-    (["--edition", "fshr_rusian"], "fshr_russian"),
-])
+
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["--max-game-mb", "0"], "--max-game-mb"),
+        (["--max-game-mb", "-1"], "--max-game-mb"),
+        (["--custom", "x:claim_moves=abc"], "claim_moves"),
+        (["--custom", "x:claim_moves=-5"], "claim_moves"),
+        (["--progress-interval", "-3"], "--progress-interval"),
+        (["--edition", "fshr_rusian"], "fshr_russian"),
+    ],
+)
 def test_bad_arguments_exit_2_with_a_clear_message(tmp_path, args, needle):
     r = _cli("scan", "nothing.pgn", "--out", str(tmp_path / "o"), *args)
     assert r.returncode == 2 and needle in r.stderr and "Traceback" not in r.stderr, r.stderr
@@ -317,6 +339,7 @@ def test_huge_single_line_comment_is_game_too_large(tmp_path):
 
 # 7. Stale results: an input rewritten with the same size and mtime.
 
+
 def test_rewritten_input_with_same_size_and_mtime_is_recomputed(tmp_path, small_text):
     src = tmp_path / "g.pgn"
     text = small_text[:50000]
@@ -325,8 +348,8 @@ def test_rewritten_input_with_same_size_and_mtime_is_recomputed(tmp_path, small_
     out = tmp_path / "out"
     _scan([src], out)
     assert b"Rated" in text
-    src.write_bytes(text.replace(b"Rated", b"RATED"))          # same size
-    os.utime(src, ns=(st.st_atime_ns, st.st_mtime_ns))          # same mtime
+    src.write_bytes(text.replace(b"Rated", b"RATED"))  # same size
+    os.utime(src, ns=(st.st_atime_ns, st.st_mtime_ns))  # same mtime
     assert os.stat(src).st_size == st.st_size
     summary, _code = _scan([src], out)
     assert summary["sources_skipped_as_complete"] == []

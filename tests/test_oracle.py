@@ -5,6 +5,7 @@ classes, halfmove clocks and %clk clocks, every fide_2018 game column, and the e
 Expected values come only from python-chess (and, for the oracle's own sanity checks, from the
 facts written into the data files by their curator). A missing engine is a failure, not a skip.
 """
+
 from __future__ import annotations
 
 import collections
@@ -47,6 +48,7 @@ def oracle(name: str) -> list:
 def engine(name: str):
     if name not in _ENGINE:
         from analyzer.api import analyze_bytes  # a missing engine must fail the tests
+
         with open(FILES[name], "rb") as fh:
             data = fh.read()
         res = analyze_bytes(data, source=name, editions=(ref.EDITION,), keep_facts=True)
@@ -69,12 +71,14 @@ def mismatches(name: str) -> list:
 def _check(name: str, whats: tuple) -> None:
     ms = [m for m in mismatches(name) if m.what in whats]
     if ms:
-        pytest.fail(f"{name}: {len(ms)} mismatches in {whats}\n"
-                    + ref.format_mismatches(oracle(name), ms), pytrace=False)
+        pytest.fail(
+            f"{name}: {len(ms)} mismatches in {whats}\n" + ref.format_mismatches(oracle(name), ms), pytrace=False
+        )
 
 
 # ------------------------------------------------------------------------------------------
 # The oracle itself (independent of the engine)
+
 
 def test_oracle_reads_every_game(name):
     orc = oracle(name)
@@ -88,54 +92,115 @@ def test_oracle_reads_every_game(name):
 
 _EDGE_FACTS = [
     # (regex on the EdgeCase tag, function(oracle, match) -> list of (what, expected, got))
-    (r"position occurred 3rd time at ply (\d+), game continued to ply (\d+) \(max repetitions (\d+)\)",
-     lambda o, m: [("first_threefold_ply", int(m[1]), o.columns["first_threefold_ply"]),
-                   ("plies", int(m[2]), o.plies), ("max rep", int(m[3]), max(o.rep_count))]),
-    (r"halfmove clock reaches 100 at the final ply (\d+)",
-     lambda o, m: [("first clock 100", int(m[1]), _first_clock(o, 100)), ("plies", int(m[1]), o.plies)]),
-    (r"very long game: (\d+) plies; max halfmove clock (\d+)",
-     lambda o, m: [("plies", int(m[1]), o.plies), ("max clock", int(m[2]), max(o.halfmove_clock))]),
-    (r"after the double pawn push at ply\(s\) \[([\d, ]+)\] an en-passant capture is pseudo-legal but illegal",
-     lambda o, m: [("illegal ep plies", [int(x) for x in m[1].split(",")], o.illegal_ep_plies)]),
-    (r"first threefold ply by repetition key: legal-ep\(FIDE\)=(\d+),.*game ended at ply (\d+)",
-     lambda o, m: [("first_threefold_ply", int(m[1]), o.columns["first_threefold_ply"]),
-                   ("plies", int(m[2]), o.plies)]),
-    (r"fivefold repetition at ply (\d+) .*threefold first at ply (\d+); game ended at ply (\d+); max repetitions (\d+)",
-     lambda o, m: [("first_fivefold_ply", int(m[1]), o.columns["first_fivefold_ply"]),
-                   ("first_threefold_ply", int(m[2]), o.columns["first_threefold_ply"]),
-                   ("plies", int(m[3]), o.plies), ("max rep", int(m[4]), max(o.rep_count))]),
-    (r"draw by threefold repetition: 3rd occurrence at the final ply (\d+)",
-     lambda o, m: [("first_threefold_ply", int(m[1]), o.columns["first_threefold_ply"]),
-                   ("plies", int(m[1]), o.plies), ("draw_reason", "threefold", o.columns["draw_reason"])]),
-    (r"50-move rule NOT claimed: halfmove clock reached 100 at ply (\d+), game continued to ply (\d+) \(max clock (\d+)",
-     lambda o, m: [("first clock 100", int(m[1]), _first_clock(o, 100)), ("plies", int(m[2]), o.plies),
-                   ("max clock", int(m[3]), max(o.halfmove_clock))]),
-    (r"reached 150 = 75-move automatic draw at ply (\d+)",
-     lambda o, m: [("first_seventyfive_ply", int(m[1]), o.columns["first_seventyfive_ply"])]),
-    (r"-- (\d+) plies; max halfmove clock (\d+);",
-     lambda o, m: [("plies", int(m[1]), o.plies), ("max clock", int(m[2]), max(o.halfmove_clock))]),
-    (r"threefold first at ply (\d+)",
-     lambda o, m: [("first_threefold_ply", int(m[1]), o.columns["first_threefold_ply"])]),
-    (r"no position occurs 3 times",
-     lambda o, m: [("first_threefold_ply", None, o.columns["first_threefold_ply"])]),
-    (r"50-move claim possible from ply (\d+)",
-     lambda o, m: [("first_fifty_ply", int(m[1]), o.columns["first_fifty_ply"])]),
-    (r"75-move automatic draw point at ply (\d+)",
-     lambda o, m: [("first_seventyfive_ply", int(m[1]), o.columns["first_seventyfive_ply"])]),
-    (r"missed draw claim: threefold repetition available at ply (\d+) but game was decided \((\S+)\) at ply (\d+)",
-     lambda o, m: [("first_threefold_ply", int(m[1]), o.columns["first_threefold_ply"]),
-                   ("plies", int(m[3]), o.plies), ("result", m[2], o.headers.get("Result"))]),
-    (r"missed 50-move claim: halfmove clock reached 100 at ply (\d+) \(max (\d+)\), game then decided (\S+) at ply (\d+)",
-     lambda o, m: [("first clock 100", int(m[1]), _first_clock(o, 100)),
-                   ("max clock", int(m[2]), max(o.halfmove_clock)), ("plies", int(m[4]), o.plies),
-                   ("missed", True, o.columns["first_missed_claim_ply"] is not None
-                    and o.columns["first_missed_claim_ply"] <= int(m[1]))]),
-    (r"checkmate delivered by an en-passant capture",
-     lambda o, m: [("final mate", True, o.flags["checkmate"][o.plies]),
-                   ("last move e.p.", True, o.board_at(o.plies - 1).is_en_passant(
-                       __import__("chess").Move.from_uci(o.ucis[-1])))]),
-    (r"en-passant capture giving check \((\d+)x in game\)",
-     lambda o, m: [("ep captures >=", True, o.ep_captures >= int(m[1]))]),
+    (
+        r"position occurred 3rd time at ply (\d+), game continued to ply (\d+) \(max repetitions (\d+)\)",
+        lambda o, m: [
+            ("first_threefold_ply", int(m[1]), o.columns["first_threefold_ply"]),
+            ("plies", int(m[2]), o.plies),
+            ("max rep", int(m[3]), max(o.rep_count)),
+        ],
+    ),
+    (
+        r"halfmove clock reaches 100 at the final ply (\d+)",
+        lambda o, m: [("first clock 100", int(m[1]), _first_clock(o, 100)), ("plies", int(m[1]), o.plies)],
+    ),
+    (
+        r"very long game: (\d+) plies; max halfmove clock (\d+)",
+        lambda o, m: [("plies", int(m[1]), o.plies), ("max clock", int(m[2]), max(o.halfmove_clock))],
+    ),
+    (
+        r"after the double pawn push at ply\(s\) \[([\d, ]+)\] an en-passant capture is pseudo-legal but illegal",
+        lambda o, m: [("illegal ep plies", [int(x) for x in m[1].split(",")], o.illegal_ep_plies)],
+    ),
+    (
+        r"first threefold ply by repetition key: legal-ep\(FIDE\)=(\d+),.*game ended at ply (\d+)",
+        lambda o, m: [
+            ("first_threefold_ply", int(m[1]), o.columns["first_threefold_ply"]),
+            ("plies", int(m[2]), o.plies),
+        ],
+    ),
+    (
+        r"fivefold repetition at ply (\d+) .*threefold first at ply (\d+); game ended at ply (\d+); max repetitions (\d+)",
+        lambda o, m: [
+            ("first_fivefold_ply", int(m[1]), o.columns["first_fivefold_ply"]),
+            ("first_threefold_ply", int(m[2]), o.columns["first_threefold_ply"]),
+            ("plies", int(m[3]), o.plies),
+            ("max rep", int(m[4]), max(o.rep_count)),
+        ],
+    ),
+    (
+        r"draw by threefold repetition: 3rd occurrence at the final ply (\d+)",
+        lambda o, m: [
+            ("first_threefold_ply", int(m[1]), o.columns["first_threefold_ply"]),
+            ("plies", int(m[1]), o.plies),
+            ("draw_reason", "threefold", o.columns["draw_reason"]),
+        ],
+    ),
+    (
+        r"50-move rule NOT claimed: halfmove clock reached 100 at ply (\d+), game continued to ply (\d+) \(max clock (\d+)",
+        lambda o, m: [
+            ("first clock 100", int(m[1]), _first_clock(o, 100)),
+            ("plies", int(m[2]), o.plies),
+            ("max clock", int(m[3]), max(o.halfmove_clock)),
+        ],
+    ),
+    (
+        r"reached 150 = 75-move automatic draw at ply (\d+)",
+        lambda o, m: [("first_seventyfive_ply", int(m[1]), o.columns["first_seventyfive_ply"])],
+    ),
+    (
+        r"-- (\d+) plies; max halfmove clock (\d+);",
+        lambda o, m: [("plies", int(m[1]), o.plies), ("max clock", int(m[2]), max(o.halfmove_clock))],
+    ),
+    (
+        r"threefold first at ply (\d+)",
+        lambda o, m: [("first_threefold_ply", int(m[1]), o.columns["first_threefold_ply"])],
+    ),
+    (r"no position occurs 3 times", lambda o, m: [("first_threefold_ply", None, o.columns["first_threefold_ply"])]),
+    (
+        r"50-move claim possible from ply (\d+)",
+        lambda o, m: [("first_fifty_ply", int(m[1]), o.columns["first_fifty_ply"])],
+    ),
+    (
+        r"75-move automatic draw point at ply (\d+)",
+        lambda o, m: [("first_seventyfive_ply", int(m[1]), o.columns["first_seventyfive_ply"])],
+    ),
+    (
+        r"missed draw claim: threefold repetition available at ply (\d+) but game was decided \((\S+)\) at ply (\d+)",
+        lambda o, m: [
+            ("first_threefold_ply", int(m[1]), o.columns["first_threefold_ply"]),
+            ("plies", int(m[3]), o.plies),
+            ("result", m[2], o.headers.get("Result")),
+        ],
+    ),
+    (
+        r"missed 50-move claim: halfmove clock reached 100 at ply (\d+) \(max (\d+)\), game then decided (\S+) at ply (\d+)",
+        lambda o, m: [
+            ("first clock 100", int(m[1]), _first_clock(o, 100)),
+            ("max clock", int(m[2]), max(o.halfmove_clock)),
+            ("plies", int(m[4]), o.plies),
+            (
+                "missed",
+                True,
+                o.columns["first_missed_claim_ply"] is not None and o.columns["first_missed_claim_ply"] <= int(m[1]),
+            ),
+        ],
+    ),
+    (
+        r"checkmate delivered by an en-passant capture",
+        lambda o, m: [
+            ("final mate", True, o.flags["checkmate"][o.plies]),
+            (
+                "last move e.p.",
+                True,
+                o.board_at(o.plies - 1).is_en_passant(__import__("chess").Move.from_uci(o.ucis[-1])),
+            ),
+        ],
+    ),
+    (
+        r"en-passant capture giving check \((\d+)x in game\)",
+        lambda o, m: [("ep captures >=", True, o.ep_captures >= int(m[1]))],
+    ),
 ]
 
 
@@ -171,9 +236,9 @@ def test_oracle_manifest_examples():
         assert len(hits) >= 1, (white, black)
         return hits[0]
 
-    o = find("Kasparov", "Miles")          # fivefold at ply 101
+    o = find("Kasparov", "Miles")  # fivefold at ply 101
     assert o.columns["first_fivefold_ply"] == 101
-    o = find("Carlsen", "Le Quang Liem")   # 50-move claim possible at ply 203, White won at 205
+    o = find("Carlsen", "Le Quang Liem")  # 50-move claim possible at ply 203, White won at 205
     assert (o.columns["first_fifty_ply"], o.plies, o.headers["Result"]) == (203, 205, "1-0")
     # The claim on the board at ply 203 belongs to black (ply 203 of a game from the standard
     # start: black to move), who played on and lost; white's written-move chance at 202 made
@@ -183,12 +248,12 @@ def test_oracle_manifest_examples():
     assert [e[-1] for e in o.events if e[:3] == (202, "fifty", "claim_intended")] == ["passed_on"]
     o = find("Bykova", "Gaprindashvili")  # a position occurs 8 times
     assert max(o.rep_count) == 8
-    o = find("Nikolic", "Arsovic")         # 538 plies; clock >= 100 from 322, 150 at 483, max 205
+    o = find("Nikolic", "Arsovic")  # 538 plies; clock >= 100 from 322, 150 at 483, max 205
     assert o.plies == 538 and _first_clock(o, 100) == 322 and _first_clock(o, 150) == 483
     assert max(o.halfmove_clock) == 205
-    o = find("Karpov", "Kasparov")         # Tilburg 1991: clock 100 at ply 225
+    o = find("Karpov", "Kasparov")  # Tilburg 1991: clock 100 at ply 225
     assert _first_clock(o, 100) == 225
-    o = find("Lputian", "Harutjunyan")     # claim possible at ply 271, decided 1-0 at ply 283
+    o = find("Lputian", "Harutjunyan")  # claim possible at ply 271, decided 1-0 at ply 283
     assert o.columns["first_fifty_ply"] == 271 and o.plies == 283 and o.headers["Result"] == "1-0"
 
 
@@ -206,6 +271,7 @@ def test_oracle_clock_reader():
 
 # ------------------------------------------------------------------------------------------
 # Engine vs oracle
+
 
 def test_engine_game_count_and_index(name):
     _res, eng = engine(name)
@@ -232,10 +298,12 @@ def test_engine_status_ok(name):
     bad = []
     for o, e in zip(orc, eng):
         if e.status == "no_moves" and o.plies == 0:
-            continue          # a game without movetext, analyzed as a 0-ply game: compared as ok
+            continue  # a game without movetext, analyzed as a 0-ply game: compared as ok
         if e.status != "ok":
-            bad.append(f"{o.describe()} [{o.headers.get('Variant', '')}] FEN={o.headers.get('FEN')}: "
-                       f"{e.status}: {e.error} (error_ply {e.columns.get('error_ply')})")
+            bad.append(
+                f"{o.describe()} [{o.headers.get('Variant', '')}] FEN={o.headers.get('FEN')}: "
+                f"{e.status}: {e.error} (error_ply {e.columns.get('error_ply')})"
+            )
     assert not bad, "\n".join(bad[:10])
     if name == "edge_cases":
         assert sum(o.chess960 for o in orc) == 19
@@ -244,9 +312,18 @@ def test_engine_status_ok(name):
 def test_engine_headers(name):
     orc = oracle(name)
     _, eng = engine(name)
-    tags = {"event": "Event", "site": "Site", "white": "White", "black": "Black", "result": "Result",
-            "time_control": "TimeControl", "termination": "Termination", "eco": "ECO",
-            "utc_date": "UTCDate", "utc_time": "UTCTime"}
+    tags = {
+        "event": "Event",
+        "site": "Site",
+        "white": "White",
+        "black": "Black",
+        "result": "Result",
+        "time_control": "TimeControl",
+        "termination": "Termination",
+        "eco": "ECO",
+        "utc_date": "UTCDate",
+        "utc_time": "UTCTime",
+    }
     bad = []
     for o, e in zip(orc, eng):
         for col, tag in tags.items():
@@ -311,8 +388,11 @@ def test_no_mismatch_at_all(name):
     ms = mismatches(name)
     if ms:
         per = collections.Counter(m.what for m in ms)
-        pytest.fail(f"{name}: {len({m.game for m in ms})} games differ ({dict(per)})\n"
-                    + ref.format_mismatches(oracle(name), ms), pytrace=False)
+        pytest.fail(
+            f"{name}: {len({m.game for m in ms})} games differ ({dict(per)})\n"
+            + ref.format_mismatches(oracle(name), ms),
+            pytrace=False,
+        )
 
 
 @pytest.mark.slow

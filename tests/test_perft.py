@@ -3,6 +3,7 @@
 Default run: for each position the deepest depth whose published count is <= 200,000 nodes.
 `pytest -m slow`: every published depth.
 """
+
 from __future__ import annotations
 
 import os
@@ -12,8 +13,8 @@ import pytest
 from conftest import need
 
 DEFAULT_MAX_NODES = 200_000
-RANDOM_EVERY = 20            # default run: every 20th position of random.perft ...
-RANDOM_MAX_NODES = 20_000    # ... at depths up to 20,000 nodes
+RANDOM_EVERY = 20  # default run: every 20th position of random.perft ...
+RANDOM_MAX_NODES = 20_000  # ... at depths up to 20,000 nodes
 
 
 def load_epd_suite(path: str) -> list:
@@ -49,7 +50,7 @@ def load_perft_blocks(path: str) -> list:
                 cur = [rest.strip(), None, {}]
                 out.append(cur)
             elif key == "epd":
-                if cur is None or cur[1] is not None:   # an epd without its own id line
+                if cur is None or cur[1] is not None:  # an epd without its own id line
                     cur = [f"{os.path.basename(path)}-{len(out) + 1}", None, {}]
                     out.append(cur)
                 fields = rest.split()
@@ -75,6 +76,7 @@ def test_files_parsed():
 
 def _perft():
     from analyzer.kinds.chess import perft  # a missing engine must fail, not skip
+
     return perft
 
 
@@ -88,6 +90,7 @@ def _is_chess960_xfen(pid: str, fen: str = "") -> bool:
     if not fen:
         return False
     import chess
+
     std = chess.Board(fen).clean_castling_rights()
     c960 = chess.Board(fen, chess960=True).clean_castling_rights()
     return std != c960
@@ -159,6 +162,7 @@ def _py_perft(board, depth: int) -> int:
 def test_expected_counts_agree_with_python_chess():
     """Guards the file parsing: python-chess reproduces the depth-1/2 counts we read."""
     import chess
+
     bad = []
     for pid, fen, counts in SUITE + TRICKY + RANDOM[::200]:
         board = chess.Board(fen, chess960=_is_chess960_xfen(pid, fen))

@@ -1,4 +1,5 @@
 """The batch job end to end: formats, work units, resume after kill -9, CLI errors, accounting."""
+
 from __future__ import annotations
 
 import bz2
@@ -50,7 +51,7 @@ def test_every_game_has_a_row(baseline, small_text):
     assert games["game_index"].to_list() == list(range(2000))
     # byte_offset points at the game's first tag.
     offsets = games["byte_offset"].to_list()
-    assert all(small_text[o:o + 7] == b"[Event " for o in offsets)
+    assert all(small_text[o : o + 7] == b"[Event " for o in offsets)
 
 
 @pytest.mark.parametrize("fmt", ["gz", "bz2", "zst"])
@@ -113,7 +114,7 @@ def test_rerun_skips_and_force_recomputes(tmp_path, small_text):
     cfg = engine.Config(out=str(out), editions=resolve(["fide_2018"]), unit_text_bytes=1 << 20)
     summary, _code = engine.run_scan([str(src)], cfg, force=True, progress_interval=0)
     assert summary["sources_skipped_as_complete"] == []
-    assert summary["games_analyzed"] == summary["games"] == 2000     # nothing reused (failed before)
+    assert summary["games_analyzed"] == summary["games"] == 2000  # nothing reused (failed before)
     _same_tables(first, _tables(out))
 
 
@@ -125,8 +126,11 @@ def _cli(*args, **kw):
 
 def _start_until_units(args, out, n_units):
     """Start `analyzer <args> --out OUT` and return once n_units unit records are written."""
-    proc = subprocess.Popen([sys.executable, "-m", "analyzer.cli", *args, "--out", str(out)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "analyzer.cli", *args, "--out", str(out)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     mdir = out / "_manifest" / "games"
     deadline = time.time() + 120
     while time.time() < deadline:
@@ -229,8 +233,14 @@ def test_after_a_failure_units_are_not_held_in_memory(tmp_path):
     from analyzer.engine.numbering import OrderedFinalizer
 
     f = OrderedFinalizer(str(tmp_path), "s")
-    rec = {"unit": 3, "games": 0, "text_start": 0, "text_bytes": 0, "frame_text_bytes": None,
-           "_held": tuple(tables.SCHEMAS[t].empty_table() for t in layout.TABLES)}
+    rec = {
+        "unit": 3,
+        "games": 0,
+        "text_start": 0,
+        "text_bytes": 0,
+        "frame_text_bytes": None,
+        "_held": tuple(tables.SCHEMAS[t].empty_table() for t in layout.TABLES),
+    }
     f.fail()
     f.add(rec)
     assert "_held" not in rec
@@ -246,7 +256,7 @@ def test_frame_groups_by_size_and_by_count():
 
     budget = FRAME_UNIT_TEXT_BYTES // TEXT_PER_COMPRESSED_BYTE
     cfg = engine.Config(out="x", editions=[])
-    sizes = [budget // 3 + 1] * 10          # three frames fill a unit
+    sizes = [budget // 3 + 1] * 10  # three frames fill a unit
     groups = frame_groups(sizes, cfg)
     assert groups == [(0, 3), (3, 6), (6, 9), (9, 10)]
     assert frame_groups([budget * 2, 5, 5], cfg) == [(0, 1), (1, 3)]
@@ -261,8 +271,7 @@ def test_summary_counts_equal_the_tables(tmp_path):
     import polars as pl
 
     inputs = [SMALL, need("edge_cases.pgn"), need("draughts/russian_gametype25.pdn")]
-    cfg = engine.Config(out=str(tmp_path / "out"), editions=resolve(["fide_2018", "lichess"]),
-                          unit_text_bytes=300_000)
+    cfg = engine.Config(out=str(tmp_path / "out"), editions=resolve(["fide_2018", "lichess"]), unit_text_bytes=300_000)
     summary, _code = engine.run_scan(inputs, cfg, workers=2, progress_interval=0)
     g, v, e = _tables(tmp_path / "out")
     status = dict(g.group_by("status").len().iter_rows())
@@ -352,8 +361,12 @@ def test_forked_engine_failure_then_rerun_gives_the_threads_tables(tmp_path, sma
     out, pids = tmp_path / "out", tmp_path / "pids"
     results = []
     for what in (failure, "none"):
-        r = subprocess.run([sys.executable, "-c", _FLAKY_SCAN, str(mf), str(out), str(pids), what],
-                           capture_output=True, text=True, timeout=600)
+        r = subprocess.run(
+            [sys.executable, "-c", _FLAKY_SCAN, str(mf), str(out), str(pids), what],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         assert r.returncode == 0, r.stderr[-3000:]
         results.append(json.loads(r.stdout.strip().splitlines()[-1]))
     first, rerun = results

@@ -6,6 +6,7 @@ stands beside the e.p. square ("legality of the potential capture is irrelevant"
 agree everywhere except where an e.p. capture is pseudo-legal but illegal; there `fide_key` must
 equal the hash of the same position without the e.p. square.
 """
+
 from __future__ import annotations
 
 import os
@@ -23,32 +24,39 @@ from conftest import need
 # The official test vectors of the Polyglot book format specification (H. G. Muller's
 # "PolyGlot opening book format" page): position after the moves -> key.
 POLYGLOT_VECTORS = [
-    ("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1", 0x463b96181691fc9c),
-    ("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq e3 0 1", 0x823c9b50fd114196),
-    ("rnbqkbnr/ppp1pppp/8/3p4/4P3/8/PPPP1PPP/RNBQKBNR w KQkq d6 0 2", 0x0756b94461c50fb0),
-    ("rnbqkbnr/ppp1pppp/8/3pP3/8/8/PPPP1PPP/RNBQKBNR b KQkq - 0 2", 0x662fafb965db29d4),
-    ("rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3", 0x22a48b5a8e47ff78),
-    ("rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPPKPPP/RNBQ1BNR b kq - 1 3", 0x652a607ca3f242c1),
-    ("rnbq1bnr/ppp1pkpp/8/3pPp2/8/8/PPPPKPPP/RNBQ1BNR w - - 2 4", 0x00fdd303c946bdd9),
-    ("rnbqkbnr/p1pppppp/8/8/PpP4P/8/1P1PPPP1/RNBQKBNR b KQkq c3 0 3", 0x3c8123ea7b067637),
-    ("rnbqkbnr/p1pppppp/8/8/P6P/R1p5/1P1PPPP1/1NBQKBNR b Kkq - 1 4", 0x5c3f9b829b279560),
+    ("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1", 0x463B96181691FC9C),
+    ("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq e3 0 1", 0x823C9B50FD114196),
+    ("rnbqkbnr/ppp1pppp/8/3p4/4P3/8/PPPP1PPP/RNBQKBNR w KQkq d6 0 2", 0x0756B94461C50FB0),
+    ("rnbqkbnr/ppp1pppp/8/3pP3/8/8/PPPP1PPP/RNBQKBNR b KQkq - 0 2", 0x662FAFB965DB29D4),
+    ("rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3", 0x22A48B5A8E47FF78),
+    ("rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPPKPPP/RNBQ1BNR b kq - 1 3", 0x652A607CA3F242C1),
+    ("rnbq1bnr/ppp1pkpp/8/3pPp2/8/8/PPPPKPPP/RNBQ1BNR w - - 2 4", 0x00FDD303C946BDD9),
+    ("rnbqkbnr/p1pppppp/8/8/PpP4P/8/1P1PPPP1/RNBQKBNR b KQkq c3 0 3", 0x3C8123EA7B067637),
+    ("rnbqkbnr/p1pppppp/8/8/P6P/R1p5/1P1PPPP1/1NBQKBNR b Kkq - 1 4", 0x5C3F9B829B279560),
 ]
 # The same vectors as move sequences from the start position (the spec's form).
 POLYGLOT_MOVES = [
-    [], ["e2e4"], ["e2e4", "d7d5"], ["e2e4", "d7d5", "e4e5"], ["e2e4", "d7d5", "e4e5", "f7f5"],
-    ["e2e4", "d7d5", "e4e5", "f7f5", "e1e2"], ["e2e4", "d7d5", "e4e5", "f7f5", "e1e2", "e8f7"],
-    ["a2a4", "b7b5", "h2h4", "b5b4", "c2c4"], ["a2a4", "b7b5", "h2h4", "b5b4", "c2c4", "b4c3", "a1a3"],
+    [],
+    ["e2e4"],
+    ["e2e4", "d7d5"],
+    ["e2e4", "d7d5", "e4e5"],
+    ["e2e4", "d7d5", "e4e5", "f7f5"],
+    ["e2e4", "d7d5", "e4e5", "f7f5", "e1e2"],
+    ["e2e4", "d7d5", "e4e5", "f7f5", "e1e2", "e8f7"],
+    ["a2a4", "b7b5", "h2h4", "b5b4", "c2c4"],
+    ["a2a4", "b7b5", "h2h4", "b5b4", "c2c4", "b4c3", "a1a3"],
 ]
 
 # Positions with an e.p. square where the capture is pseudo-legal but illegal.
 ILLEGAL_EP = [
-    "8/8/8/8/k2Pp2Q/8/8/3K4 b - d3 0 1",      # e4xd3 would expose the black king on a4 to Qh4
-    "1b1k4/8/8/1rPpK3/8/8/8/8 w - d6 0 1",    # c5xd6 would expose Ke5 to Rb5 (tricky.perft)
+    "8/8/8/8/k2Pp2Q/8/8/3K4 b - d3 0 1",  # e4xd3 would expose the black king on a4 to Qh4
+    "1b1k4/8/8/1rPpK3/8/8/8/8 w - d6 0 1",  # c5xd6 would expose Ke5 to Rb5 (tricky.perft)
 ]
 
 
 def _fide_key():
     from analyzer.kinds.chess import fide_key  # a missing engine must fail, not skip
+
     return fide_key
 
 
@@ -126,8 +134,9 @@ def test_fide_key_on_every_position(name):
     n = n_illegal = 0
     bad = []
     for gi, ply, fen, board in _positions(need(name)):
-        illegal = (board.ep_square is not None and board.has_pseudo_legal_en_passant()
-                   and not board.has_legal_en_passant())
+        illegal = (
+            board.ep_square is not None and board.has_pseudo_legal_en_passant() and not board.has_legal_en_passant()
+        )
         exp = _expected_fide_key(board)
         if not illegal:
             assert exp == chess.polyglot.zobrist_hash(board)
@@ -135,8 +144,10 @@ def test_fide_key_on_every_position(name):
         n_illegal += illegal
         got = fide_key(fen)
         if got != exp:
-            bad.append(f"game {gi} ply {ply} {fen}: expected {exp:016x} got {got:016x}"
-                       + (" (pseudo-legal, illegal e.p.)" if illegal else ""))
+            bad.append(
+                f"game {gi} ply {ply} {fen}: expected {exp:016x} got {got:016x}"
+                + (" (pseudo-legal, illegal e.p.)" if illegal else "")
+            )
     print(f"{name}: {n} positions, {n_illegal} with a pseudo-legal but illegal e.p. capture")
     assert n > 1000
     if name == "edge_cases.pgn":
@@ -152,6 +163,7 @@ def test_replay_keys_are_polyglot(name):
     import numpy as np
 
     from analyzer.api import analyze_bytes  # a missing engine must fail, not skip
+
     path = need(name)
     with open(path, "rb") as fh:
         res = analyze_bytes(fh.read(), source=name, editions=(ref.EDITION,), keep_facts=True)
@@ -164,7 +176,7 @@ def test_replay_keys_are_polyglot(name):
         board = game.board()
         if board.chess960:
             continue
-        got = [int(k) for k in keys[off[gi]:off[gi + 1]]]
+        got = [int(k) for k in keys[off[gi] : off[gi + 1]]]
         moves = list(game.mainline_moves())
         assert len(got) == len(moves) + 1, (gi, len(got), len(moves) + 1)
         for ply in range(len(moves) + 1):
@@ -173,8 +185,9 @@ def test_replay_keys_are_polyglot(name):
             exp = _expected_fide_key(board)
             n += 1
             if got[ply] != exp:
-                bad.append(f"game {gi} ply {ply} {board.fen(en_passant='fen')}: expected {exp:016x} "
-                           f"got {got[ply]:016x}")
+                bad.append(
+                    f"game {gi} ply {ply} {board.fen(en_passant='fen')}: expected {exp:016x} got {got[ply]:016x}"
+                )
                 break
     assert n > 1000
     assert not bad, f"{len(bad)} games differ:\n" + "\n".join(bad[:10])

@@ -1,6 +1,7 @@
 """The 1997 identity facts are computed only when an edition needs them (replay_batch's
 want97). Skipping them must not change anything else: the other editions' tables are the same
 whether or not fide_1997 is in the run, on real games."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -34,6 +35,7 @@ def test_other_editions_unchanged_by_1997_facts(name):
         np.testing.assert_array_equal(with97.facts[k], without.facts[k])
     # Flags differ only in the 1997 bits (castling-now and the 1997 window start).
     from analyzer.kinds.chess._replay import CASTLE_NOW_SHIFT, FLAG_WINDOW97
+
     keep = np.uint16(0xFFFF & ~((0xF << CASTLE_NOW_SHIFT) | FLAG_WINDOW97))
     np.testing.assert_array_equal(with97.facts["flags"] & keep, without.facts["flags"] & keep)
     # And the 1997 facts really were computed: castling-now bits appear in real games.

@@ -6,6 +6,7 @@ text is >= 9 pt, inside the figure and never overlapping.
 Input: the first 500 games of lichess_small.pgn plus the edge_cases.pgn games (Lichess,
 Chess.com, over-the-board and other sites), scanned with fide_2018, fide_2014 and lichess.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -39,8 +40,9 @@ def run(tmp_path_factory):
     (d / "lichess.pgn").write_text("".join(small), encoding="utf-8")
     (d / "edge.pgn").write_text("".join(edge), encoding="utf-8")
     out = d / "out"
-    proc, summary = cli("scan", str(d / "lichess.pgn"), str(d / "edge.pgn"), "--out", str(out),
-                        "--edition", ",".join(EDITIONS))
+    proc, summary = cli(
+        "scan", str(d / "lichess.pgn"), str(d / "edge.pgn"), "--out", str(out), "--edition", ",".join(EDITIONS)
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert summary["games"] == len(small) + len(edge)
     proc, _ = cli("report", str(out))
@@ -65,10 +67,18 @@ def _page(run) -> str:
 # ---------------------------------------------------------------------------------------------
 # Files and page
 
+
 def test_files_and_self_contained_page(run):
     assert run["index"] == os.path.join(run["out"], "report", "index.html")
-    for name in ("summary_by_population", "summary_by_period", "summary_by_source", "edition_pairs", "headline",
-                 "audit_summary", "rules"):
+    for name in (
+        "summary_by_population",
+        "summary_by_period",
+        "summary_by_source",
+        "edition_pairs",
+        "headline",
+        "audit_summary",
+        "rules",
+    ):
         a = _rt(run, name)
         b = pl.read_csv(os.path.join(run["dir"], name + ".csv"), infer_schema_length=None)
         assert a.height == b.height > 0 and a.columns == b.columns, name
@@ -98,11 +108,14 @@ def test_ci_columns_in_every_figure_csv(run):
             df = _fig_csv(run, f[:-4])
             assert {"k", "n", "rate", "ci_low", "ci_high"} <= set(df.columns), f
             ok = df.filter(pl.col("n") > 0)
-            assert ok.height and (ok["ci_low"] <= ok["rate"] + 1e-12).all() and (ok["rate"] <= ok["ci_high"] + 1e-12).all()
+            assert (
+                ok.height and (ok["ci_low"] <= ok["rate"] + 1e-12).all() and (ok["rate"] <= ok["ci_high"] + 1e-12).all()
+            )
 
 
 # ---------------------------------------------------------------------------------------------
 # Numbers vs the raw Parquet files
+
 
 def test_summary_by_population_matches_raw(run):
     j = raw_joined(run["out"]).filter(pl.col("game_type") == "chess")
@@ -129,15 +142,21 @@ def _signature(j, eds, cols):
     """Per game, whether the editions' verdict columns are all equal."""
     wide = None
     for i, ed in enumerate(eds):
-        part = j.filter(pl.col("edition") == ed).select("source", "game_index", *[pl.col(c).alias(f"{c}{i}") for c in cols])
+        part = j.filter(pl.col("edition") == ed).select(
+            "source", "game_index", *[pl.col(c).alias(f"{c}{i}") for c in cols]
+        )
         wide = part if wide is None else wide.join(part, on=["source", "game_index"])
     same = pl.all_horizontal([pl.col(f"{c}0").eq_missing(pl.col(f"{c}{i}")) for c in cols for i in range(1, len(eds))])
     return wide.select(same.alias("same"))["same"]
 
 
-SIG = {"missed": ["first_missed_claim_ply", "missed_claim_rule"], "lost_after_missed": ["first_missed_claim_ply", "missed_claim_rule"],
-       "avoided": ["first_avoided_claim_ply", "avoided_claim_rule"], "claimed": ["claimed"],
-       "automatic_draw": ["end_ply", "end_rule"]}
+SIG = {
+    "missed": ["first_missed_claim_ply", "missed_claim_rule"],
+    "lost_after_missed": ["first_missed_claim_ply", "missed_claim_rule"],
+    "avoided": ["first_avoided_claim_ply", "avoided_claim_rule"],
+    "claimed": ["claimed"],
+    "automatic_draw": ["end_ply", "end_rule"],
+}
 
 
 def test_outcomes_figure_matches_raw_and_merges_only_identical_editions(run):
@@ -153,7 +172,7 @@ def test_outcomes_figure_matches_raw_and_merges_only_identical_editions(run):
             assert (r["row"], eds[0]) == ("avoided", "lichess") and r["k"] is None
             continue
         k, n = MEASURE_KN[r["row"]]
-        for ed in eds:   # every edition of a series has the same counts
+        for ed in eds:  # every edition of a series has the same counts
             c = counts(j.filter((pl.col("platform") == r["column"]) & (pl.col("edition") == ed)))
             assert (r["k"], r["n"]) == (c[k], c[n]), r
         if r["n"]:
@@ -173,7 +192,7 @@ def test_outcomes_figure_matches_raw_and_merges_only_identical_editions(run):
             for b in range(a + 1, len(firsts)):
                 la, lb = firsts[a] == "lichess", firsts[b] == "lichess"
                 if row == "avoided" and (la or lb):
-                    continue   # not applicable under lichess: never merged with an edition that has it
+                    continue  # not applicable under lichess: never merged with an edition that has it
                 assert not _signature(j, [firsts[a], firsts[b]], SIG[row]).all(), (row, firsts[a], firsts[b])
     # fide_2018 and fide_2014 agree on missed claims here: one series, said once on the page
     missed = df.filter(pl.col("row") == "missed")["editions"].unique().to_list()
@@ -184,8 +203,12 @@ def test_outcomes_figure_matches_raw_and_merges_only_identical_editions(run):
 def test_edition_pairs_match_raw(run):
     j = raw_joined(run["out"]).filter(pl.col("game_type") == "chess")
     p = _rt(run, "edition_pairs").filter(pl.col("platform") == "all platforms")
-    cols = {"missed": ["first_missed_claim_ply", "missed_claim_rule"], "avoided": ["first_avoided_claim_ply", "avoided_claim_rule"],
-            "claimed": ["claimed"], "automatic": ["end_ply", "end_rule"]}
+    cols = {
+        "missed": ["first_missed_claim_ply", "missed_claim_rule"],
+        "avoided": ["first_avoided_claim_ply", "avoided_claim_rule"],
+        "claimed": ["claimed"],
+        "automatic": ["end_ply", "end_rule"],
+    }
     for r in p.iter_rows(named=True):
         a = j.filter(pl.col("edition") == r["edition_a"])
         b = j.filter(pl.col("edition") == r["edition_b"])
@@ -200,7 +223,7 @@ def test_edition_pairs_match_raw(run):
         for url in (r["examples"] or "").split():
             assert url.startswith("https://")
     f18_14 = p.filter((pl.col("edition_a") == "fide_2018") & (pl.col("edition_b") == "fide_2014")).row(0, named=True)
-    assert f18_14["differ_missed"] == 0 and f18_14["differ_automatic"] > 0   # fivefold read differently
+    assert f18_14["differ_missed"] == 0 and f18_14["differ_automatic"] > 0  # fivefold read differently
 
 
 def test_headline_matches_raw(run):
@@ -210,7 +233,7 @@ def test_headline_matches_raw(run):
     for r in h.iter_rows(named=True):
         ed = r["editions"].split(",")[0]
         if r["platform"] == "lichess":
-            assert ed == "lichess"   # Lichess games under the lichess edition
+            assert ed == "lichess"  # Lichess games under the lichess edition
         if not r["applicable"]:
             assert r["text"] == "not applicable"
             continue
@@ -227,15 +250,20 @@ def test_headline_matches_raw(run):
 
 
 def test_months_from_the_games_dates(run):
-    j = raw_joined(run["out"]).filter((pl.col("game_type") == "chess") & (pl.col("platform") == "lichess")
-                                      & (pl.col("edition") == "lichess") & pl.col("date").is_not_null())
+    j = raw_joined(run["out"]).filter(
+        (pl.col("game_type") == "chess")
+        & (pl.col("platform") == "lichess")
+        & (pl.col("edition") == "lichess")
+        & pl.col("date").is_not_null()
+    )
     per = _rt(run, "summary_by_period").filter((pl.col("platform") == "lichess") & (pl.col("edition") == "lichess"))
     assert per["period_kind"].unique().to_list() == ["month"] or per["period_kind"].unique().to_list() == ["year"]
     by = j.group_by(pl.col("date").dt.truncate("1mo" if per["period_kind"][0] == "month" else "1y").alias("p")).agg(
-        pl.len().alias("games"), pl.col("first_missed_claim_ply").is_not_null().sum().alias("missed"))
+        pl.len().alias("games"), pl.col("first_missed_claim_ply").is_not_null().sum().alias("missed")
+    )
     got = {r["period"]: (r["games"], r["missed"]) for r in per.iter_rows(named=True)}
     exp = {r["p"]: (r["games"], r["missed"]) for r in by.iter_rows(named=True)}
-    for p, v in got.items():   # every period from the first to the last: the empty ones are 0
+    for p, v in got.items():  # every period from the first to the last: the empty ones are 0
         assert v == exp.get(p, (0, 0)), p
     assert set(exp) <= set(got)
 
@@ -243,13 +271,18 @@ def test_months_from_the_games_dates(run):
 # ---------------------------------------------------------------------------------------------
 # Audit: each game under the edition in force, "not audited" is not 0
 
+
 def _in_force(platform, date):
     if platform == "lichess":
         return "lichess"
     if platform != "otb" or date is None:
         return None
-    for bound, ed in ((dt.date(2018, 1, 1), "fide_2018"), (dt.date(2014, 7, 1), "fide_2014"),
-                      (dt.date(2009, 7, 1), "fide_2009"), (dt.date(1997, 7, 1), "fide_1997")):
+    for bound, ed in (
+        (dt.date(2018, 1, 1), "fide_2018"),
+        (dt.date(2014, 7, 1), "fide_2014"),
+        (dt.date(2009, 7, 1), "fide_2009"),
+        (dt.date(1997, 7, 1), "fide_1997"),
+    ):
         if date >= bound:
             return ed
     return None
@@ -268,14 +301,20 @@ def test_audit_matches_raw(run):
             expected.add(("continued_past_automatic_draw",) + key)
         if r["end_ply"] is not None and r["result"] in ("1-0", "0-1"):
             expected.add(("decisive_after_automatic_draw",) + key)
-        if (r["platform"] == "lichess" and r["result"] == "1/2-1/2" and r["termination"] == "Normal"
-                and r["draw_reason"] == "agreement"
-                and ((r["first_threefold_claim_ply"] is not None and r["first_threefold_claim_ply"] < r["plies"])
-                     or (r["end_ply"] is not None and r["end_ply"] < r["plies"]))):
+        if (
+            r["platform"] == "lichess"
+            and r["result"] == "1/2-1/2"
+            and r["termination"] == "Normal"
+            and r["draw_reason"] == "agreement"
+            and (
+                (r["first_threefold_claim_ply"] is not None and r["first_threefold_claim_ply"] < r["plies"])
+                or (r["end_ply"] is not None and r["end_ply"] < r["plies"])
+            )
+        ):
             expected.add(("lichess_agreement_after_claimable_draw",) + key)
     a = _rt(run, "audit_games")
     assert set(a.select("kind", "source", "game_index").iter_rows()) == expected
-    kat = a.filter(pl.col("site") == "Katowice POL")   # FIDE 2018 in force: fivefold at 149, played to 150
+    kat = a.filter(pl.col("site") == "Katowice POL")  # FIDE 2018 in force: fivefold at 149, played to 150
     assert kat.height == 1 and kat["kind"].item() == "continued_past_automatic_draw" and kat["end_ply"].item() == 149
     s = _rt(run, "audit_summary")
     for r in s.iter_rows(named=True):
@@ -289,6 +328,7 @@ def test_audit_matches_raw(run):
 # ---------------------------------------------------------------------------------------------
 # Figures for print
 
+
 def test_figures_text_is_readable_and_never_overlaps(run):
     from analyzer.report import figures
 
@@ -297,7 +337,7 @@ def test_figures_text_is_readable_and_never_overlaps(run):
     try:
         for f in figs:
             with warnings.catch_warnings():
-                warnings.simplefilter("error")   # e.g. "constrained_layout not applied"
+                warnings.simplefilter("error")  # e.g. "constrained_layout not applied"
                 figures.freeze_layout(f.fig)
             assert text_problems(f.fig) == [], f.name
             w, _ = f.fig.get_size_inches()
@@ -330,6 +370,7 @@ def test_text_check_catches_an_overlap():
 # ---------------------------------------------------------------------------------------------
 # Robustness
 
+
 def test_report_on_empty_directory(tmp_path):
     out = tmp_path / "empty"
     out.mkdir()
@@ -348,12 +389,15 @@ def test_cli_errors_are_clear(tmp_path):
 
 def test_one_edition_no_dates_no_elo(tmp_path):
     # fide_2009 only: no automatic draws (n/a, not 0), no clocks, dates, Elo or TimeControl.
-    pgn = ('[Event "x"]\n[Site "Moscow"]\n[Result "1-0"]\n\n1. Nf3 Nf6 2. Ng1 Ng8 3. Nf3 Nf6 4. Ng1 Ng8 5. e4 e5 1-0\n\n'
-           '[Event "y"]\n[Site "Moscow"]\n[Result "1/2-1/2"]\n\n1. d4 d5 1/2-1/2\n\n')
+    pgn = (
+        '[Event "x"]\n[Site "Moscow"]\n[Result "1-0"]\n\n1. Nf3 Nf6 2. Ng1 Ng8 3. Nf3 Nf6 4. Ng1 Ng8 5. e4 e5 1-0\n\n'
+        '[Event "y"]\n[Site "Moscow"]\n[Result "1/2-1/2"]\n\n1. d4 d5 1/2-1/2\n\n'
+    )
     (tmp_path / "g.pgn").write_text(pgn)
     out = tmp_path / "out"
-    proc, _ = cli("scan", str(tmp_path / "g.pgn"), "--out", str(out), "--edition", "fide_2009",
-                  "--source-name", "g<b>x")
+    proc, _ = cli(
+        "scan", str(tmp_path / "g.pgn"), "--out", str(out), "--edition", "fide_2009", "--source-name", "g<b>x"
+    )
     assert proc.returncode == 0, proc.stderr
     path = report.write_report(str(out), str(tmp_path / "rep"))
     s = pl.read_parquet(tmp_path / "rep" / "summary_by_population.parquet").row(0, named=True)
@@ -365,4 +409,4 @@ def test_one_edition_no_dates_no_elo(tmp_path):
         page = fh.read()
     assert "1 of 2 (50 %)" in page
     assert "nothing to compare" in page.lower()
-    assert "g&lt;b&gt;x" in page and "<b>x" not in page   # header text is text, never markup
+    assert "g&lt;b&gt;x" in page and "<b>x" not in page  # header text is text, never markup

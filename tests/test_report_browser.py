@@ -5,6 +5,7 @@ so the report itself carries no test aid. A page built to fail shows that the ch
 
 Skipped when Chromium is not installed (.ci/run installs it: apt-get install -y chromium).
 """
+
 from __future__ import annotations
 
 import html
@@ -34,8 +35,9 @@ def _chromium():
 
 
 CHROME = _chromium()
-pytestmark = pytest.mark.skipif(CHROME is None, reason="chromium not installed (.ci/run installs it: "
-                                                       "apt-get install -y chromium)")
+pytestmark = pytest.mark.skipif(
+    CHROME is None, reason="chromium not installed (.ci/run installs it: apt-get install -y chromium)"
+)
 
 CHECK_JS = r"""
 function check(doc, win) {
@@ -90,15 +92,29 @@ def _layout(page: str, tmp_path, width: int = 1280) -> dict:
     harness.write_text(
         "<!DOCTYPE html><html><body style='margin:0'>"
         f"<iframe id='f' src='file://{os.path.abspath(page)}' style='width:{width}px;height:40000px;border:0'></iframe>"
-        "<pre id='result'>pending</pre><script>" + CHECK_JS +
-        "document.getElementById('f').addEventListener('load', function () {"
+        "<pre id='result'>pending</pre><script>"
+        + CHECK_JS
+        + "document.getElementById('f').addEventListener('load', function () {"
         "  var w = this.contentWindow, d = this.contentDocument;"
         "  d.querySelectorAll('details').forEach(function (x) { x.open = true; });"
         "  document.getElementById('result').textContent = JSON.stringify(check(d, w));"
-        "});</script></body></html>", encoding="utf-8")
-    proc = subprocess.run([CHROME, *_args(tmp_path), "--allow-file-access-from-files", "--virtual-time-budget=20000",
-                           f"--window-size={width + 20},1000", "--dump-dom", f"file://{harness}"],
-                          capture_output=True, text=True, timeout=120)
+        "});</script></body></html>",
+        encoding="utf-8",
+    )
+    proc = subprocess.run(
+        [
+            CHROME,
+            *_args(tmp_path),
+            "--allow-file-access-from-files",
+            "--virtual-time-budget=20000",
+            f"--window-size={width + 20},1000",
+            "--dump-dom",
+            f"file://{harness}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     m = re.search(r'<pre id="result">(.*?)</pre>', proc.stdout, re.S)
     assert m and m.group(1) != "pending", proc.stdout[-2000:]
@@ -106,9 +122,17 @@ def _layout(page: str, tmp_path, width: int = 1280) -> dict:
 
 
 def _args(tmp_path):
-    return ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage",
-            f"--user-data-dir={tmp_path / 'chrome-profile'}"]
+    return [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--disable-dev-shm-usage",
+        f"--user-data-dir={tmp_path / 'chrome-profile'}",
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -118,8 +142,16 @@ def page(tmp_path_factory):
         games = [g.strip() + "\n\n" for g in re.split(r"\n\s*\n(?=\[)", fh.read()) if g.strip()]
     (d / "lichess.pgn").write_text("".join(games[:800]), encoding="utf-8")
     out = d / "out"
-    proc, _ = cli("scan", str(d / "lichess.pgn"), EDGE, DRAUGHTS, "--out", str(out),
-                  "--edition", "fide_2018,fide_2014,fide_2009,lichess,fshr_russian,fmjd_64")
+    proc, _ = cli(
+        "scan",
+        str(d / "lichess.pgn"),
+        EDGE,
+        DRAUGHTS,
+        "--out",
+        str(out),
+        "--edition",
+        "fide_2018,fide_2014,fide_2009,lichess,fshr_russian,fmjd_64",
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     return report.write_report(str(out))
 
@@ -135,20 +167,33 @@ def test_page_text_never_overlaps_or_clips(page, tmp_path, width):
 
 def test_the_check_fails_on_a_broken_page(tmp_path):
     bad = tmp_path / "bad.html"
-    bad.write_text("<!DOCTYPE html><html><body>"
-                   "<p style='position:absolute;top:10px;left:10px'>first text here</p>"
-                   "<p style='position:absolute;top:12px;left:30px'>second text here</p>"
-                   "<div style='position:absolute;top:100px;width:40px;overflow:hidden;white-space:nowrap'>"
-                   "a long line that does not fit</div></body></html>", encoding="utf-8")
+    bad.write_text(
+        "<!DOCTYPE html><html><body>"
+        "<p style='position:absolute;top:10px;left:10px'>first text here</p>"
+        "<p style='position:absolute;top:12px;left:30px'>second text here</p>"
+        "<div style='position:absolute;top:100px;width:40px;overflow:hidden;white-space:nowrap'>"
+        "a long line that does not fit</div></body></html>",
+        encoding="utf-8",
+    )
     res = _layout(str(bad), tmp_path)
     assert res["overlaps"] and res["clipped"]
 
 
 def test_screenshot_is_not_blank(page, tmp_path):
     shot = tmp_path / "page.png"
-    proc = subprocess.run([CHROME, *_args(tmp_path), "--hide-scrollbars", "--window-size=1280,2400",
-                           f"--screenshot={shot}", f"file://{os.path.abspath(page)}"],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [
+            CHROME,
+            *_args(tmp_path),
+            "--hide-scrollbars",
+            "--window-size=1280,2400",
+            f"--screenshot={shot}",
+            f"file://{os.path.abspath(page)}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0 and shot.exists(), proc.stderr[-2000:]
     from PIL import Image
 

@@ -10,6 +10,7 @@ Six games, each twice (12 games, Site a place: over the board), under fshr_russi
   2 kings vs king (1-1)            10th move: drawn automatically
   king + man vs king (1-1)         10th move: drawn automatically
 """
+
 from __future__ import annotations
 
 import os
@@ -23,9 +24,10 @@ from report_checks import cli, raw, raw_joined, wilson_roots
 
 
 def _pdn(fen: str, moves: list[str], result: str) -> str:
-    body = " ".join(f"{i // 2 + 1}. " + " ".join(moves[i:i + 2]) for i in range(0, len(moves), 2))
-    return (f'[Event "test"]\n[Site "Moscow"]\n[GameType "25"]\n[Result "{result}"]\n[FEN "{fen}"]\n\n'
-            f"{body} {result}\n\n")
+    body = " ".join(f"{i // 2 + 1}. " + " ".join(moves[i : i + 2]) for i in range(0, len(moves), 2))
+    return (
+        f'[Event "test"]\n[Site "Moscow"]\n[GameType "25"]\n[Result "{result}"]\n[FEN "{fen}"]\n\n{body} {result}\n\n'
+    )
 
 
 CYCLE = ["30-21", "3-12", "21-30", "12-3"]
@@ -70,9 +72,12 @@ def test_section_32_counts_follow_the_rule_text(run):
         assert got[rule]["reached"] == n and got[rule]["games"] == N, rule
     for rule, n in ENDED.items():
         assert got[rule]["ended"] == n, rule
-    assert got["balance"]["games_missed"] == 2   # claimable from ply 65, played on
-    s = pl.read_parquet(os.path.join(run["dir"], "summary_by_population.parquet")).filter(
-        (pl.col("game_type") == "russian_draughts") & (pl.col("edition") == "fshr_russian")).row(0, named=True)
+    assert got["balance"]["games_missed"] == 2  # claimable from ply 65, played on
+    s = (
+        pl.read_parquet(os.path.join(run["dir"], "summary_by_population.parquet"))
+        .filter((pl.col("game_type") == "russian_draughts") & (pl.col("edition") == "fshr_russian"))
+        .row(0, named=True)
+    )
     # decisive: the balance and 3-kings games (x2); the 3-kings game would have been drawn first
     assert (s["decisive"], s["result_changed"]) == (4, 2)
 
@@ -80,33 +85,45 @@ def test_section_32_counts_follow_the_rule_text(run):
 def test_rules_table_matches_raw(run):
     j = raw_joined(run["out"]).filter(pl.col("game_type") == "russian_draughts")
     e = raw(run["out"], "events")
-    cols = {"threefold": "first_threefold_ply", "balance": "first_balance_ply", "kings_vs_king": "first_kings_vs_king_ply",
-            "main_diagonal": "first_main_diagonal_ply", "small_ending": "first_small_ending_ply"}
+    cols = {
+        "threefold": "first_threefold_ply",
+        "balance": "first_balance_ply",
+        "kings_vs_king": "first_kings_vs_king_ply",
+        "main_diagonal": "first_main_diagonal_ply",
+        "small_ending": "first_small_ending_ply",
+    }
     for x in _rules(run).iter_rows(named=True):
         rows = j.filter((pl.col("platform") == x["platform"]) & (pl.col("edition") == x["edition"]))
         assert x["games"] == rows.height
         if x["rule"] in cols:
             assert x["reached"] == rows[cols[x["rule"]]].is_not_null().sum(), x
-        else:   # king_moves: games with its automatic event
-            ev = e.filter((pl.col("edition") == x["edition"]) & (pl.col("rule") == x["rule"]) & (pl.col("kind") == "automatic"))
+        else:  # king_moves: games with its automatic event
+            ev = e.filter(
+                (pl.col("edition") == x["edition"]) & (pl.col("rule") == x["rule"]) & (pl.col("kind") == "automatic")
+            )
             assert x["reached"] == ev.select("source", "game_index").unique().height
         assert x["ended"] == (rows["end_rule"] == x["rule"]).sum(), x
         if x["games"]:
             lo, hi = wilson_roots(x["reached"], x["games"])
-            assert x["reached_ci_low"] == pytest.approx(lo, abs=1e-9) and x["reached_ci_high"] == pytest.approx(hi, abs=1e-9)
+            assert x["reached_ci_low"] == pytest.approx(lo, abs=1e-9) and x["reached_ci_high"] == pytest.approx(
+                hi, abs=1e-9
+            )
 
 
 def test_draughts_figure_and_page(run):
     df = pl.read_csv(os.path.join(run["dir"], "figures", "rules_russian_draughts.csv"), infer_schema_length=None)
     fshr = {x["row"]: x for x in df.filter(pl.col("series") == "fshr_russian").iter_rows(named=True)}
     assert fshr["small_ending"]["k"] == 4 and fshr["small_ending"]["n"] == N
-    assert fshr["king_moves"]["applicable"] is False and fshr["king_moves"]["k"] is None   # no such rule in 32
+    assert fshr["king_moves"]["applicable"] is False and fshr["king_moves"]["k"] is None  # no such rule in 32
     with open(run["index"], encoding="utf-8") as fh:
         page = fh.read()
-    section = page[page.index('id="draughts"'):page.index('id="audit"')]
+    section = page[page.index('id="draughts"') : page.index('id="audit"')]
     # 4 of 12 games: 33 % (two significant digits); 2 of 12: 17 %
-    row = re.search(r"fshr_russian</td><td class=\"l\">2 kings, or king \+ man, vs one piece \(32\.1\)</td>\s*"
-                    r"<td>12</td><td class=\"\">4 of 12 \(33 %\)", section)
+    row = re.search(
+        r"fshr_russian</td><td class=\"l\">2 kings, or king \+ man, vs one piece \(32\.1\)</td>\s*"
+        r"<td>12</td><td class=\"\">4 of 12 \(33 %\)",
+        section,
+    )
     assert row, section[:3000]
     assert "2 of 12 (17 %)" in section
     assert 'id="fig-rules_russian_draughts"' in section and 'id="fig-outcomes_russian_draughts"' in section
@@ -125,7 +142,7 @@ def test_draughts_figures_lay_out_and_text_never_overlaps(run):
     try:
         for f in figs:
             with warnings.catch_warnings():
-                warnings.simplefilter("error")   # e.g. "constrained_layout not applied"
+                warnings.simplefilter("error")  # e.g. "constrained_layout not applied"
                 figures.freeze_layout(f.fig)
             assert text_problems(f.fig) == [], f.name
     finally:

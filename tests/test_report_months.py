@@ -5,6 +5,7 @@ month missing. The month series comes from the games' own dates, the missing mon
 Fixture: 420 games of lichess_small.pgn, 60 per month from 2019-09 to 2020-04 with their UTCDate
 and Date tags set to the 15th of their month, 2019-12 left out; each month its own file.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -34,7 +35,7 @@ def months(tmp_path_factory):
     for i, (y, m) in enumerate(MONTHS):
         if (y, m) == MISSING:
             continue
-        chunk = games[i * PER_MONTH:(i + 1) * PER_MONTH]
+        chunk = games[i * PER_MONTH : (i + 1) * PER_MONTH]
         text = "".join(re.sub(r'\[(UTCDate|Date) "[^"]*"\]', rf'[\1 "{y}.{m:02d}.15"]', g) for g in chunk)
         p = d / f"lichess_db_standard_rated_{y}-{m:02d}.pgn"
         p.write_text(text, encoding="utf-8")
@@ -53,8 +54,11 @@ def test_one_source_per_month(months):
 
 
 def test_month_series_values_and_gap(months):
-    per = (pl.read_parquet(os.path.join(months["dir"], "summary_by_period.parquet"))
-           .filter((pl.col("platform") == "lichess") & (pl.col("edition") == "lichess")).sort("period"))
+    per = (
+        pl.read_parquet(os.path.join(months["dir"], "summary_by_period.parquet"))
+        .filter((pl.col("platform") == "lichess") & (pl.col("edition") == "lichess"))
+        .sort("period")
+    )
     assert per["period_kind"].unique().to_list() == ["month"]
     assert per["period"].to_list() == [dt.date(y, m, 1) for y, m in MONTHS]
     j = raw_joined(months["out"]).filter(pl.col("edition") == "lichess")
@@ -65,7 +69,7 @@ def test_month_series_values_and_gap(months):
             assert r["games"] == 0 and rows.height == 0
             assert r["missed_rate"] is None and r["claimed_rate"] is None and r["missed_ci_low"] is None
             continue
-        assert r["games"] == rows.height >= PER_MONTH - 3   # a game without moves is not analyzed
+        assert r["games"] == rows.height >= PER_MONTH - 3  # a game without moves is not analyzed
         assert r["missed"] == rows["first_missed_claim_ply"].is_not_null().sum()
         assert r["claimed"] == rows["claimed"].sum()
         lo, hi = wilson_roots(r["claimed"], r["games"])
@@ -94,7 +98,7 @@ def test_line_breaks_at_the_gap_and_fivefold_date_marked(months):
     figs = {f.name: f for f in report.build_figures(months["out"])}
     fig = figs["trend_chess_lichess"].fig
     try:
-        ax = fig.axes[-1]   # claimed
+        ax = fig.axes[-1]  # claimed
         lines = [ln for ln in ax.get_lines() if len(ln.get_xdata()) == len(MONTHS)]
         assert lines
         for ln in lines:
@@ -102,7 +106,11 @@ def test_line_breaks_at_the_gap_and_fivefold_date_marked(months):
             ys = list(ln.get_ydata())
             gap = xs.index(date2num(dt.date(2019, 12, 15)))
             assert math.isnan(ys[gap]) and not math.isnan(ys[gap - 1]) and not math.isnan(ys[gap + 1])
-        marks = [ln for ln in ax.get_lines() if isinstance(ln, Line2D) and len(set(map(float, date2num(ln.get_xdata())))) == 1]
+        marks = [
+            ln
+            for ln in ax.get_lines()
+            if isinstance(ln, Line2D) and len(set(map(float, date2num(ln.get_xdata())))) == 1
+        ]
         assert any(float(date2num(ln.get_xdata()[0])) == date2num(dt.date(2020, 1, 14)) for ln in marks)
     finally:
         import matplotlib.pyplot as plt
@@ -124,11 +132,18 @@ def test_hundreds_of_sources_in_bounded_memory(months, tmp_path):
         src = next(p for p in sorted(os.listdir(os.path.join(months["out"], table))))
         for i in range(300):
             shutil.copytree(os.path.join(months["out"], table, src), out / table / f"source=m{i:03d}")
-    code = ("import resource, sys; from analyzer import report; report.write_report(sys.argv[1]); "
-            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
-    proc = subprocess.run([sys.executable, "-c", code, str(out)], capture_output=True, text=True, timeout=900,
-                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    code = (
+        "import resource, sys; from analyzer import report; report.write_report(sys.argv[1]); "
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(out)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     s = pl.read_parquet(out / "report" / "summary_by_source.parquet")
-    assert s["source"].n_unique() == 1   # the `source` column inside the copies is the same name
-    assert int(proc.stdout.split()[-1]) < 1_500_000   # KiB
+    assert s["source"].n_unique() == 1  # the `source` column inside the copies is the same name
+    assert int(proc.stdout.split()[-1]) < 1_500_000  # KiB

@@ -1,5 +1,6 @@
 """Tag columns built by kernels (strings, dictionary codes) equal what plain Python gives for
 the same value bytes: escapes, absent tags, non-UTF-8 bytes and many distinct values."""
+
 from __future__ import annotations
 
 import random
@@ -52,15 +53,29 @@ def _check(values):
     arr, codes = A.dict_strings(buf, vs, ve, esc)
     assert arr.type == pa.dictionary(pa.int32(), pa.string())
     assert arr.to_pylist() == expected
-    assert len(set(arr.dictionary.to_pylist())) == len(arr.dictionary)    # no duplicate values
+    assert len(set(arr.dictionary.to_pylist())) == len(arr.dictionary)  # no duplicate values
     assert list(codes) == [(-1 if v is None else arr.indices[i].as_py()) for i, v in enumerate(expected)]
     assert A.strings(buf, vs, ve, esc)[0].to_pylist() == expected
 
 
 def test_dictionary_column_random_values():
     rng = random.Random(7)
-    pool = [b"1-0", b"0-1", b"1/2-1/2", b"*", b"Normal", b"Time forfeit", b"", b"180+0", b"B01",
-            "Caf\u00e9".encode(), b"Caf\xe9", b"Caf\xe8", b"\xff\xfe", bytes(range(32, 127))]
+    pool = [
+        b"1-0",
+        b"0-1",
+        b"1/2-1/2",
+        b"*",
+        b"Normal",
+        b"Time forfeit",
+        b"",
+        b"180+0",
+        b"B01",
+        "Caf\u00e9".encode(),
+        b"Caf\xe9",
+        b"Caf\xe8",
+        b"\xff\xfe",
+        bytes(range(32, 127)),
+    ]
     for _ in range(200):
         n = rng.randint(0, 60)
         values = [(None, False) if rng.random() < 0.2 else (rng.choice(pool), False) for _ in range(n)]

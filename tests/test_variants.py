@@ -7,6 +7,7 @@
   rules (docs/variants.md), not from the code;
 - routing by [Variant] tag, by file name, and the games table's `variant_end`.
 """
+
 from __future__ import annotations
 
 import collections
@@ -40,13 +41,20 @@ from conftest import verdict_rows
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "variants")
 SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data", "variants")
-CODES = {"kingofthehill": V_KOTH, "threecheck": V_THREECHECK, "antichess": V_ANTICHESS,
-         "atomic": V_ATOMIC, "horde": V_HORDE, "racingkings": V_RACINGKINGS,
-         "crazyhouse": V_CRAZYHOUSE}
+CODES = {
+    "kingofthehill": V_KOTH,
+    "threecheck": V_THREECHECK,
+    "antichess": V_ANTICHESS,
+    "atomic": V_ATOMIC,
+    "horde": V_HORDE,
+    "racingkings": V_RACINGKINGS,
+    "crazyhouse": V_CRAZYHOUSE,
+}
 
 
 # ----------------------------------------------------------------------------------------------
 # Perft
+
 
 def _pc_perft(board, depth):
     if depth == 0:
@@ -66,24 +74,24 @@ def _pc_perft(board, depth):
 EXTRA_FENS = {
     "atomic": [
         "rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 1 2",
-        "8/8/8/3k4/3K4/8/8/8 w - - 0 1",                       # touching kings
-        "4k3/8/8/3pP3/8/8/8/4K2R w K d6 0 2",                   # e.p. with explosion
-        "r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1",                 # castling
+        "8/8/8/3k4/3K4/8/8/8 w - - 0 1",  # touching kings
+        "4k3/8/8/3pP3/8/8/8/4K2R w K d6 0 2",  # e.p. with explosion
+        "r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1",  # castling
         "8/8/8/8/8/8/2k5/rR2K2R w KQ - 0 1",
     ],
     "antichess": [
-        "8/8/8/8/8/8/p7/8 b - - 0 1",                           # promotion incl. to king
+        "8/8/8/8/8/8/p7/8 b - - 0 1",  # promotion incl. to king
         "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w - - 0 2",
         "8/8/8/3pP3/8/8/8/8 w - d6 0 1",
     ],
     "crazyhouse": [
         "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R[Pp] w KQkq - 0 4",
-        "4k3/8/8/8/8/8/8/R3K2r[QNnb] w Q - 0 1",                # check: drops must block
-        "r~3k3/8/8/8/8/8/8/4K3[] w - - 0 1",                    # promoted piece
+        "4k3/8/8/8/8/8/8/R3K2r[QNnb] w Q - 0 1",  # check: drops must block
+        "r~3k3/8/8/8/8/8/8/4K3[] w - - 0 1",  # promoted piece
     ],
     "horde": [
         "rnbqkbnr/pppppppp/8/1PP2PP1/PPPPPPPP/PPPPPPPP/PPPPPPPP/PPPPPPPP w kq - 0 1",
-        "4k3/8/8/8/8/8/8/PPPP4 w - - 0 1",                      # double pushes from rank 1
+        "4k3/8/8/8/8/8/8/PPPP4 w - - 0 1",  # double pushes from rank 1
         "k7/5p2/4p2P/3p2P1/2p2P2/1p2P2P/p2P2P1/2P2P2 w - - 0 1",
     ],
     "racingkings": ["8/8/8/8/8/6K1/krbnNBR1/qrbnNBRQ b - - 1 1", "8/5K2/8/8/8/8/k7/8 b - - 0 1"],
@@ -135,6 +143,7 @@ def test_perft_depth3(name):
 # ----------------------------------------------------------------------------------------------
 # Facts and fide_2018 columns against the python-chess oracle
 
+
 def _compare(text: str):
     res = analyze_bytes(text.encode(), editions=("fide_2018",), keep_facts=True)
     oracles = ref.analyze_text(text)
@@ -183,8 +192,8 @@ def test_more_generated_games(name):
 # ----------------------------------------------------------------------------------------------
 # The lichess edition per variant (hand-built games; expectations from scalachess's rules)
 
-def _pgn(variant: str, moves: str, fen: str | None = None, result: str = "*",
-         date: str = "2024.01.01") -> str:
+
+def _pgn(variant: str, moves: str, fen: str | None = None, result: str = "*", date: str = "2024.01.01") -> str:
     tags = ['[Event "t"]', f'[Variant "{variant}"]', f'[UTCDate "{date}"]', f'[Result "{result}"]']
     if fen:
         tags += [f'[FEN "{fen}"]', '[SetUp "1"]']
@@ -255,8 +264,11 @@ def test_variant_end_comes_before_automatic_draws():
     for tok in moves.split():
         if not tok.endswith("."):
             board.push_san(tok)
-    hill = [m for m in board.legal_moves if board.piece_type_at(m.from_square) == chess.KING
-            and chess.BB_SQUARES[m.to_square] & chess.BB_CENTER]
+    hill = [
+        m
+        for m in board.legal_moves
+        if board.piece_type_at(m.from_square) == chess.KING and chess.BB_SQUARES[m.to_square] & chess.BB_CENTER
+    ]
     if not hill:
         pytest.skip("the walk did not end next to the centre")
     san = board.san(hill[0])
@@ -264,7 +276,7 @@ def test_variant_end_comes_before_automatic_draws():
     g = _games(text)[0]
     assert g["plies"] == 100 and g["final_halfmove_clock"] == 100
     assert g["variant_end"] in ("white", "black")
-    assert g["first_fifty_ply"] is None          # no legal move once the variant has ended
+    assert g["first_fifty_ply"] is None  # no legal move once the variant has ended
     assert g["end_ply"] is None
 
 
@@ -384,7 +396,7 @@ def test_lichess_insufficient_never_labels_a_finished_game():
         if r["end_rule"] != "insufficient_material":
             continue
         board = game.board()
-        for m in list(game.mainline_moves())[:r["end_ply"]]:
+        for m in list(game.mainline_moves())[: r["end_ply"]]:
             board.push(m)
         assert any(board.legal_moves), (r["end_ply"], board.fen())
         checked += 1
@@ -401,7 +413,7 @@ ENDS = [
     ("Three-check", "1. e4 e5 2. Bc4 Nc6 3. Bxf7+ Kxf7 4. Qh5+ Ke7 5. Qxe5+", "white"),
     ("Atomic", "1. e4 d5 2. Qh5 Nf6 3. Qxf7", "white"),
     ("Antichess", "1. e3 b5 2. Bxb5 c6 3. Bxc6 Nxc6", None),
-    ("Crazyhouse", "1. e4 e5 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7#", None),   # mate, not a variant end
+    ("Crazyhouse", "1. e4 e5 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7#", None),  # mate, not a variant end
     # White's king reaches rank 8 and Black's king (a6) cannot follow: White wins.
     ("Racing Kings", "1. Kh3 Ka3 2. Kh4 Ka4 3. Kh5 Ka5 4. Kh6 Ka6 5. Kg7 Nc3 6. Kh8#", "white"),
 ]
@@ -415,8 +427,11 @@ def test_variant_end_column(variant, moves, winner):
     assert g["status"] == "ok"
     board = chess.pgn.read_game(__import__("io").StringIO(_pgn(variant, moves))).end().board()
     if board.is_variant_end():
-        expect = "draw" if board.is_variant_draw() else (
-            "white" if (board.is_variant_win() == (board.turn == chess.WHITE)) else "black")
+        expect = (
+            "draw"
+            if board.is_variant_draw()
+            else ("white" if (board.is_variant_win() == (board.turn == chess.WHITE)) else "black")
+        )
     else:
         expect = None
     assert expect == winner
@@ -424,21 +439,46 @@ def test_variant_end_column(variant, moves, winner):
 
 
 def test_variant_names_and_file_names():
-    for name in ("Crazyhouse", "Antichess", "Atomic", "Horde", "King of the Hill", "Racing Kings",
-                 "Three-check", "3check", "KOTH", "ZH", " racingkings "):
+    for name in (
+        "Crazyhouse",
+        "Antichess",
+        "Atomic",
+        "Horde",
+        "King of the Hill",
+        "Racing Kings",
+        "Three-check",
+        "3check",
+        "KOTH",
+        "ZH",
+        " racingkings ",
+    ):
         assert variant_code(name) is not None, name
         cls = chess.variant.find_variant(name.strip())
-        assert variant_code(name) == CODES[{
-                "CrazyhouseBoard": "crazyhouse", "AntichessBoard": "antichess", "AtomicBoard": "atomic",
-                "HordeBoard": "horde", "KingOfTheHillBoard": "kingofthehill",
-                "RacingKingsBoard": "racingkings", "ThreeCheckBoard": "threecheck"}[cls.__name__]]
+        assert (
+            variant_code(name)
+            == CODES[
+                {
+                    "CrazyhouseBoard": "crazyhouse",
+                    "AntichessBoard": "antichess",
+                    "AtomicBoard": "atomic",
+                    "HordeBoard": "horde",
+                    "KingOfTheHillBoard": "kingofthehill",
+                    "RacingKingsBoard": "racingkings",
+                    "ThreeCheckBoard": "threecheck",
+                }[cls.__name__]
+            ]
+        )
     for name in ("Standard", "Chess960", "From Position", "", None, "Duck", "Giveaway", "Suicide"):
         assert variant_code(name) is None
     assert variant_from_filename("/x/lichess_db_kingOfTheHill_rated_2024-01.pgn.zst") == V_KOTH
     assert variant_from_filename("lichess_db_threeCheck_rated_2017-05.pgn.bz2") == V_THREECHECK
     assert variant_from_filename("lichess_db_racingKings_rated_2020-12.pgn") == V_RACINGKINGS
-    for key, code in (("antichess", V_ANTICHESS), ("atomic", V_ATOMIC), ("crazyhouse", V_CRAZYHOUSE),
-                      ("horde", V_HORDE)):
+    for key, code in (
+        ("antichess", V_ANTICHESS),
+        ("atomic", V_ATOMIC),
+        ("crazyhouse", V_CRAZYHOUSE),
+        ("horde", V_HORDE),
+    ):
         assert variant_from_filename(f"lichess_db_{key}_rated_2023-03.pgn.zst") == code
     assert variant_from_filename("lichess_db_standard_rated_2024-01.pgn.zst") is None
     assert variant_from_filename("lichess_db_chess960_rated_2024-01.pgn.zst") is None
@@ -455,12 +495,23 @@ def test_untagged_games_take_the_file_variant():
 
     # In Atomic 2. exd5 explodes the capturing pawn too, so the d-file opens and 2... Qxd2
     # explodes White's king (Black wins); in standard chess the pawn on d5 blocks the queen.
-    text = ('[Event "a"]\n[Result "*"]\n\n1. e4 d5 2. exd5 Qxd2 *\n\n'
-            '[Event "b"]\n[Variant "Standard"]\n[Result "*"]\n\n1. e4 d5 2. exd5 Qxd2 *\n\n')
+    text = (
+        '[Event "a"]\n[Result "*"]\n\n1. e4 d5 2. exd5 Qxd2 *\n\n'
+        '[Event "b"]\n[Variant "Standard"]\n[Result "*"]\n\n1. e4 d5 2. exd5 Qxd2 *\n\n'
+    )
     buf = np.frombuffer(text.encode(), np.uint8)
     starts, ends = split_games(buf, final=True)[:2]
-    res = analyze_block("chess", buf, starts, ends, source="m", first_game_index=0, base_offset=0,
-                        editions=resolve(["fide_2018"]), options={"default_variant": VARIANT_NAMES[V_ATOMIC]})
+    res = analyze_block(
+        "chess",
+        buf,
+        starts,
+        ends,
+        source="m",
+        first_game_index=0,
+        base_offset=0,
+        editions=resolve(["fide_2018"]),
+        options={"default_variant": VARIANT_NAMES[V_ATOMIC]},
+    )
     rows = verdict_rows(res)
     assert [r["status"] for r in rows] == ["ok", "illegal_move"]
     assert rows[0]["plies"] == 4 and rows[0]["variant_end"] == "black"
@@ -470,12 +521,13 @@ def test_untagged_games_take_the_file_variant():
 def test_chess_games_unaffected_and_mixed_blocks():
     """A block mixing standard chess and variants: chess facts and columns equal those of the
     chess games alone."""
-    chess_text = ('[Event "c"]\n[Result "1/2-1/2"]\n\n1. Nf3 Nf6 2. Ng1 Ng8 3. Nf3 Nf6 4. Ng1 Ng8 '
-                  '5. Nf3 Nf6 6. Ng1 Ng8 7. Nf3 Nf6 8. Ng1 Ng8 1/2-1/2\n\n')
+    chess_text = (
+        '[Event "c"]\n[Result "1/2-1/2"]\n\n1. Nf3 Nf6 2. Ng1 Ng8 3. Nf3 Nf6 4. Ng1 Ng8 '
+        "5. Nf3 Nf6 6. Ng1 Ng8 7. Nf3 Nf6 8. Ng1 Ng8 1/2-1/2\n\n"
+    )
     var_text = _pgn("Crazyhouse", _repeat(SHUFFLE["Crazyhouse"], 3))
     alone = analyze_bytes(chess_text.encode(), editions=("lichess",), keep_facts=True)
-    mixed = analyze_bytes((var_text + chess_text + var_text).encode(), editions=("lichess",),
-                          keep_facts=True)
+    mixed = analyze_bytes((var_text + chess_text + var_text).encode(), editions=("lichess",), keep_facts=True)
     a = verdict_rows(alone)[0]
     m = verdict_rows(mixed)
     for k, v in a.items():
@@ -483,7 +535,7 @@ def test_chess_games_unaffected_and_mixed_blocks():
             assert m[1][k] == v, k
     assert m[0]["first_threefold_ply"] == 8 and m[2]["first_threefold_ply"] == 8
     off = mixed.facts["game_offsets"]
-    assert list(mixed.facts["key"][off[1]:off[2]]) == list(alone.facts["key"])
+    assert list(mixed.facts["key"][off[1] : off[2]]) == list(alone.facts["key"])
 
 
 @pytest.mark.parametrize("name", sorted(vg.CLASSES))
@@ -527,20 +579,30 @@ def test_per_ply_flags_match_python_chess(name):
             tk = board._transposition_key()
             window[tk] += 1
             exp = {
-                "check": board.is_check(), "checkmate": board.is_checkmate(),
-                "stalemate": board.is_stalemate(), "insufficient": board.is_insufficient_material(),
-                "has_move": any(board.generate_legal_moves()), "legal_ep": board.has_legal_en_passant(),
+                "check": board.is_check(),
+                "checkmate": board.is_checkmate(),
+                "stalemate": board.is_stalemate(),
+                "insufficient": board.is_insufficient_material(),
+                "has_move": any(board.generate_legal_moves()),
+                "legal_ep": board.has_legal_en_passant(),
                 "window_start": irreversible,
-                "variant_end": board.is_variant_end(), "win": board.is_variant_win(),
-                "loss": board.is_variant_loss(), "draw": board.is_variant_draw(),
+                "variant_end": board.is_variant_end(),
+                "win": board.is_variant_win(),
+                "loss": board.is_variant_loss(),
+                "draw": board.is_variant_draw(),
             }
             got = {
-                "check": bool(f & R.FLAG_CHECK), "checkmate": bool(f & R.FLAG_CHECKMATE),
-                "stalemate": bool(f & R.FLAG_STALEMATE), "insufficient": bool(f & R.FLAG_INSUFFICIENT),
-                "has_move": bool(f & R.FLAG_HAS_MOVE), "legal_ep": bool(f & R.FLAG_LEGAL_EP),
+                "check": bool(f & R.FLAG_CHECK),
+                "checkmate": bool(f & R.FLAG_CHECKMATE),
+                "stalemate": bool(f & R.FLAG_STALEMATE),
+                "insufficient": bool(f & R.FLAG_INSUFFICIENT),
+                "has_move": bool(f & R.FLAG_HAS_MOVE),
+                "legal_ep": bool(f & R.FLAG_LEGAL_EP),
                 "window_start": bool(f & R.FLAG_WINDOW_START),
-                "variant_end": bool(vf & VF_END), "win": bool(vf & VF_WIN),
-                "loss": bool(vf & VF_LOSS), "draw": bool(vf & VF_DRAW),
+                "variant_end": bool(vf & VF_END),
+                "win": bool(vf & VF_WIN),
+                "loss": bool(vf & VF_LOSS),
+                "draw": bool(vf & VF_DRAW),
             }
             assert got == exp, (name, g, p, board.fen(), {k: (exp[k], got[k]) for k in exp if exp[k] != got[k]})
             # Repetition count: occurrences of this key since the window start, same parity.
@@ -548,11 +610,10 @@ def test_per_ply_flags_match_python_chess(name):
             while ws > 0 and not (flags[a + ws] & R.FLAG_WINDOW_START):
                 ws -= 1
             k = keys[a + p]
-            count = int(np.sum(keys[a + ws:a + p + 1][::-1][::2] == k))
+            count = int(np.sum(keys[a + ws : a + p + 1][::-1][::2] == k))
             assert count == window[tk], (name, g, p)
         g += 1
     assert g == 40
-
 
 
 def test_dump_file_name_routes_untagged_games(tmp_path):

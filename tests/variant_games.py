@@ -4,6 +4,7 @@ Random legal play, biased towards undoing the side's previous move (back-and-for
 towards non-pawn, non-capture moves, so threefold/fivefold repetitions and long halfmove clocks
 occur; a few games get %clk comments and draw-offer comments. Deterministic for a seed.
 """
+
 from __future__ import annotations
 
 import random
@@ -32,8 +33,15 @@ def _chess960(rng: random.Random) -> chess.Board:
 GENERATORS = {**CLASSES, "chess960": _chess960}
 
 
-def generate_game(cls, rng: random.Random, max_plies: int = 220, shuffle: float = 0.55,
-                  quiet: float = 0.8, clocks: bool = False, index: int = 0) -> chess.pgn.Game:
+def generate_game(
+    cls,
+    rng: random.Random,
+    max_plies: int = 220,
+    shuffle: float = 0.55,
+    quiet: float = 0.8,
+    clocks: bool = False,
+    index: int = 0,
+) -> chess.pgn.Game:
     board = cls(rng) if cls is _chess960 else cls()
     game = chess.pgn.Game()
     game.setup(board)
@@ -67,7 +75,9 @@ def generate_game(cls, rng: random.Random, max_plies: int = 220, shuffle: float 
             t[side] = max(0.0, t[side] - rng.randrange(0, 7))
             node.set_clock(t[side])
         if rng.random() < 0.01:
-            node.comment = (node.comment + " " if node.comment else "") + ("White offers draw" if side == 0 else "Black offers draw")
+            node.comment = (node.comment + " " if node.comment else "") + (
+                "White offers draw" if side == 0 else "Black offers draw"
+            )
         board.push(pick)
     outcome = board.outcome()
     game.headers["Result"] = outcome.result() if outcome else rng.choice(["1-0", "0-1", "1/2-1/2"])
@@ -79,7 +89,6 @@ def generate_pgn(variant: str, n: int, seed: int = 0, **kw) -> str:
     cls = GENERATORS[variant]
     out = []
     for i in range(n):
-        g = generate_game(cls, rng, clocks=(i % 3 == 0), index=i,
-                          max_plies=rng.choice([40, 120, 220, 300]), **kw)
+        g = generate_game(cls, rng, clocks=(i % 3 == 0), index=i, max_plies=rng.choice([40, 120, 220, 300]), **kw)
         out.append(str(g))
     return "\n\n".join(out) + "\n"

@@ -1,4 +1,5 @@
 """What a scan is asked to do (Config) and one piece of its work (UnitSpec)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -35,11 +36,11 @@ def edition_params(editions) -> dict:
 @dataclass
 class Config:
     out: str
-    editions: list = field(default_factory=list)   # edition objects of any kinds (analyzer.kinds)
+    editions: list = field(default_factory=list)  # edition objects of any kinds (analyzer.kinds)
     block_size: int = 8 << 20
     max_game_bytes: int = 16 << 20
-    unit_text_bytes: int = UNIT_TEXT_BYTES               # sequential inputs
-    frame_unit_text_bytes: int = FRAME_UNIT_TEXT_BYTES   # pzstd inputs (frames grouped by size)
+    unit_text_bytes: int = UNIT_TEXT_BYTES  # sequential inputs
+    frame_unit_text_bytes: int = FRAME_UNIT_TEXT_BYTES  # pzstd inputs (frames grouped by size)
     frames_per_unit: int | None = None  # pzstd frames per unit; None: by compressed size
     storage_options: dict = field(default_factory=dict)  # fsspec options of URLs: {protocol or "*": {key: value}}
 
@@ -77,24 +78,25 @@ def unit_fingerprint(cfg: Config, editions) -> dict:
 class UnitSpec:
     """One independent piece of work. `payload` (the text) for sequentially read inputs, or a
     frame range of a pzstd file that the worker decodes itself."""
+
     source: str
     game_type: str
     index: int
     path: str
     editions: list = field(default_factory=list)  # the editions this unit is analyzed under
-    text_start: int | None = None          # global offset of the region (sequential inputs)
-    payload: list | None = None            # the text as its read pieces, in order (sequential inputs)
-    leading_fragment: bool = False         # starts inside a game larger than the limit (reported by the unit before)
-    trailing_fragment: bool = False        # ends inside a game larger than the limit: report it, do not analyze
-    frames: list | None = None             # [(offset, size), ...] of frames frame_base, frame_base+1, ...: the
-                                           # unit's own and a few after them (frame units; later ones are
-                                           # found by reading their headers)
+    text_start: int | None = None  # global offset of the region (sequential inputs)
+    payload: list | None = None  # the text as its read pieces, in order (sequential inputs)
+    leading_fragment: bool = False  # starts inside a game larger than the limit (reported by the unit before)
+    trailing_fragment: bool = False  # ends inside a game larger than the limit: report it, do not analyze
+    frames: list | None = None  # [(offset, size), ...] of frames frame_base, frame_base+1, ...: the
+    # unit's own and a few after them (frame units; later ones are
+    # found by reading their headers)
     first_frame: int = 0
     end_frame: int = 0
     frame_base: int = 0
-    input_size: int = -1                   # bytes of the whole input (-1: a stream): frame units, provenance
-    text_range: tuple | None = None        # (start, end) bytes of an uncompressed input: the worker reads
-                                           # its text itself (Dask, process pools) instead of a payload
-    damage: str | None = None              # the input was damaged at the end of this region
-    input_bytes: int = 0                   # input (compressed) bytes this unit stands for, for progress
-    options: dict = field(default_factory=dict)   # what the game kind reads of the source (InputInfo.options)
+    input_size: int = -1  # bytes of the whole input (-1: a stream): frame units, provenance
+    text_range: tuple | None = None  # (start, end) bytes of an uncompressed input: the worker reads
+    # its text itself (Dask, process pools) instead of a payload
+    damage: str | None = None  # the input was damaged at the end of this region
+    input_bytes: int = 0  # input (compressed) bytes this unit stands for, for progress
+    options: dict = field(default_factory=dict)  # what the game kind reads of the source (InputInfo.options)

@@ -5,6 +5,7 @@ on Linux) in forked worker processes that write their own parts (engine.forked).
 Every executor gets the units (a list, or the sequential reader's generator), a `reuse`
 function that returns the record of a unit finished by an earlier run (or None), and reports
 each finished unit to `progress`. It returns the records of this run and the failed units."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -29,15 +30,16 @@ Reuse = Callable[[UnitSpec], "dict | None"]
 class Job:
     """A source's units on their way through an executor, and what came back."""
 
-    def __init__(self, source: str, units: Iterable[UnitSpec], reuse: Reuse, ident: dict,
-                 frames: bool = False, plan=None):
+    def __init__(
+        self, source: str, units: Iterable[UnitSpec], reuse: Reuse, ident: dict, frames: bool = False, plan=None
+    ):
         self.source = source
         self.units = units
         self.reuse = reuse
         self.ident = ident
         self.frames = frames
         self.plan = plan
-        self.records: list[dict] = []      # of this run
+        self.records: list[dict] = []  # of this run
         self.failures: list[dict] = []
         self.n_units = 0
         self.running = 0
@@ -77,7 +79,7 @@ class PoolExecutor:
 
             self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="analyzer-unit")
         self.capacity = max(workers, 1) * 2
-        if self.client is not None:   # a cluster: as many units queued as it has threads, twice
+        if self.client is not None:  # a cluster: as many units queued as it has threads, twice
             try:
                 self.capacity = max(self.capacity, 2 * sum(self.client.nthreads().values()))
             except Exception:  # noqa: BLE001
@@ -111,8 +113,9 @@ class PoolExecutor:
             return wait(list(futures), return_when=FIRST_COMPLETED)[0]
         return set(futures)
 
-    def run_source(self, source: str, units: Iterable[UnitSpec], reuse: Reuse, cfg: Config,
-                   ident: dict, progress) -> tuple[list[dict], list[dict], int]:
+    def run_source(
+        self, source: str, units: Iterable[UnitSpec], reuse: Reuse, cfg: Config, ident: dict, progress
+    ) -> tuple[list[dict], list[dict], int]:
         job = Job(source, units, reuse, ident)
         self.run_sources([job], cfg, progress)
         return job.records, job.failures, job.n_units
@@ -122,7 +125,7 @@ class PoolExecutor:
         submitted while the last ones of the source before are still running, so the workers
         stay busy across sources. `on_done(job)` is called (in this thread) as soon as all of a
         job's units are analyzed without failure; it finalizes the source."""
-        pending: dict = {}   # future -> (job, spec)
+        pending: dict = {}  # future -> (job, spec)
         for job in jobs:
             job.finalizer = OrderedFinalizer(cfg.out, job.source)
 
@@ -209,8 +212,7 @@ def _dask_client(workers: int, scheduler: str | None):
             return Client(scheduler, timeout="10s")
         except (OSError, TimeoutError) as exc:
             raise RunError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
-    cluster = LocalCluster(n_workers=max(workers, 1), threads_per_worker=1, processes=True,
-                           dashboard_address=None)
+    cluster = LocalCluster(n_workers=max(workers, 1), threads_per_worker=1, processes=True, dashboard_address=None)
     return Client(cluster)
 
 
@@ -244,7 +246,8 @@ class LocalExecutor:
             if job.frames and isinstance(job.units, list) and job.units and forked.available(self.workers):
                 job.engine = "forked"
                 job.records, job.failures, job.n_units = forked.run_frame_units(
-                    job.units, job.reuse, cfg, self.workers, job.ident, progress)
+                    job.units, job.reuse, cfg, self.workers, job.ident, progress
+                )
                 if not job.failures and on_done is not None:
                     on_done(job)
             else:

@@ -11,6 +11,7 @@ indexes, records and those bases cross the pipes.
 Used by `executors.LocalExecutor` for pzstd inputs with several local workers on Linux, when the process
 has no other thread (forking a threaded process can leave locks held in the child).
 """
+
 from __future__ import annotations
 
 import os
@@ -30,8 +31,8 @@ class _Child:
     def __init__(self, pid: int, conn):
         self.pid = pid
         self.conn = conn
-        self.units: list[int] = []     # sent, not yet reported analyzed
-        self.held: set[int] = set()    # analyzed, tables held, no write order sent yet
+        self.units: list[int] = []  # sent, not yet reported analyzed
+        self.held: set[int] = set()  # analyzed, tables held, no write order sent yet
         self.writing: set[int] = set()  # write order sent, not yet acknowledged
 
 
@@ -62,7 +63,7 @@ def _child_main(conn, specs, cfg) -> None:
             else:
                 return
     except (EOFError, OSError, KeyboardInterrupt):
-        return   # the parent is gone or interrupted: it reruns whatever is not written
+        return  # the parent is gone or interrupted: it reruns whatever is not written
 
 
 def _die_with(parent: int) -> None:
@@ -73,10 +74,10 @@ def _die_with(parent: int) -> None:
         import ctypes
 
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, 9)   # PR_SET_PDEATHSIG, SIGKILL
+        libc.prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
     except (OSError, AttributeError):
         return
-    if os.getppid() != parent:   # the parent died before the request was made
+    if os.getppid() != parent:  # the parent died before the request was made
         os._exit(1)
 
 
@@ -99,7 +100,7 @@ def run_frame_units(specs: list, reuse, cfg, workers: int, ident: dict, progress
             parent_end, child_end = Pipe()
             parent = os.getpid()
             pid = os.fork()
-            if pid == 0:   # the child: never returns into the parent's code
+            if pid == 0:  # the child: never returns into the parent's code
                 code = 0
                 try:
                     _die_with(parent)
@@ -132,19 +133,19 @@ def run_frame_units(specs: list, reuse, cfg, workers: int, ident: dict, progress
 
 def _drive(children, todo, done, ident, progress, source, workers):
     queue = list(todo)
-    queue.reverse()                       # pop() gives the lowest index first
+    queue.reverse()  # pop() gives the lowest index first
     records: dict[int, dict] = dict(done)  # unit -> record (analyzed, this run or earlier)
     owner: dict[int, _Child] = {}
     this_run: list[dict] = []
     failures: list[dict] = []
-    numbering = Numbering()               # units before numbering.next_unit have their bases
-    broken = False                        # a unit failed: later units go to staging
-    window = 4 * workers                  # units analyzed ahead of the numbering, at most
+    numbering = Numbering()  # units before numbering.next_unit have their bases
+    broken = False  # a unit failed: later units go to staging
+    window = 4 * workers  # units analyzed ahead of the numbering, at most
 
     def send(c: _Child, msg: tuple) -> None:
         try:
             c.conn.send(msg)
-        except OSError:   # the child is gone: its end reads as EOF below, and its units fail
+        except OSError:  # the child is gone: its end reads as EOF below, and its units fail
             pass
 
     def dispatch(c: _Child) -> None:
@@ -217,7 +218,7 @@ def _drive(children, todo, done, ident, progress, source, workers):
                     else:
                         numbering.add(rec)
                     advance()
-            else:                                    # ("written", k, error)
+            else:  # ("written", k, error)
                 k, error = msg[1], msg[2]
                 c.writing.discard(k)
                 if error:
@@ -226,7 +227,8 @@ def _drive(children, todo, done, ident, progress, source, workers):
                     spill()
             for d in live.values():
                 dispatch(d)
-    if queue:      # every worker died: what was never sent failed too
-        failures += [{"source": source, "unit": k, "error": "not analyzed: no worker process left"}
-                     for k in reversed(queue)]
+    if queue:  # every worker died: what was never sent failed too
+        failures += [
+            {"source": source, "unit": k, "error": "not analyzed: no worker process left"} for k in reversed(queue)
+        ]
     return this_run, failures

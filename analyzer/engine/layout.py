@@ -18,6 +18,7 @@ polars read it) and cut to a safe length with a hash suffix; the `source` column
 files always holds the name itself. Temporary files are named `.analyzer-tmp-<pid>-<id>-<name>`
 and only ever created, and cleaned, in the folders above.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -27,7 +28,7 @@ import uuid
 
 from analyzer.engine.store import is_remote, open_store
 
-TABLES = ("games", "verdicts", "events")    # the order of a unit's parts everywhere
+TABLES = ("games", "verdicts", "events")  # the order of a unit's parts everywhere
 TEMP_PREFIX = ".analyzer-tmp-"
 _SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-+")
 _MAX_DIR_BYTES = 160
@@ -49,7 +50,7 @@ def source_dir(name: str) -> str:
     if len(text) > _MAX_DIR_BYTES:
         digest = hashlib.sha1(name.encode("utf-8", "surrogatepass")).hexdigest()[:12]
         cut = text[: _MAX_DIR_BYTES - 13]
-        pct = cut.rfind("%", len(cut) - 2)   # do not end inside a %XX escape
+        pct = cut.rfind("%", len(cut) - 2)  # do not end inside a %XX escape
         if pct >= 0:
             cut = cut[:pct]
         text = f"{cut}~{digest}"
@@ -84,13 +85,16 @@ def dataset_path(out: str) -> str:
 
 def source_folders(out: str, source: str) -> list[str]:
     d = source_dir(source)
-    return [os.path.join(out, "_manifest", d), os.path.join(out, "_staging", d),
-            *(os.path.join(out, t, f"source={d}") for t in TABLES)]
+    return [
+        os.path.join(out, "_manifest", d),
+        os.path.join(out, "_staging", d),
+        *(os.path.join(out, t, f"source={d}") for t in TABLES),
+    ]
 
 
 def rel(out: str, path: str) -> str:
     """`path` relative to OUT, with / separators (as records store part names)."""
-    return os.path.relpath(path, out).replace(os.sep, "/") if not is_remote(out) else path[len(out.rstrip("/")) + 1:]
+    return os.path.relpath(path, out).replace(os.sep, "/") if not is_remote(out) else path[len(out.rstrip("/")) + 1 :]
 
 
 def committed_parts(out: str, source: str, rec: dict) -> tuple[str, ...]:
@@ -182,7 +186,7 @@ def remove_source(out: str, source: str) -> None:
     and then its folders if they are empty. Nothing else is touched, links are not followed."""
     if is_remote(out):
         st = open_store(out)
-        st.delete(source_record_path(out, source))   # first: readers stop trusting its parts
+        st.delete(source_record_path(out, source))  # first: readers stop trusting its parts
         sweep_source(out, source, records=True)
         return
     for folder in source_folders(out, source):

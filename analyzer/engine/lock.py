@@ -2,6 +2,7 @@
 
 The kernel releases the lock when its holder dies, however it dies, so a lock left by a
 killed run is simply taken over; the file keeps the holder's pid for the message."""
+
 from __future__ import annotations
 
 import os
@@ -30,8 +31,10 @@ class OutLock:
                 os.close(fd)
             who = f"pid {holder[0]}" if holder else "another process"
             since = f", started {holder[1]}" if len(holder) > 1 else ""
-            raise LockHeld(f"{os.path.dirname(self.path) or '.'} is in use by another analyzer run "
-                           f"({who}{since}); wait for it to finish or use another --out") from None
+            raise LockHeld(
+                f"{os.path.dirname(self.path) or '.'} is in use by another analyzer run "
+                f"({who}{since}); wait for it to finish or use another --out"
+            ) from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()} {time.strftime('%Y-%m-%dT%H:%M:%S')}\n".encode(), 0)
         self.fd = fd
@@ -39,7 +42,7 @@ class OutLock:
 
     def release(self) -> None:
         if self.fd is not None:
-            os.close(self.fd)   # closing the descriptor releases the lock
+            os.close(self.fd)  # closing the descriptor releases the lock
             self.fd = None
 
     def __enter__(self) -> OutLock:

@@ -3,6 +3,7 @@ in the whole source once every unit before it is known. One routine (Numbering) 
 in-process engines (final parts written as units finish, in order), the forked engine
 (children write their own final parts when told their bases) and finalize_source (staging
 parts of the process and Dask engines, and leftovers of an interrupted run)."""
+
 from __future__ import annotations
 
 import os
@@ -71,8 +72,10 @@ def is_final(out: str, source: str, rec: dict, game_base: int, start: int) -> bo
 def write_final(out: str, source: str, rec: dict, parts: tuple, game_base: int, start: int) -> None:
     """Final parts (one per layout.TABLES) with global numbering, then the record saying so (in
     that order: a record marked finalized always has its parts)."""
-    names = tuple(write_table(_shift(table, game_base, start), path)
-                  for table, path in zip(parts, layout.final_paths(out, source, rec["unit"])))
+    names = tuple(
+        write_table(_shift(table, game_base, start), path)
+        for table, path in zip(parts, layout.final_paths(out, source, rec["unit"]))
+    )
     rec["finalized"] = [game_base, start]
     layout.name_parts(out, rec, names)
     write_json(rec, layout.unit_record_path(out, source, rec["unit"]))
@@ -80,8 +83,9 @@ def write_final(out: str, source: str, rec: dict, parts: tuple, game_base: int, 
 
 def stage_unit(out: str, source: str, rec: dict, parts: tuple) -> None:
     """A unit's parts in staging (local numbering), then its record: a rerun reuses them."""
-    names = tuple(write_table(table, path)
-                  for table, path in zip(parts, layout.staging_paths(out, source, rec["unit"])))
+    names = tuple(
+        write_table(table, path) for table, path in zip(parts, layout.staging_paths(out, source, rec["unit"]))
+    )
     rec.pop("finalized", None)
     layout.name_parts(out, rec, names)
     write_json(rec, layout.unit_record_path(out, source, rec["unit"]))
@@ -96,8 +100,8 @@ class OrderedFinalizer:
         self.out = out
         self.source = source
         self.numbering = Numbering()
-        self.failures: list[dict] = []   # units whose parts could not be written (drained by the caller)
-        self.broken = False              # after a failure, later units are only spilled
+        self.failures: list[dict] = []  # units whose parts could not be written (drained by the caller)
+        self.broken = False  # after a failure, later units are only spilled
 
     def fail(self) -> None:
         """A unit failed: the numbering after it is unknown for this run, so units from now on
@@ -117,8 +121,9 @@ class OrderedFinalizer:
             try:
                 write_final(self.out, self.source, r, held, game_base, start)
             except Exception as exc:  # noqa: BLE001 - e.g. disk full: a failed unit, the run goes on
-                self.failures.append({"source": self.source, "unit": r["unit"],
-                                      "error": f"{type(exc).__name__}: {exc}"})
+                self.failures.append(
+                    {"source": self.source, "unit": r["unit"], "error": f"{type(exc).__name__}: {exc}"}
+                )
                 self.fail()
                 return
 
@@ -149,9 +154,11 @@ def finalize_unit(out: str, source: str, rec: dict, game_base: int, start: int) 
     if not is_final(out, source, rec, game_base, start):
         st = open_store(out)
         if is_remote(out):
-            if rec.get("finalized"):   # its parts are numbered already: shifting again would be wrong
-                raise RuntimeError(f"{source} unit {rec['unit']}: final parts with other bases "
-                                   f"{rec['finalized']} than {[game_base, start]}; rerun with --force")
+            if rec.get("finalized"):  # its parts are numbered already: shifting again would be wrong
+                raise RuntimeError(
+                    f"{source} unit {rec['unit']}: final parts with other bases "
+                    f"{rec['finalized']} than {[game_base, start]}; rerun with --force"
+                )
             paths = layout.committed_parts(out, source, rec)
         else:
             paths = layout.staging_paths(out, source, rec["unit"])
@@ -180,7 +187,7 @@ def finalize_source(out: str, source: str, n_units: int, run_all=None) -> dict:
 
         opts = remote.current_options()
         for rec in run_all(_finalize_unit_with, [(opts, out, source, rec, base, start) for rec, base, start in todo]):
-            updated[rec["unit"]] = rec      # (run elsewhere: the record as written there)
+            updated[rec["unit"]] = rec  # (run elsewhere: the record as written there)
     else:
         for rec, base, start in todo:
             finalize_unit(out, source, rec, base, start)
@@ -222,6 +229,10 @@ def _remove_stale_parts(out: str, source: str, n_units: int) -> None:
         if not os.path.isdir(folder):
             continue
         for name in os.listdir(folder):
-            if (name.startswith("part-") and name.endswith(".parquet") and name[5:11].isdigit()
-                    and int(name[5:11]) >= n_units):
+            if (
+                name.startswith("part-")
+                and name.endswith(".parquet")
+                and name[5:11].isdigit()
+                and int(name[5:11]) >= n_units
+            ):
                 os.remove(os.path.join(folder, name))

@@ -4,6 +4,7 @@ SIGTERM, kill -9) never leaves a partial file under a final name.
 On an object store (OUT is a URL: engine.store.ObjectStore) there is no rename: a part is
 written once, whole, under a name of its own (`write_table` returns it) and is committed by the
 record that names it; a JSON record is one PUT, which object stores apply whole or not at all."""
+
 from __future__ import annotations
 
 import json

@@ -1,5 +1,6 @@
 """Planning work units: pzstd frame ranges are known up front; other inputs are read once, in
 order, and cut into units at game starts while reading."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -39,11 +40,23 @@ FRAMES_AFTER = 2
 
 def plan_frame_units(info: sources.InputInfo, frames: list, cfg: Config, editions: list) -> list[UnitSpec]:
     pairs = [(f.offset, f.size) for f in frames]
-    return [UnitSpec(info.name, info.game_type, k, info.path, editions=list(editions),
-                     frames=pairs[first:end + FRAMES_AFTER], frame_base=first, input_size=info.size,
-                     first_frame=first, end_frame=end, input_bytes=sum(12 + s for _, s in pairs[first:end]),
-                     options=info.options())
-            for k, (first, end) in enumerate(frame_groups([f.size for f in frames], cfg))]
+    return [
+        UnitSpec(
+            info.name,
+            info.game_type,
+            k,
+            info.path,
+            editions=list(editions),
+            frames=pairs[first : end + FRAMES_AFTER],
+            frame_base=first,
+            input_size=info.size,
+            first_frame=first,
+            end_frame=end,
+            input_bytes=sum(12 + s for _, s in pairs[first:end]),
+            options=info.options(),
+        )
+        for k, (first, end) in enumerate(frame_groups([f.size for f in frames], cfg))
+    ]
 
 
 def _read_some(stream, n: int):
@@ -71,7 +84,7 @@ def split_pieces(pieces: list, s: int) -> tuple[list, list]:
         if base + len(piece) >= s:
             cut = s - base
             head = pieces[:i] + ([piece[:cut]] if cut else [])
-            tail = ([piece[cut:]] if cut < len(piece) else []) + pieces[i + 1:]
+            tail = ([piece[cut:]] if cut < len(piece) else []) + pieces[i + 1 :]
             return head, tail
         base += len(piece)
     return pieces, []
@@ -88,10 +101,10 @@ class GameStarts:
 
     def __init__(self, draughts: bool):
         self.draughts = draughts
-        self.tail = bytearray()   # text from `base` on
-        self.base = 0             # offset of tail[0]: a game start (or the start of the text)
+        self.tail = bytearray()  # text from `base` on
+        self.base = 0  # offset of tail[0]: a game start (or the start of the text)
         self.skipper: Skipper | None = None
-        self._starts = np.empty(0, np.int64)   # find_games output buffer, grown as needed
+        self._starts = np.empty(0, np.int64)  # find_games output buffer, grown as needed
 
     def skip_from(self, at: int) -> None:
         """The reader cut an oversized game at `at`: find the next start as the unit after
@@ -108,7 +121,7 @@ class GameStarts:
             s = self.skipper.feed(piece)
             if s < 0:
                 return _NO_STARTS
-            piece = self.skipper.text[s - self.skipper.base:]
+            piece = self.skipper.text[s - self.skipper.base :]
             self.base += s
             self.skipper = None
             found.append(np.array([self.base], np.int64))
@@ -117,7 +130,7 @@ class GameStarts:
         buf.flags.writeable = False  # the kernel is compiled for read-only text (one signature)
         try:
             need = len(buf) // 2 + 2
-            if len(self._starts) < need:   # reused: fresh memory costs a page fault per 4 KiB
+            if len(self._starts) < need:  # reused: fresh memory costs a page fault per 4 KiB
                 self._starts = np.empty(max(need, 2 * len(self._starts)), np.int64)
             ng, consumed = _scan.find_games(buf, len(buf), False, self.draughts, self._starts)
         finally:
@@ -125,7 +138,7 @@ class GameStarts:
         if ng > 1:
             found.append(self._starts[1:ng] + self.base)
         if consumed > 0:
-            found.append(np.array([self.base + consumed], np.int64))   # the game in progress starts there
+            found.append(np.array([self.base + consumed], np.int64))  # the game in progress starts there
             del self.tail[:consumed]
             self.base += int(consumed)
         return np.concatenate(found) if found else _NO_STARTS
@@ -149,21 +162,23 @@ def iter_sequential_units(info: sources.InputInfo, cfg: Config, editions: list, 
     their text, and the worker reads it; compressed inputs must still be decoded here."""
     ranged = describe and info.compression == "none" and info.seekable
     k = 0
-    base = 0                 # offset of pieces[0] in the whole text
+    base = 0  # offset of pieces[0] in the whole text
     pieces: list = []
     size = 0
     damage = None
     leading_fragment = False
     scanner = GameStarts(draughts=kinds.get(info.game_type).draughts_markers)
-    known = _NO_STARTS       # game starts after base, ascending
+    known = _NO_STARTS  # game starts after base, ascending
     stream = sources.open_stream(info.path, info.compression, info.size)
-    counted = 0              # input bytes accounted to units so far
+    counted = 0  # input bytes accounted to units so far
     try:
         while True:
             chunk, exc = _read_some(stream, min(READ_CHUNK, cfg.unit_text_bytes))
             if exc is not None:
-                damage = (f"the compressed input is damaged or truncated after {base + size + len(chunk)} "
-                          f"bytes of text ({type(exc).__name__}: {exc})")
+                damage = (
+                    f"the compressed input is damaged or truncated after {base + size + len(chunk)} "
+                    f"bytes of text ({type(exc).__name__}: {exc})"
+                )
             if not chunk:
                 break
             pieces.append(chunk)
@@ -177,20 +192,30 @@ def iter_sequential_units(info: sources.InputInfo, cfg: Config, editions: list, 
                 if forced:
                     if size < cfg.unit_text_bytes + cfg.max_game_bytes:
                         break
-                    cut = base + cfg.unit_text_bytes   # inside a game larger than the limit
+                    cut = base + cfg.unit_text_bytes  # inside a game larger than the limit
                 payload, pieces = split_pieces(pieces, cut - base)
                 size -= cut - base
                 now = stream.input_count()
-                yield UnitSpec(info.name, info.game_type, k, info.path, editions=list(editions),
-                               text_start=base, payload=None if ranged else payload,
-                               text_range=(base, cut) if ranged else None, leading_fragment=leading_fragment,
-                               trailing_fragment=forced, input_bytes=now - counted, input_size=info.size,
-                               options=info.options())
+                yield UnitSpec(
+                    info.name,
+                    info.game_type,
+                    k,
+                    info.path,
+                    editions=list(editions),
+                    text_start=base,
+                    payload=None if ranged else payload,
+                    text_range=(base, cut) if ranged else None,
+                    leading_fragment=leading_fragment,
+                    trailing_fragment=forced,
+                    input_bytes=now - counted,
+                    input_size=info.size,
+                    options=info.options(),
+                )
                 counted = now
                 leading_fragment = forced
                 base = cut
                 k += 1
-                known = known[np.searchsorted(known, base, side="right"):]
+                known = known[np.searchsorted(known, base, side="right") :]
                 if forced:
                     scanner.skip_from(cut)
                     new = scanner.feed(b"".join(pieces))
@@ -204,7 +229,18 @@ def iter_sequential_units(info: sources.InputInfo, cfg: Config, editions: list, 
         except Exception:  # noqa: BLE001
             pass
     end = base + sum(len(p) for p in pieces)
-    yield UnitSpec(info.name, info.game_type, k, info.path, editions=list(editions), text_start=base,
-                   payload=None if ranged else pieces, text_range=(base, end) if ranged else None,
-                   leading_fragment=leading_fragment, damage=damage, input_bytes=counted,
-                   input_size=info.size, options=info.options())
+    yield UnitSpec(
+        info.name,
+        info.game_type,
+        k,
+        info.path,
+        editions=list(editions),
+        text_start=base,
+        payload=None if ranged else pieces,
+        text_range=(base, end) if ranged else None,
+        leading_fragment=leading_fragment,
+        damage=damage,
+        input_bytes=counted,
+        input_size=info.size,
+        options=info.options(),
+    )

@@ -2,6 +2,7 @@
 a live bar on a terminal (tqdm), plain timestamped log lines otherwise (`logging`, logger
 "analyzer"), or nothing. Work reused from an earlier run is counted apart: rates and the ETA
 are about this run's work only."""
+
 from __future__ import annotations
 
 import logging
@@ -35,17 +36,16 @@ def _eta(seconds: float | None) -> str:
 class Progress:
     """mode: "bar" (a terminal), "log" (lines every `interval` seconds) or "none"."""
 
-    def __init__(self, mode: str = "log", interval: float = 10.0, total_bytes: int | None = None,
-                 stream=None):
+    def __init__(self, mode: str = "log", interval: float = 10.0, total_bytes: int | None = None, stream=None):
         self.mode = mode if interval > 0 or mode == "bar" else "none"
         self.interval = interval
-        self.total_bytes = total_bytes      # compressed input bytes of the sources to analyze (None: unknown)
+        self.total_bytes = total_bytes  # compressed input bytes of the sources to analyze (None: unknown)
         self.stream = stream
         self.t0 = time.time()
         self.lock = threading.Lock()
-        self.games = 0                      # analyzed by this run
+        self.games = 0  # analyzed by this run
         self.text_bytes = 0
-        self.input_bytes = 0                # compressed bytes analyzed by this run
+        self.input_bytes = 0  # compressed bytes analyzed by this run
         self.units_done = 0
         self.units_planned = 0
         self.reused_units = 0
@@ -59,9 +59,17 @@ class Progress:
         if self.mode == "bar":
             from tqdm import tqdm
 
-            self._bar = tqdm(total=total_bytes, unit="B", unit_scale=True, unit_divisor=1024,
-                             file=stream, leave=True, smoothing=0.1, **_width(stream),
-                             bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} {rate_fmt} ETA {remaining}{postfix}")
+            self._bar = tqdm(
+                total=total_bytes,
+                unit="B",
+                unit_scale=True,
+                unit_divisor=1024,
+                file=stream,
+                leave=True,
+                smoothing=0.1,
+                **_width(stream),
+                bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} {rate_fmt} ETA {remaining}{postfix}",
+            )
         if self.mode != "none":
             self._thread = threading.Thread(target=self._tick, name="analyzer-progress", daemon=True)
             self._thread.start()
@@ -123,7 +131,7 @@ class Progress:
                     self._bar.refresh()
             else:
                 line = self.line()
-                if line != self._last_line:     # nothing new since the last line: no repeat
+                if line != self._last_line:  # nothing new since the last line: no repeat
                     log.info(line)
                     self._last_line = line
 
@@ -131,15 +139,23 @@ class Progress:
         """One progress line: what this run did so far, and what it reused."""
         with self.lock:
             dt = max(time.time() - self.t0, 1e-9)
-            parts = [f"elapsed {_eta(dt)}", f"units {self.units_done + self.reused_units}/{self.units_planned}",
-                     f"games {self.games:,} ({self.games / dt:,.0f}/s)", f"text {self.text_bytes / 1e6:,.1f} MB"]
+            parts = [
+                f"elapsed {_eta(dt)}",
+                f"units {self.units_done + self.reused_units}/{self.units_planned}",
+                f"games {self.games:,} ({self.games / dt:,.0f}/s)",
+                f"text {self.text_bytes / 1e6:,.1f} MB",
+            ]
             if self.total_bytes:
                 todo = max(self.total_bytes - self.reused_bytes, 1)
                 frac = min(self.input_bytes / todo, 1.0)
                 rate = self.input_bytes / dt
                 eta = (todo - self.input_bytes) / rate if rate > 0 else None
-                parts.append(f"{100 * (frac * todo + self.reused_bytes) / self.total_bytes:.0f}% of input, ETA {_eta(eta)}")
+                parts.append(
+                    f"{100 * (frac * todo + self.reused_bytes) / self.total_bytes:.0f}% of input, ETA {_eta(eta)}"
+                )
             if self.reused_units or self.skipped_sources:
-                parts.append(f"reused {self.reused_units} units / {self.reused_games:,} games, "
-                             f"{self.skipped_sources} sources skipped as complete")
+                parts.append(
+                    f"reused {self.reused_units} units / {self.reused_games:,} games, "
+                    f"{self.skipped_sources} sources skipped as complete"
+                )
             return " | ".join(parts)

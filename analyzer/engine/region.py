@@ -3,6 +3,7 @@
 Memory stays bounded whatever the input: a block is at most `block_size` plus one game, and a
 game larger than `max_game_bytes` is reported (status game_too_large) and skipped, not buffered.
 """
+
 from __future__ import annotations
 
 import re
@@ -27,10 +28,12 @@ _TAG = rb"[ \t]*\[[A-Za-z0-9_]+[ \t]*\""
 _MARKER = rb"(?<=[ \t\r\n])(?:1-0|0-1|1/2-1/2|2-0|0-2|1-1|\*)[ \t]*"
 _STRONG = re.compile(
     rb"(?:" + _EOL + rb"[ \t]*" + _EOL + rb"(" + _TAG + rb")"
-    rb"|" + _MARKER + _EOL + rb"(?:[ \t]*" + _EOL + rb")*(" + _TAG + rb"|[ \t]*1\.))")
+    rb"|" + _MARKER + _EOL + rb"(?:[ \t]*" + _EOL + rb")*(" + _TAG + rb"|[ \t]*1\.))"
+)
 # After a game larger than the limit, the sequential reader's own rule ends it: any tag line.
 _NEXT_AFTER_OVERSIZED = re.compile(
-    _EOL + rb"(" + _TAG + rb")|" + _MARKER + _EOL + rb"(?:[ \t]*" + _EOL + rb")*([ \t]*1\.)")
+    _EOL + rb"(" + _TAG + rb")|" + _MARKER + _EOL + rb"(?:[ \t]*" + _EOL + rb")*([ \t]*1\.)"
+)
 # The tag section of a game (and blank, % and ; lines): an oversized game's own tag lines do
 # not end it.
 _TAG_SECTION = re.compile(rb"(?:[ \t]*(?:[\[%;][^\r\n]*)?" + _EOL + rb")*")
@@ -68,7 +71,7 @@ class Skipper:
     def __init__(self, after_oversized: bool, search_from: int = 0):
         self.after_oversized = after_oversized
         self.text = bytearray()
-        self.base = 0               # offset of text[0] from the point the skip began
+        self.base = 0  # offset of text[0] from the point the skip began
         self.search_from = search_from
 
     def feed(self, piece) -> int:
@@ -79,7 +82,7 @@ class Skipper:
             return self.base + s
         drop = max(0, len(self.text) - _SKIP_LOOKBACK)
         if drop:
-            drop -= 1               # keep one byte: it precedes what the search may meet
+            drop -= 1  # keep one byte: it precedes what the search may meet
             del self.text[:drop]
             self.base += drop
             self.search_from = 1
@@ -93,14 +96,23 @@ class RegionStats:
     damage: list = field(default_factory=list)
 
 
-BlockSink = Callable[..., None]    # (games, verdicts, events) of a block
+BlockSink = Callable[..., None]  # (games, verdicts, events) of a block
 
 
 class RegionAnalyzer:
     """Feed decompressed chunks with `feed`, then `finish`; tables go to `sink` per block."""
 
-    def __init__(self, *, game_type: str, source: str, editions: list, sink: BlockSink,
-                 block_size: int = 8 << 20, max_game_bytes: int = 16 << 20, options: dict | None = None):
+    def __init__(
+        self,
+        *,
+        game_type: str,
+        source: str,
+        editions: list,
+        sink: BlockSink,
+        block_size: int = 8 << 20,
+        max_game_bytes: int = 16 << 20,
+        options: dict | None = None,
+    ):
         self.game_type = game_type
         self.draughts_markers = kinds.get(game_type).draughts_markers
         self.source = source
@@ -110,10 +122,10 @@ class RegionAnalyzer:
         self.block_size = block_size
         self.max_game_bytes = max_game_bytes
         self.pending = bytearray()
-        self.offset = 0          # region offset of pending[0]
-        self.skipper: Skipper | None = None   # set while skipping to the next game start
-        self.skip_origin = 0     # region offset where the skip began
-        self.end_offset = None   # the region ends at the first strong start at or after this
+        self.offset = 0  # region offset of pending[0]
+        self.skipper: Skipper | None = None  # set while skipping to the next game start
+        self.skip_origin = 0  # region offset where the skip began
+        self.end_offset = None  # the region ends at the first strong start at or after this
         self.done = False
         self.stats = RegionStats()
 
@@ -151,7 +163,7 @@ class RegionAnalyzer:
             s = self.skipper.feed(chunk)
             if s < 0:
                 return
-            rest = self.skipper.text[s - self.skipper.base:]
+            rest = self.skipper.text[s - self.skipper.base :]
             self.offset = self.skip_origin + s
             self.skipper = None
             self.pending = bytearray(rest)
@@ -168,11 +180,12 @@ class RegionAnalyzer:
                 # either. End here and say so; the text after the boundary is skipped.
                 self.stats.damage.append(
                     f"no game start found within {self.max_game_bytes} bytes after the end of this unit "
-                    f"(text offset {self.end_offset}); games there may be lost")
+                    f"(text offset {self.end_offset}); games there may be lost"
+                )
                 del self.pending[b:]
                 self.done = True
             else:
-                return   # hold the text from the boundary on until the strong start is found
+                return  # hold the text from the boundary on until the strong start is found
         while len(self.pending) >= self.block_size and not self.skipping:
             if not self._process(final=False):
                 break
@@ -220,20 +233,28 @@ class RegionAnalyzer:
             pass
         parts = []
         for g in range(len(starts)):
-            s, e = starts[g:g + 1], ends[g:g + 1]
+            s, e = starts[g : g + 1], ends[g : g + 1]
             ex = {0: extra[g]} if g in extra else {}
             try:
                 parts.append(self._analyze_block(buf, s, e, ex, self.stats.games + g))
             except Exception as exc:  # noqa: BLE001
-                msg = (f"internal error while analyzing this game ({type(exc).__name__}: {exc}); "
-                       "not analyzed")
+                msg = f"internal error while analyzing this game ({type(exc).__name__}: {exc}); not analyzed"
                 parts.append(self._analyze_block(buf, s, e, {0: ("internal_error", msg)}, self.stats.games + g))
         return tuple(pa.concat_tables([p[t] for p in parts]) for t in range(3))
 
     def _analyze_block(self, buf: np.ndarray, starts, ends, extra: dict, first_index: int) -> tuple:
-        res = analyze_block(self.game_type, buf, starts, ends, source=self.source, first_game_index=first_index,
-                            base_offset=self.offset, editions=self.editions, extra_status=extra,
-                            options=self.options)
+        res = analyze_block(
+            self.game_type,
+            buf,
+            starts,
+            ends,
+            source=self.source,
+            first_game_index=first_index,
+            base_offset=self.offset,
+            editions=self.editions,
+            extra_status=extra,
+            options=self.options,
+        )
         return res.games, res.verdicts, res.events
 
     def _process(self, final: bool, truncated_reason: str | None = None) -> bool:
@@ -252,8 +273,11 @@ class RegionAnalyzer:
         extra = {}
         sizes = ends - starts
         for g in np.nonzero(sizes > self.max_game_bytes)[0]:
-            extra[int(g)] = ("game_too_large", f"game of {int(sizes[g])} bytes is above the "
-                             f"maximum game size ({self.max_game_bytes} bytes); not analyzed")
+            extra[int(g)] = (
+                "game_too_large",
+                f"game of {int(sizes[g])} bytes is above the "
+                f"maximum game size ({self.max_game_bytes} bytes); not analyzed",
+            )
         if final and truncated_reason and n:
             extra[n - 1] = ("truncated", f"the input ends inside this game: {truncated_reason}")
             self.stats.damage.append(truncated_reason)
@@ -281,8 +305,10 @@ class RegionAnalyzer:
     def _report_oversized(self, head: np.ndarray) -> None:
         starts = np.array([0], np.int64)
         ends = np.array([len(head)], np.int64)
-        msg = (f"game larger than the maximum game size ({self.max_game_bytes} bytes); "
-               "not analyzed, skipped to the next game")
+        msg = (
+            f"game larger than the maximum game size ({self.max_game_bytes} bytes); "
+            "not analyzed, skipped to the next game"
+        )
         games, verdicts, events = self._analyze(head, starts, ends, {0: ("game_too_large", msg)})
         self.sink(games, verdicts, events.slice(0, 0))
         self.stats.games += 1

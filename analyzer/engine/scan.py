@@ -8,6 +8,7 @@ editions, the source is recomputed with the editions it had plus the new ones; a
 (size, mtime or the hash of its first and last MiB) is recomputed; a source name that belongs
 to another input in OUT, or an edition id with other parameters, is refused (exit 2) unless
 --force, which recomputes the source with exactly the editions asked for."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -37,11 +38,11 @@ log = logging.getLogger("analyzer")
 @dataclasses.dataclass
 class SourcePlan:
     info: sources.InputInfo
-    action: str            # "run" | "skip"
-    editions: list         # editions to analyze (run) or held (skip)
-    note: str = ""         # why (for the log and the summary)
+    action: str  # "run" | "skip"
+    editions: list  # editions to analyze (run) or held (skip)
+    note: str = ""  # why (for the log and the summary)
     previous: dict | None = None
-    clear: bool = False    # remove what OUT holds of the source first (else: resume its units)
+    clear: bool = False  # remove what OUT holds of the source first (else: resume its units)
 
 
 def _check_out_dir(out: str) -> None:
@@ -113,13 +114,19 @@ def plan_sources(infos: list[sources.InputInfo], cfg: Config, force: bool) -> li
             problems.append(
                 f"source {info.name!r} in {cfg.out} holds the results of "
                 f"{prev_ident.get('path', '?')!r}; {info.path!r} would replace them: name this input "
-                f"with --source-name, or --force to replace")
+                f"with --source-name, or --force to replace"
+            )
             continue
-        clash = [eid for eid, p in edition_params(requested).items()
-                 if eid in prev.get("edition_params", {}) and prev["edition_params"][eid] != p]
+        clash = [
+            eid
+            for eid, p in edition_params(requested).items()
+            if eid in prev.get("edition_params", {}) and prev["edition_params"][eid] != p
+        ]
         if clash:
-            problems.append(f"source {info.name!r} in {cfg.out} was analyzed under edition(s) {clash} "
-                            f"with other parameters: give the new ones other ids, or --force to replace")
+            problems.append(
+                f"source {info.name!r} in {cfg.out} was analyzed under edition(s) {clash} "
+                f"with other parameters: give the new ones other ids, or --force to replace"
+            )
             continue
         editions, added = _union_editions(info.game_type, prev, requested)
         if prev_ident != ident:
@@ -127,8 +134,9 @@ def plan_sources(infos: list[sources.InputInfo], cfg: Config, force: bool) -> li
         elif prev.get("settings") != cfg.settings():
             plans.append(SourcePlan(info, "run", editions, "settings changed since the last run", prev, True))
         elif added:
-            plans.append(SourcePlan(info, "run", editions,
-                                    f"adding edition(s) {added} to {prev.get('editions')}", prev, True))
+            plans.append(
+                SourcePlan(info, "run", editions, f"adding edition(s) {added} to {prev.get('editions')}", prev, True)
+            )
         else:
             plans.append(SourcePlan(info, "skip", editions, "complete", prev))
     if problems:
@@ -154,13 +162,24 @@ def _reuse_fn(out: str, cfg: Config, ident: dict, seekable: bool):
         if staged or (final and rec.get("finalized")):
             return rec
         return None
+
     return reuse
 
 
-def run_scan(inputs: list[str], cfg: Config, *, workers: int = 1, engine: str = "local",
-             scheduler: str | None = None, force: bool = False, progress_interval: float = 10.0,
-             progress_mode: str = "log", source_names: list[str] | None = None,
-             log_stream=None, prepare=None) -> tuple[dict, int]:
+def run_scan(
+    inputs: list[str],
+    cfg: Config,
+    *,
+    workers: int = 1,
+    engine: str = "local",
+    scheduler: str | None = None,
+    force: bool = False,
+    progress_interval: float = 10.0,
+    progress_mode: str = "log",
+    source_names: list[str] | None = None,
+    log_stream=None,
+    prepare=None,
+) -> tuple[dict, int]:
     """Run the batch job; returns (summary, exit_code). Raises RunError, LockHeld or
     sources.InputError for problems the user must fix (exit 2). `prepare`, if given, is called
     with the set of game kinds the run analyzes, before any unit runs (the command line
@@ -188,8 +207,9 @@ def run_scan(inputs: list[str], cfg: Config, *, workers: int = 1, engine: str = 
         plans = plan_sources(infos, cfg, force)
         if prepare is not None:
             prepare({p.info.game_type for p in plans if p.action == "run"})
-        summary, code = _run(plans, cfg, workers, engine, scheduler, progress_interval, progress_mode,
-                             log_stream, t0, lock)
+        summary, code = _run(
+            plans, cfg, workers, engine, scheduler, progress_interval, progress_mode, log_stream, t0, lock
+        )
         return summary, code
     finally:
         lock.release()
@@ -233,7 +253,7 @@ def _inspect_all(inputs: list[str], source_names: list[str] | None) -> list:
         return list(pool.map(sources.inspect, inputs, names))
 
 
-WALK_THREADS = 32   # a walk waits on one small read at a time: many at once cost little
+WALK_THREADS = 32  # a walk waits on one small read at a time: many at once cost little
 
 
 def _frame_indexes(plans) -> dict:
@@ -247,8 +267,13 @@ def _frame_indexes(plans) -> dict:
         t = time.time()
         frames = sources.pzstd_frames(info.path, info.size, stats)
         if info.url:
-            log.info("%s: frame index by %d ranged read(s) in %.2f s (%s frames)", info.name,
-                     stats.get("reads", 0), time.time() - t, len(frames) if frames else "no pzstd")
+            log.info(
+                "%s: frame index by %d ranged read(s) in %.2f s (%s frames)",
+                info.name,
+                stats.get("reads", 0),
+                time.time() - t,
+                len(frames) if frames else "no pzstd",
+            )
         return frames
 
     urls = [i for i in todo if i.url]
@@ -280,8 +305,13 @@ def _run(plans, cfg, workers, engine, scheduler, progress_interval, progress_mod
                 log.info("%s: %s", info.name, plan.note)
             if plan.action == "skip":
                 progress.source_skipped()
-                outcomes[i] = {"plan": plan, "records": plan.previous["units"], "engine": None,
-                               "games": plan.previous.get("games"), "rows": plan.previous.get("rows")}
+                outcomes[i] = {
+                    "plan": plan,
+                    "records": plan.previous["units"],
+                    "engine": None,
+                    "games": plan.previous.get("games"),
+                    "rows": plan.previous.get("rows"),
+                }
                 continue
             if plan.clear:
                 layout.remove_source(cfg.out, info.name)
@@ -300,13 +330,22 @@ def _run(plans, cfg, workers, engine, scheduler, progress_interval, progress_mod
         def source_done(job) -> None:
             info, plan = job.plan.info, job.plan
             fin = finalize_source(cfg.out, info.name, job.n_units, run_all=executor.run_all)
-            recs = fin.get("records") or [read_json(layout.unit_record_path(cfg.out, info.name, k))
-                                          for k in range(job.n_units)]
+            recs = fin.get("records") or [
+                read_json(layout.unit_record_path(cfg.out, info.name, k)) for k in range(job.n_units)
+            ]
             outcomes[job.index].update(records=recs, games=fin["games"], rows=fin["rows"], engine=job.engine)
-            write_json({"input": job.ident, "settings": cfg.settings(), "editions": edition_ids(plan.editions),
-                        "edition_params": edition_params(plan.editions), "units": recs,
-                        "games": fin["games"], "rows": fin["rows"]},
-                       layout.source_record_path(cfg.out, info.name))
+            write_json(
+                {
+                    "input": job.ident,
+                    "settings": cfg.settings(),
+                    "editions": edition_ids(plan.editions),
+                    "edition_params": edition_params(plan.editions),
+                    "units": recs,
+                    "games": fin["games"],
+                    "rows": fin["rows"],
+                },
+                layout.source_record_path(cfg.out, info.name),
+            )
 
         executor.run_sources(jobs, cfg, progress, on_done=source_done)
         for job in jobs:

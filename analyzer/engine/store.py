@@ -14,6 +14,7 @@ written, read, listed and removed. Two implementations:
 
 `open_store(out)` picks the implementation: a URL -> ObjectStore, anything else -> LocalStore.
 """
+
 from __future__ import annotations
 
 import io
@@ -170,9 +171,11 @@ class ObjectStore:
 
     def num_rows(self, path: str) -> int:
         """From the Parquet footer only (a ranged read of the object's end)."""
+
         def footer() -> int:
             with self.fs.open(path, "rb", block_size=1 << 16, cache_type="readahead") as fh:
                 return pq.read_metadata(fh).num_rows
+
         return remote.with_retries(f"footer of {path}", footer)
 
     def lock(self):
@@ -239,9 +242,17 @@ class LeaseLock:
 
     def _body(self) -> bytes:
         pid = os.getpid()
-        return json.dumps({"host": socket.gethostname(), "pid": pid, "pid_start": _proc_start(pid),
-                           "token": self.token, "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                           "expires": time.time() + self.ttl, "ttl": self.ttl}).encode()
+        return json.dumps(
+            {
+                "host": socket.gethostname(),
+                "pid": pid,
+                "pid_start": _proc_start(pid),
+                "token": self.token,
+                "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                "expires": time.time() + self.ttl,
+                "ttl": self.ttl,
+            }
+        ).encode()
 
     def _read(self) -> tuple[dict | None, str | None]:
         try:
@@ -278,8 +289,11 @@ class LeaseLock:
             return self._create_unconditionally()
 
     def _create_unconditionally(self) -> bool:
-        log.warning("%s: this store has no conditional writes; the lease is taken by write and "
-                    "read-back, which cannot rule out two runs starting at the same instant", self.store.root)
+        log.warning(
+            "%s: this store has no conditional writes; the lease is taken by write and "
+            "read-back, which cannot rule out two runs starting at the same instant",
+            self.store.root,
+        )
         cur, _ = self._read()
         if cur:
             return False
@@ -303,10 +317,12 @@ class LeaseLock:
 
         if not self._create():
             cur, etag = self._read()
-            if cur is None:          # released between our create and our read
+            if cur is None:  # released between our create and our read
                 if not self._create():
-                    raise LockHeld(f"{self.store.root} is in use by another analyzer run (it just started); "
-                                   f"wait for it to finish or use another --out")
+                    raise LockHeld(
+                        f"{self.store.root} is in use by another analyzer run (it just started); "
+                        f"wait for it to finish or use another --out"
+                    )
             else:
                 expired = time.time() > float(cur.get("expires", 0) or 0)
                 dead = not _alive(cur)
@@ -316,9 +332,13 @@ class LeaseLock:
                         f"{self.store.root} is in use by another analyzer run (host {cur.get('host', '?')}, "
                         f"pid {cur.get('pid', '?')}, started {cur.get('started', '?')}; its lease "
                         f"{f'expires in {left:.0f} s' if left > 0 else 'has just been taken over'}); wait "
-                        f"for it to finish, or for the lease to expire if that run is dead, or use another --out")
-                log.info("%s: took over the lease of a run that %s", self.store.root,
-                         "is no longer running" if dead else "stopped renewing it")
+                        f"for it to finish, or for the lease to expire if that run is dead, or use another --out"
+                    )
+                log.info(
+                    "%s: took over the lease of a run that %s",
+                    self.store.root,
+                    "is no longer running" if dead else "stopped renewing it",
+                )
         self._thread = threading.Thread(target=self._renew, name="analyzer-lease", daemon=True)
         self._thread.start()
         return self
@@ -328,8 +348,10 @@ class LeaseLock:
             try:
                 cur, etag = self._read()
                 if not cur or cur.get("token") != self.token:
-                    self.lost = (f"the lease on {self.store.root} was taken over by another run at "
-                                 f"{time.strftime('%H:%M:%S')} (this run stalled for longer than {self.ttl:.0f} s)")
+                    self.lost = (
+                        f"the lease on {self.store.root} was taken over by another run at "
+                        f"{time.strftime('%H:%M:%S')} (this run stalled for longer than {self.ttl:.0f} s)"
+                    )
                     log.error(self.lost)
                     return
                 if etag and self._s3():

@@ -1,5 +1,6 @@
 """The summary of a scan: what was read, what was written, what went wrong (also saved as
 OUT/_manifest/run.json), and its short form for a terminal."""
+
 from __future__ import annotations
 
 import platform
@@ -12,8 +13,9 @@ def _merge(into: dict, counts: dict) -> None:
         into[k] = into.get(k, 0) + v
 
 
-def make_summary(results: list[dict], failures: list[dict], seconds: float, cfg, workers: int,
-                 executor, progress) -> dict:
+def make_summary(
+    results: list[dict], failures: list[dict], seconds: float, cfg, workers: int, executor, progress
+) -> dict:
     import numba
     import pyarrow
 
@@ -41,47 +43,77 @@ def make_summary(results: list[dict], failures: list[dict], seconds: float, cfg,
             damage += [f"{info.name} unit {r['unit']}: {d}" for d in r.get("damage", [])]
         _merge(status, src_status)
         games += src_games
-        entry = {"source": info.name, "path": info.path, "compression": info.compression,
-                 "game_type": info.game_type, "size": info.size, "action": plan.action,
-                 "note": plan.note, "editions": [e.id for e in plan.editions],
-                 "engine": o["engine"], "units": len(recs), "games": src_games,
-                 "ok": src_status.get("ok", 0), "rows": o["rows"]}
+        entry = {
+            "source": info.name,
+            "path": info.path,
+            "compression": info.compression,
+            "game_type": info.game_type,
+            "size": info.size,
+            "action": plan.action,
+            "note": plan.note,
+            "editions": [e.id for e in plan.editions],
+            "engine": o["engine"],
+            "units": len(recs),
+            "games": src_games,
+            "ok": src_status.get("ok", 0),
+            "rows": o["rows"],
+        }
         per_source.append(entry)
         if o["records"] is None:
-            continue   # failed units: listed in units_failed
+            continue  # failed units: listed in units_failed
         if o["rows"] is not None and o["rows"] != src_games:
-            accounting.append(f"{info.name}: the reader found {src_games} games but the games table holds "
-                              f"{o['rows']} rows")
+            accounting.append(
+                f"{info.name}: the reader found {src_games} games but the games table holds {o['rows']} rows"
+            )
         if src_games == 0:
             warnings.append(f"{info.name}: no games found in {info.path!r} (not a PGN/PDN file?)")
         elif src_status.get("ok", 0) + src_status.get("no_moves", 0) == 0:
-            warnings.append(f"{info.name}: none of its {src_games} games could be analyzed "
-                            f"({', '.join(f'{k} {v}' for k, v in sorted(src_status.items()))})")
+            warnings.append(
+                f"{info.name}: none of its {src_games} games could be analyzed "
+                f"({', '.join(f'{k} {v}' for k, v in sorted(src_status.items()))})"
+            )
     ok = status.get("ok", 0)
     analyzed = progress.games
     return {
-        "games": games, "ok": ok, "errors": games - ok, "status": dict(sorted(status.items())),
-        "games_analyzed": analyzed, "games_reused": games - analyzed,
+        "games": games,
+        "ok": ok,
+        "errors": games - ok,
+        "status": dict(sorted(status.items())),
+        "games_analyzed": analyzed,
+        "games_reused": games - analyzed,
         "seconds": round(seconds, 3),
         "games_per_second": round(analyzed / seconds, 1) if seconds and analyzed else None,
-        "rules": dict(sorted(rules.items())), "events": dict(sorted(events.items())),
+        "rules": dict(sorted(rules.items())),
+        "events": dict(sorted(events.items())),
         "sources": per_source,
         "sources_skipped_as_complete": [s["source"] for s in per_source if s["action"] == "skip"],
         "units": sum(s["units"] for s in per_source),
         "units_failed": [f"{f['source']} unit {f['unit']}: {f['error']}" for f in failures],
-        "damage": damage, "accounting_errors": accounting, "warnings": warnings,
+        "damage": damage,
+        "accounting_errors": accounting,
+        "warnings": warnings,
         "editions": sorted({e for s in per_source for e in s["editions"]}),
         "outcomes": dict(sorted(outcomes.items())),
-        "workers": workers, "engine": getattr(executor, "kind", None),
+        "workers": workers,
+        "engine": getattr(executor, "kind", None),
         "engine_by_source": {s["source"]: s["engine"] for s in per_source if s["engine"]},
-        "versions": {"analyzer": version(), "python": platform.python_version(),
-                     "numba": numba.__version__, "pyarrow": pyarrow.__version__},
+        "versions": {
+            "analyzer": version(),
+            "python": platform.python_version(),
+            "numba": numba.__version__,
+            "pyarrow": pyarrow.__version__,
+        },
         "out": cfg.out,
     }
 
 
-_RULES_SHOWN = ("first_threefold_claim_ply", "first_fifty_claim_ply", "first_fivefold_ply",
-                "first_seventyfive_ply", "first_missed_claim_ply")
+_RULES_SHOWN = (
+    "first_threefold_claim_ply",
+    "first_fifty_claim_ply",
+    "first_fivefold_ply",
+    "first_seventyfive_ply",
+    "first_missed_claim_ply",
+)
 
 
 def human(summary: dict) -> str:
@@ -116,8 +148,12 @@ def human(summary: dict) -> str:
             lines.append(f"  {ed:<{ew}}  " + "  ".join(f"{d.get(c, 0):>16,}" for c in _RULES_SHOWN))
     rate = summary["games_per_second"]
     reused = f", {summary['games_reused']:,} reused from an earlier run" if summary["games_reused"] else ""
-    lines.append(f"{summary['games_analyzed']:,} games analyzed in {summary['seconds']:.1f} s"
-                 + (f" ({rate:,.0f}/s)" if rate else "") + reused + f"; tables in {summary['out']}")
+    lines.append(
+        f"{summary['games_analyzed']:,} games analyzed in {summary['seconds']:.1f} s"
+        + (f" ({rate:,.0f}/s)" if rate else "")
+        + reused
+        + f"; tables in {summary['out']}"
+    )
     problems = sum(len(summary[k]) for k in ("units_failed", "damage", "accounting_errors", "warnings"))
     if problems:
         lines.append(f"{problems} problem(s), listed on stderr and in {summary['out']}/_manifest/run.json")

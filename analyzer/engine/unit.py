@@ -1,5 +1,6 @@
 """Running one unit (in-process, in a worker thread or process, or on a Dask worker): its
 text -> the games and events tables of its games, and a record of what it did."""
+
 from __future__ import annotations
 
 import json
@@ -21,17 +22,19 @@ def _feed_frames(spec: UnitSpec, ra: RegionAnalyzer, info: dict) -> str | None:
     """Feed a frame unit's text: from its first strong game start (unless it holds frame 0) to
     the first strong game start at or after the end of its last frame. Returns a damage
     message when the text after the unit's frames could not be read to its end."""
-    frames = [sources.Frame(o, s) for o, s in spec.frames]   # frame spec.frame_base + j (extended by iter_frames)
+    frames = [sources.Frame(o, s) for o, s in spec.frames]  # frame spec.frame_base + j (extended by iter_frames)
     if spec.first_frame > 0:
         ra.start_inside()
-    local = 0                      # text bytes decoded from the unit's own frames
+    local = 0  # text bytes decoded from the unit's own frames
     size = spec.input_size if spec.input_size >= 0 else None
     for i, text in sources.iter_frames(spec.path, frames, spec.first_frame, spec.end_frame, spec.frame_base, size):
         if i == spec.end_frame:
             ra.set_end(local)
         if isinstance(text, Exception):
-            msg = (f"zstd frame {i} at file offset {frames[i - spec.frame_base].offset} is damaged ({text}); "
-                   f"its games are lost")
+            msg = (
+                f"zstd frame {i} at file offset {frames[i - spec.frame_base].offset} is damaged ({text}); "
+                f"its games are lost"
+            )
             info.setdefault("damaged_frames", []).append(msg)
             if i >= spec.end_frame:
                 return msg
@@ -50,9 +53,14 @@ def provenance(spec: UnitSpec) -> dict:
     """Key-value metadata every Parquet file of the unit carries: which version wrote it, from
     which input, under which editions."""
     eds = {e.id: e.fingerprint() for e in spec.editions}
-    return {"analyzer.version": version(), "analyzer.source": spec.source, "analyzer.game_type": spec.game_type,
-            "analyzer.input_path": sources.text_name(spec.path), "analyzer.input_size": str(spec.input_size),
-            "analyzer.editions": json.dumps(eds, sort_keys=True)}
+    return {
+        "analyzer.version": version(),
+        "analyzer.source": spec.source,
+        "analyzer.game_type": spec.game_type,
+        "analyzer.input_path": sources.text_name(spec.path),
+        "analyzer.input_size": str(spec.input_size),
+        "analyzer.editions": json.dumps(eds, sort_keys=True),
+    }
 
 
 def _read_text_range(spec: UnitSpec):
@@ -69,7 +77,9 @@ def _read_text_range(spec: UnitSpec):
         while left > 0:
             piece = fh.read(min(READ_CHUNK, left))
             if not piece:
-                raise OSError(f"{spec.path}: ends at byte {end - left}, before the unit's end {end} (changed since planned?)")
+                raise OSError(
+                    f"{spec.path}: ends at byte {end - left}, before the unit's end {end} (changed since planned?)"
+                )
             left -= len(piece)
             yield piece
 
@@ -98,9 +108,15 @@ def run_unit(spec: UnitSpec, cfg: Config, hold: bool = False) -> dict:
 
     info: dict = {}
     try:
-        ra = RegionAnalyzer(game_type=spec.game_type, source=spec.source, editions=spec.editions,
-                            sink=sink, block_size=cfg.block_size, max_game_bytes=cfg.max_game_bytes,
-                            options=spec.options)
+        ra = RegionAnalyzer(
+            game_type=spec.game_type,
+            source=spec.source,
+            editions=spec.editions,
+            sink=sink,
+            block_size=cfg.block_size,
+            max_game_bytes=cfg.max_game_bytes,
+            options=spec.options,
+        )
         reason = None
         if spec.frames is not None:
             reason = _feed_frames(spec, ra, info)
@@ -110,7 +126,7 @@ def run_unit(spec: UnitSpec, cfg: Config, hold: bool = False) -> dict:
             for piece in (spec.payload if spec.text_range is None else _read_text_range(spec)) or []:
                 view = memoryview(piece)
                 for k in range(0, len(piece), READ_CHUNK):
-                    ra.feed(view[k:k + READ_CHUNK])
+                    ra.feed(view[k : k + READ_CHUNK])
             reason = spec.damage
         stats = ra.finish(truncated_reason=reason, oversized_tail=spec.trailing_fragment)
         for w in writers:
@@ -120,14 +136,20 @@ def run_unit(spec: UnitSpec, cfg: Config, hold: bool = False) -> dict:
             w.abort()
         raise
     record = {
-        "source": spec.source, "unit": spec.index, "game_type": spec.game_type,
-        "games": stats.games, "rows": writers[0].rows, "text_bytes": stats.text_bytes, "text_start": spec.text_start,
+        "source": spec.source,
+        "unit": spec.index,
+        "game_type": spec.game_type,
+        "games": stats.games,
+        "rows": writers[0].rows,
+        "text_bytes": stats.text_bytes,
+        "text_start": spec.text_start,
         "input_bytes": spec.input_bytes,
         "frame_text_bytes": info.get("frame_text_bytes"),
         "first_frame": spec.first_frame if spec.frames is not None else None,
         "end_frame": spec.end_frame if spec.frames is not None else None,
         "damage": sorted(set(stats.damage + info.get("damaged_frames", []))),
-        "counts": counts, "seconds": round(time.time() - t0, 3),
+        "counts": counts,
+        "seconds": round(time.time() - t0, 3),
         "fingerprint": unit_fingerprint(cfg, spec.editions),
     }
     if hold:
@@ -143,8 +165,13 @@ def run_unit_safe(spec: UnitSpec, cfg: Config, hold: bool = False) -> dict:
     try:
         return run_unit(spec, cfg, hold=hold)
     except BaseException as exc:  # noqa: BLE001 - reported per unit, the run goes on
-        return {"source": spec.source, "unit": spec.index, "failed": True,
-                "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()}
+        return {
+            "source": spec.source,
+            "unit": spec.index,
+            "failed": True,
+            "error": f"{type(exc).__name__}: {exc}",
+            "traceback": traceback.format_exc(),
+        }
 
 
 def run_unit_with_payload(spec: UnitSpec, cfg: Config, payload: list) -> dict:
@@ -154,10 +181,18 @@ def run_unit_with_payload(spec: UnitSpec, cfg: Config, payload: list) -> dict:
     return run_unit_safe(dataclasses.replace(spec, payload=payload), cfg)
 
 
-RULE_COLUMNS = ("first_threefold_claim_ply", "first_fifty_claim_ply", "first_fivefold_ply",
-                "first_seventyfive_ply", "first_missed_claim_ply", "first_avoided_claim_ply",
-                "first_balance_ply", "first_kings_vs_king_ply", "first_main_diagonal_ply",
-                "first_small_ending_ply")
+RULE_COLUMNS = (
+    "first_threefold_claim_ply",
+    "first_fifty_claim_ply",
+    "first_fivefold_ply",
+    "first_seventyfive_ply",
+    "first_missed_claim_ply",
+    "first_avoided_claim_ply",
+    "first_balance_ply",
+    "first_kings_vs_king_ply",
+    "first_main_diagonal_ply",
+    "first_small_ending_ply",
+)
 
 
 def _codes(arr: pa.DictionaryArray):
@@ -209,4 +244,6 @@ def count(counts: dict, games: pa.Table, verdicts: pa.Table, events: pa.Table) -
     for batch in events.to_batches():
         if batch.num_rows:
             _count_combined(counts["events"], [batch.column("edition"), batch.column("rule"), batch.column("kind")])
-            _count_combined(counts["outcomes"], [batch.column("edition"), batch.column("rule"), batch.column("outcome")])
+            _count_combined(
+                counts["outcomes"], [batch.column("edition"), batch.column("rule"), batch.column("outcome")]
+            )

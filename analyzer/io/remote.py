@@ -12,6 +12,7 @@ Every ranged read goes through `read_range`: retried with exponential backoff (a
 transient errors (connection reset, timeout, 5xx, 429, a short body), never on a missing or
 forbidden object; a server that ignores `Range` is an error, not a silent whole-file read.
 """
+
 from __future__ import annotations
 
 import io
@@ -23,14 +24,14 @@ import time
 
 log = logging.getLogger("analyzer")
 
-RETRIES = 6                # attempts per ranged read (the first included)
-BACKOFF = 0.25             # seconds before the second attempt; doubled each time (+-50% jitter)
+RETRIES = 6  # attempts per ranged read (the first included)
+BACKOFF = 0.25  # seconds before the second attempt; doubled each time (+-50% jitter)
 BACKOFF_MAX = 8.0
-STREAM_BLOCK = 8 << 20     # ranged reads of a sequentially read (single-frame) input
+STREAM_BLOCK = 8 << 20  # ranged reads of a sequentially read (single-frame) input
 
-_OPTIONS: dict[str, dict] = {}     # protocol (or "*") -> fsspec options
+_OPTIONS: dict[str, dict] = {}  # protocol (or "*") -> fsspec options
 _LOCK = threading.Lock()
-STATS = {"ranged_reads": 0, "retries": 0, "bytes": 0}   # this process, for measurements and tests
+STATS = {"ranged_reads": 0, "retries": 0, "bytes": 0}  # this process, for measurements and tests
 
 
 class MissingExtra(Exception):
@@ -115,9 +116,11 @@ def filesystem(url: str):
     try:
         return fsspec.filesystem(proto, **opts)
     except ImportError as exc:
-        raise MissingExtra(f"{url}: the {proto}:// protocol needs a package that is not installed "
-                           f"({exc}); pip install 'analyzer[cloud]'") from None
-    except ValueError as exc:   # unknown protocol
+        raise MissingExtra(
+            f"{url}: the {proto}:// protocol needs a package that is not installed "
+            f"({exc}); pip install 'analyzer[cloud]'"
+        ) from None
+    except ValueError as exc:  # unknown protocol
         raise MissingExtra(f"{url}: {exc}") from None
 
 
@@ -126,7 +129,7 @@ def _status(exc) -> int | None:
     for e in (exc, getattr(exc, "__cause__", None)):
         if e is None:
             continue
-        for attr in ("status", "status_code"):   # (not "code": aiohttp uses it for payload errors)
+        for attr in ("status", "status_code"):  # (not "code": aiohttp uses it for payload errors)
             v = getattr(e, attr, None)
             if isinstance(v, int) and 100 <= v < 600:
                 return v
@@ -141,8 +144,21 @@ def _status(exc) -> int | None:
 def is_transient(exc: BaseException) -> bool:
     """Worth another try: connection trouble, timeouts, 5xx, 408/429, short bodies. Not: a
     missing or forbidden object, bad arguments, a missing package."""
-    if isinstance(exc, (FileNotFoundError, FileExistsError, PermissionError, IsADirectoryError, NotADirectoryError,
-                        MissingExtra, NotImplementedError, TypeError, KeyboardInterrupt, RangeNotHonoured)):
+    if isinstance(
+        exc,
+        (
+            FileNotFoundError,
+            FileExistsError,
+            PermissionError,
+            IsADirectoryError,
+            NotADirectoryError,
+            MissingExtra,
+            NotImplementedError,
+            TypeError,
+            KeyboardInterrupt,
+            RangeNotHonoured,
+        ),
+    ):
         return False
     status = _status(exc)
     if status is not None:
@@ -190,8 +206,10 @@ def read_range(url: str, start: int, end: int, fs=None) -> bytes:
             STATS["ranged_reads"] += 1
             STATS["bytes"] += len(data)
         if len(data) > end - start:
-            raise RangeNotHonoured(f"{url}: asked for bytes {start}-{end - 1}, got {len(data)} bytes: "
-                                   f"the server does not honour byte ranges")
+            raise RangeNotHonoured(
+                f"{url}: asked for bytes {start}-{end - 1}, got {len(data)} bytes: "
+                f"the server does not honour byte ranges"
+            )
         if len(data) < end - start:
             raise ShortRead(f"{url}: asked for bytes {start}-{end - 1}, got {len(data)}")
         return data
@@ -212,8 +230,7 @@ def info(url: str) -> dict:
         mtime = 0.0
     etag = d.get("ETag") or d.get("etag") or ""
     size = d.get("size")
-    return {"size": int(size) if size is not None else None, "mtime": float(mtime or 0.0),
-            "etag": str(etag).strip('"')}
+    return {"size": int(size) if size is not None else None, "mtime": float(mtime or 0.0), "etag": str(etag).strip('"')}
 
 
 class RangedReader(io.RawIOBase):
@@ -245,8 +262,20 @@ class RangedReader(io.RawIOBase):
 
 
 GLOB_CHARS = "*?["
-GAME_EXTENSIONS = (".pgn", ".pdn", ".pgn.zst", ".pdn.zst", ".pgn.gz", ".pdn.gz", ".pgn.bz2", ".pdn.bz2",
-                   ".zst", ".zstd", ".gz", ".bz2")
+GAME_EXTENSIONS = (
+    ".pgn",
+    ".pdn",
+    ".pgn.zst",
+    ".pdn.zst",
+    ".pgn.gz",
+    ".pdn.gz",
+    ".pgn.bz2",
+    ".pdn.bz2",
+    ".zst",
+    ".zstd",
+    ".gz",
+    ".bz2",
+)
 
 
 def expand(url: str) -> list[str]:

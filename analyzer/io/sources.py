@@ -3,6 +3,7 @@
 Supported: plain text, zstd (single frame, several frames, pzstd's skippable-frame layout),
 gzip, bzip2, and `-` for standard input. Everything is streamed in bounded blocks.
 """
+
 from __future__ import annotations
 
 import bz2
@@ -34,15 +35,15 @@ class InputError(Exception):
 
 @dataclass(frozen=True)
 class InputInfo:
-    path: str            # as given ("-" = stdin)
-    name: str            # source name: file name without compression/PGN extensions, or --source-name
-    compression: str     # none | zstd | gzip | bz2
-    size: int            # bytes on disk (-1 for streams)
+    path: str  # as given ("-" = stdin)
+    name: str  # source name: file name without compression/PGN extensions, or --source-name
+    compression: str  # none | zstd | gzip | bz2
+    size: int  # bytes on disk (-1 for streams)
     mtime: float
-    game_type: str       # chess | russian_draughts (routing by extension or GameType tag)
-    seekable: bool = True   # a regular file (frames can be read by offset); else read once, in order
-    digest: str = ""     # hash of the first and last MiB (regular files): a rewritten input is noticed
-    url: bool = False    # an object named by URL (read by ranged requests through fsspec)
+    game_type: str  # chess | russian_draughts (routing by extension or GameType tag)
+    seekable: bool = True  # a regular file (frames can be read by offset); else read once, in order
+    digest: str = ""  # hash of the first and last MiB (regular files): a rewritten input is noticed
+    url: bool = False  # an object named by URL (read by ranged requests through fsspec)
     variant: str | None = None  # a Lichess variant dump (by its file name): the variant of untagged games
 
     def options(self) -> dict:
@@ -52,9 +53,15 @@ class InputInfo:
     def identity(self) -> dict:
         """What a finished source must match to be skipped by a later run."""
         path = self.path if (self.url or not self.seekable) else os.path.abspath(self.path)
-        return {"path": path, "size": self.size,
-                "mtime": self.mtime, "digest": self.digest, "compression": self.compression,
-                "game_type": self.game_type, "variant": self.variant}
+        return {
+            "path": path,
+            "size": self.size,
+            "mtime": self.mtime,
+            "digest": self.digest,
+            "compression": self.compression,
+            "game_type": self.game_type,
+            "variant": self.variant,
+        }
 
 
 def source_name(path: str) -> str:
@@ -131,7 +138,7 @@ class _Prefixed(io.RawIOBase):
             super().close()
 
 
-_STREAMS: dict[str, _Prefixed] = {}   # path of a non-seekable input -> its sniffed, unread stream
+_STREAMS: dict[str, _Prefixed] = {}  # path of a non-seekable input -> its sniffed, unread stream
 SNIFF_BYTES = 1 << 16
 DIGEST_BYTES = 1 << 20
 
@@ -201,8 +208,17 @@ def inspect(path: str, name: str | None = None) -> InputInfo:
                     sample = fh.read(SNIFF_BYTES)
             except Exception:  # noqa: BLE001 - damaged: routing falls back to chess; the reader reports the damage
                 sample = b""
-            return InputInfo(path, name, comp, st.st_size, st.st_mtime, _game_type(path, sample),
-                             True, _digest(path, st.st_size), variant=_variant_of(path))
+            return InputInfo(
+                path,
+                name,
+                comp,
+                st.st_size,
+                st.st_mtime,
+                _game_type(path, sample),
+                True,
+                _digest(path, st.st_size),
+                variant=_variant_of(path),
+            )
         # a pipe or FIFO: kept open in _STREAMS for the reader, which reads on from the sniffed head
         raw = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
         head = _read_head(raw, SNIFF_BYTES)
@@ -238,8 +254,9 @@ def _inspect_url(url: str, name: str) -> InputInfo:
     except PermissionError as exc:
         raise InputError(f"{url}: permission denied ({exc})") from None
     except IsADirectoryError:
-        raise InputError(f"{url}: is a prefix (folder), not a game file; end it with / to scan "
-                         f"the game files under it") from None
+        raise InputError(
+            f"{url}: is a prefix (folder), not a game file; end it with / to scan the game files under it"
+        ) from None
     except remote.MissingExtra as exc:
         raise InputError(str(exc)) from None
     except Exception as exc:  # noqa: BLE001 - network, credentials, ...: one line for the user
@@ -254,16 +271,27 @@ def _inspect_url(url: str, name: str) -> InputInfo:
     h = hashlib.sha1(str(size).encode())
     h.update(head)
     h.update(tail)
-    return InputInfo(url, name, comp, size, meta["mtime"], _game_type(url, sample), True,
-                     h.hexdigest()[:20], url=True, variant=_variant_of(url))
+    return InputInfo(
+        url,
+        name,
+        comp,
+        size,
+        meta["mtime"],
+        _game_type(url, sample),
+        True,
+        h.hexdigest()[:20],
+        url=True,
+        variant=_variant_of(url),
+    )
 
 
 def _decoder(raw, compression: str):
     if compression == "zstd":
         dctx = zstandard.ZstdDecompressor(max_window_size=1 << 31)
         tracker = _ZstdFrameTracker(raw)
-        return _ZstdStream(dctx.stream_reader(tracker, read_size=READ_SIZE, read_across_frames=True,
-                                              closefd=True), tracker)
+        return _ZstdStream(
+            dctx.stream_reader(tracker, read_size=READ_SIZE, read_across_frames=True, closefd=True), tracker
+        )
     if compression == "gzip":
         return gzip.GzipFile(fileobj=raw, mode="rb")
     if compression == "bz2":
@@ -310,7 +338,7 @@ def open_stream(path: str, compression: str, size: int | None = None):
     stream = _decoder(io.BufferedReader(counting, buffer_size=READ_SIZE), compression)
     try:
         stream.input_count = lambda: counting.count
-    except AttributeError:   # (a C type without a __dict__: wrap it)
+    except AttributeError:  # (a C type without a __dict__: wrap it)
         stream = _WithCount(stream, counting)
     return stream
 
@@ -358,7 +386,7 @@ class _ZstdFrameTracker:
         self.skip = 0
         self.checksum = False
         self.consumed = 0
-        self.lost = False        # not a zstd layout we follow: the decoder reports errors itself
+        self.lost = False  # not a zstd layout we follow: the decoder reports errors itself
 
     def read(self, n=-1):
         data = self.raw.read(n)
@@ -384,7 +412,7 @@ class _ZstdFrameTracker:
                 i += t
                 continue
             take = min(self.want - len(self.hdr), n - i)
-            self.hdr += data[i:i + take]
+            self.hdr += data[i : i + take]
             i += take
             if len(self.hdr) == self.want:
                 self._step(bytes(self.hdr))
@@ -452,7 +480,8 @@ class _ZstdStream(io.RawIOBase):
     def _check_end(self):
         if not self.tracker.at_boundary:
             raise zstandard.ZstdError(
-                f"the zstd input ends inside a frame after {self.tracker.consumed} compressed bytes (truncated)")
+                f"the zstd input ends inside a frame after {self.tracker.consumed} compressed bytes (truncated)"
+            )
 
     def close(self):
         try:
@@ -463,8 +492,8 @@ class _ZstdStream(io.RawIOBase):
 
 @dataclass(frozen=True)
 class Frame:
-    offset: int          # byte offset of the zstd frame (after its skippable header) in the file
-    size: int            # compressed size
+    offset: int  # byte offset of the zstd frame (after its skippable header) in the file
+    size: int  # compressed size
 
 
 def pzstd_frames(path: str, size: int | None = None, stats: dict | None = None) -> list[Frame] | None:
@@ -495,7 +524,7 @@ def pzstd_frames(path: str, size: int | None = None, stats: dict | None = None) 
     return frames if len(frames) > 1 else None
 
 
-WALK_AHEAD = 64 << 10   # bytes read after a header when the frames are small enough to share a read
+WALK_AHEAD = 64 << 10  # bytes read after a header when the frames are small enough to share a read
 
 
 def _walk_url(url: str, size: int, stats: dict | None) -> list[Frame] | None:
@@ -518,7 +547,7 @@ def _walk_url(url: str, size: int, stats: dict | None) -> list[Frame] | None:
             reads += 1
             if len(block) < 12:
                 return None
-        head = block[pos - block_start: pos - block_start + 12]
+        head = block[pos - block_start : pos - block_start + 12]
         magic, length, csize = struct.unpack("<III", head)
         if not (SKIPPABLE_LO <= magic <= SKIPPABLE_HI) or length != 4:
             return None
@@ -552,7 +581,7 @@ def next_frame(path: str, offset: int, size: int | None) -> Frame | None:
 
 
 _frame_buffers = threading.local()
-FRAME_BUFFER_BYTES = 32 << 20   # pzstd at Lichess's settings: 32 MiB of text per frame
+FRAME_BUFFER_BYTES = 32 << 20  # pzstd at Lichess's settings: 32 MiB of text per frame
 
 
 def _frame_complete(data) -> bool:
@@ -579,7 +608,7 @@ def _decode_frame(dctx, data) -> memoryview:
     reader = dctx.stream_reader(data)
     n = 0
     while True:
-        if n == len(buf):                       # a frame larger than the buffer: double it
+        if n == len(buf):  # a frame larger than the buffer: double it
             buf = _frame_buffers.buf = buf + bytearray(len(buf))
         with memoryview(buf) as view:
             got = reader.readinto(view[n:])
@@ -588,8 +617,9 @@ def _decode_frame(dctx, data) -> memoryview:
         n += got
 
 
-def iter_frames(path: str, frames: list[Frame], first: int, end: int | None = None, base: int = 0,
-                size: int | None = None):
+def iter_frames(
+    path: str, frames: list[Frame], first: int, end: int | None = None, base: int = 0, size: int | None = None
+):
     """Decode frames first, first+1, ... one at a time: yields (index, text or ZstdError); the
     text is a view that is valid until the next frame is decoded.
 
@@ -622,7 +652,7 @@ def iter_frames(path: str, frames: list[Frame], first: int, end: int | None = No
             fr = frames[j]
             if url:
                 if own and fr.offset + fr.size <= own_start + len(own):
-                    data = own[fr.offset - own_start: fr.offset - own_start + fr.size]
+                    data = own[fr.offset - own_start : fr.offset - own_start + fr.size]
                 else:
                     own = b""
                     data = remote.read_range(path, fr.offset, fr.offset + fr.size)
@@ -633,8 +663,9 @@ def iter_frames(path: str, frames: list[Frame], first: int, end: int | None = No
                 if len(data) != fr.size:
                     raise zstandard.ZstdError(f"frame {i} truncated: {len(data)} of {fr.size} bytes")
                 if not _frame_complete(data):
-                    raise zstandard.ZstdError(f"frame {i} is incomplete: its blocks end before or after "
-                                              f"its {fr.size} bytes")
+                    raise zstandard.ZstdError(
+                        f"frame {i} is incomplete: its blocks end before or after its {fr.size} bytes"
+                    )
                 text = _decode_frame(dctx, data)
             except zstandard.ZstdError as exc:
                 yield i, exc

@@ -5,6 +5,7 @@ the report) is shared. Adding a kind: its package and one line below (docs/archi
 
 Kinds are imported on first use, so a run compiles and loads only the kernels it needs.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -21,23 +22,24 @@ REGISTRY = {
 
 class Edition(Protocol):
     """What every kind's edition type provides (frozen dataclasses)."""
+
     id: str
     kind: str
     description: str
 
-    def params(self): ...          # the numeric vector its rule kernel reads
+    def params(self): ...  # the numeric vector its rule kernel reads
 
-    def fingerprint(self) -> dict: ...   # everything that can change its results
+    def fingerprint(self) -> dict: ...  # everything that can change its results
 
 
 @dataclass(frozen=True)
 class GameKind:
     name: str
-    draughts_markers: bool          # games also end with 2-0 / 0-2 / 1-1 (pgn._scan.find_games)
+    draughts_markers: bool  # games also end with 2-0 / 0-2 / 1-1 (pgn._scan.find_games)
     default_editions: tuple[str, ...]
-    builtin_editions: Callable[[], dict]          # id -> edition
-    custom_edition: Callable[..., Any]            # options (base=..., id=..., ...) -> edition
-    analyze_block: Callable[..., Any]             # (buf, starts, ends, *, editions, extra_status, keep_facts) -> BlockOutput
+    builtin_editions: Callable[[], dict]  # id -> edition
+    custom_edition: Callable[..., Any]  # options (base=..., id=..., ...) -> edition
+    analyze_block: Callable[..., Any]  # (buf, starts, ends, *, editions, extra_status, keep_facts) -> BlockOutput
 
     def editions(self) -> dict:
         return self.builtin_editions()

@@ -8,6 +8,7 @@ one damaged game cannot swallow the games after it; a tag line after a blank lin
 that has only tags. Spans partition the text: each game runs
 to the start of the next.
 """
+
 from __future__ import annotations
 
 import analyzer._numba_env  # NUMBA_CACHE_DIR before numba loads or compiles kernels
@@ -96,24 +97,24 @@ def _next_line(buf, i, n):
 # kernel jumps from one byte that matters to the next. A scalar loop on the byte classes in
 # _CLS does the last < 64 bytes of the buffer.
 _W = 64
-_NL_CHARS = (10, 13)                    # \n \r
-_COMMENT_END_CHARS = (125, 10, 13)      # } \n \r: end a comment body on its line
+_NL_CHARS = (10, 13)  # \n \r
+_COMMENT_END_CHARS = (125, 10, 13)  # } \n \r: end a comment body on its line
 # Inside a game the movetext loop only needs line ends, { ( ) ; and the bytes that single out a
 # termination marker: '*', and the '-' of 1-0 0-1 1/2-1/2 (draughts also 2-0 0-2 1-1).
 # Moves, move numbers and the blanks between them are passed over a window at a time.
-_STOP_CHARS = (10, 13, 123, 40, 41, 59, 45, 42)   # \n \r { ( ) ; - *
-_NAME_CHARS = ((48, 57), (65, 90), (97, 122), 95, 45)   # tag names: 0-9 A-Z a-z _ -
+_STOP_CHARS = (10, 13, 123, 40, 41, 59, 45, 42)  # \n \r { ( ) ; - *
+_NAME_CHARS = ((48, 57), (65, 90), (97, 122), 95, 45)  # tag names: 0-9 A-Z a-z _ -
 # parse_tags reads a tag line on the bits of these sets (and of _NL_CHARS, _NAME_CHARS).
 _BLANK_CHARS = (32, 9, 11, 12)
-_Q_CHARS = (34,)                        # "
-_BS_CHARS = (92,)                       # backslash
-_LB_CHARS = (91,)                       # [
+_Q_CHARS = (34,)  # "
+_BS_CHARS = (92,)  # backslash
+_LB_CHARS = (91,)  # [
 
 # Bits of _CLS.
-_SEP = 1            # a token starts after it: blank, ( )
-_TOK_END = 2        # ends a token: line end, blank, { ( ) ;
-_COMMENT_END = 4    # _COMMENT_END_CHARS
-_STOP = 8           # _STOP_CHARS
+_SEP = 1  # a token starts after it: blank, ( )
+_TOK_END = 2  # ends a token: line end, blank, { ( ) ;
+_COMMENT_END = 4  # _COMMENT_END_CHARS
+_STOP = 8  # _STOP_CHARS
 
 
 def _byte_classes():
@@ -160,15 +161,16 @@ def _mask(typingctx, buf, i, chars):
         def splat(x):
             x = builder.trunc(x, ir.IntType(8))
             x = builder.insert_element(ir.Constant(vty, ir.Undefined), x, ir.Constant(ir.IntType(32), 0))
-            return builder.shuffle_vector(x, ir.Constant(vty, ir.Undefined),
-                                          ir.Constant(ir.VectorType(ir.IntType(32), _W), [0] * _W))
+            return builder.shuffle_vector(
+                x, ir.Constant(vty, ir.Undefined), ir.Constant(ir.VectorType(ir.IntType(32), _W), [0] * _W)
+            )
 
         hit = None
         for k, ty in enumerate(signature.args[2].types):
             item = builder.extract_value(args[2], k)
             if isinstance(ty, types.Integer):
                 eq = builder.icmp_unsigned("==", v, splat(item))
-            else:   # lo <= c <= hi as c - lo <= hi - lo, unsigned
+            else:  # lo <= c <= hi as c - lo <= hi - lo, unsigned
                 lo = builder.extract_value(item, 0)
                 hi = builder.extract_value(item, 1)
                 eq = builder.icmp_unsigned("<=", builder.sub(v, splat(lo)), splat(builder.sub(hi, lo)))
@@ -205,8 +207,7 @@ def _bit_from(typingctx, m, k):
         mm = builder.select(big, ir.Constant(i64, 0), builder.lshr(mv, sh))
         tz = builder.cttz(mm, ir.Constant(ir.IntType(1), 0))
         r = builder.add(kv, tz)
-        return builder.select(builder.icmp_unsigned("==", mm, ir.Constant(i64, 0)),
-                              ir.Constant(i64, _W), r)
+        return builder.select(builder.icmp_unsigned("==", mm, ir.Constant(i64, 0)), ir.Constant(i64, _W), r)
 
     return types.int64(m, k), codegen
 
@@ -254,7 +255,7 @@ def _is_tag_line_w(buf, i, n):
         return _is_tag_line(buf, i, n)
     other = ~_mask(buf, i + 1, _NAME_CHARS)
     if other == 0:
-        return _is_tag_line(buf, i, n)   # a name of 64 bytes or more
+        return _is_tag_line(buf, i, n)  # a name of 64 bytes or more
     k = np.int64(trailing_zeros(other))
     if k == 0:
         return False
@@ -286,12 +287,23 @@ def _marker_len(buf, i, n, draughts):
         return 1 if _ends_token(buf, i + 1, n) else 0
     if i + 2 < n and buf[i + 1] == 45:
         y = buf[i + 2]
-        if ((x == 49 and y == 48) or (x == 48 and y == 49)
-                or (draughts and ((x == 50 and y == 48) or (x == 48 and y == 50) or (x == 49 and y == 49)))):
+        if (
+            (x == 49 and y == 48)
+            or (x == 48 and y == 49)
+            or (draughts and ((x == 50 and y == 48) or (x == 48 and y == 50) or (x == 49 and y == 49)))
+        ):
             return 3 if _ends_token(buf, i + 3, n) else 0
         return 0
-    if (x == 49 and i + 6 < n and buf[i + 1] == 47 and buf[i + 2] == 50 and buf[i + 3] == 45
-            and buf[i + 4] == 49 and buf[i + 5] == 47 and buf[i + 6] == 50):
+    if (
+        x == 49
+        and i + 6 < n
+        and buf[i + 1] == 47
+        and buf[i + 2] == 50
+        and buf[i + 3] == 45
+        and buf[i + 4] == 49
+        and buf[i + 5] == 47
+        and buf[i + 6] == 50
+    ):
         return 7 if _ends_token(buf, i + 7, n) else 0
     return 0
 
@@ -309,8 +321,8 @@ def find_games(buf, n, final, draughts, starts):
     depth = 0
     ng = 0
     i = 0
-    blank_before = False   # the previous line was blank (a tag line after it is a strong start)
-    nl_w = -_W             # window of _line_end_w and its line-end bits
+    blank_before = False  # the previous line was blank (a tag line after it is a strong start)
+    nl_w = -_W  # window of _line_end_w and its line-end bits
     nl_m = np.uint64(0)
     while i < n:
         # At a line start.
@@ -373,7 +385,7 @@ def find_games(buf, n, final, draughts, starts):
                     while k < _W and buf[i + k] == 123:
                         e = _first_bit(ends, k + 1)
                         if e == _W or buf[i + e] != 125:
-                            break   # the comment goes past the window or the line: see below
+                            break  # the comment goes past the window or the line: see below
                         tok = i + e + 1
                         k = _first_bit(stops, e + 1)
                     i += k
@@ -461,12 +473,14 @@ def _prefetch(typingctx, buf, i):
 
     def codegen(context, builder, signature, args):
         data = _data(context, builder, signature, args, 0)
-        fnty = ir.FunctionType(ir.VoidType(), [ir.IntType(8).as_pointer(), ir.IntType(32),
-                                               ir.IntType(32), ir.IntType(32)])
+        fnty = ir.FunctionType(
+            ir.VoidType(), [ir.IntType(8).as_pointer(), ir.IntType(32), ir.IntType(32), ir.IntType(32)]
+        )
         fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0i8")
         ptr = builder.gep(data, [args[1]])
-        builder.call(fn, [ptr, ir.Constant(ir.IntType(32), 0), ir.Constant(ir.IntType(32), 3),
-                          ir.Constant(ir.IntType(32), 1)])
+        builder.call(
+            fn, [ptr, ir.Constant(ir.IntType(32), 0), ir.Constant(ir.IntType(32), 3), ir.Constant(ir.IntType(32), 1)]
+        )
         return context.get_dummy_value()
 
     return types.void(buf, i), codegen
@@ -496,7 +510,7 @@ def _name_table(names: bytes, name_off: np.ndarray):
     distinct names (any multiplier is correct: each candidate is compared in full).
     """
     off = [int(x) for x in name_off]
-    items = [names[off[t]:off[t + 1]] for t in range(len(off) - 1)]
+    items = [names[off[t] : off[t + 1]] for t in range(len(off) - 1)]
     keys = [_name_key(x) for x in items]
     rng = np.random.default_rng(12345)
     best = None
@@ -516,9 +530,9 @@ def _name_table(names: bytes, name_off: np.ndarray):
     return starts, np.array(order, np.int64), np.array(keys, np.uint64), np.uint64(mul)
 
 
-_NAME_TABLES: dict = {}     # (names, name_off) bytes -> _name_table
-_PREFETCH_GAMES = 4         # parse_tags prefetches the tag section of the game this far ahead,
-_PREFETCH_LINES = 8         # this many cache lines of it
+_NAME_TABLES: dict = {}  # (names, name_off) bytes -> _name_table
+_PREFETCH_GAMES = 4  # parse_tags prefetches the tag section of the game this far ahead,
+_PREFETCH_LINES = 8  # this many cache lines of it
 
 
 def parse_tags(buf, starts, ends, names, name_off, val_s, val_e, esc, mt_start):
@@ -537,13 +551,11 @@ def parse_tags(buf, starts, ends, names, name_off, val_s, val_e, esc, mt_start):
     table = _NAME_TABLES.get(key)
     if table is None:
         table = _NAME_TABLES[key] = _name_table(key[0], np.asarray(name_off, np.int64))
-    _parse_tags(buf, starts, ends, names, name_off, table[0], table[1], table[2], table[3],
-                val_s, val_e, esc, mt_start)
+    _parse_tags(buf, starts, ends, names, name_off, table[0], table[1], table[2], table[3], val_s, val_e, esc, mt_start)
 
 
 @njit(inline="always", **HOT)
-def _store_tag(buf, ns, ne, names, name_off, h_start, h_order, h_key, h_mul,
-               val_s, val_e, esc, g, vs, ve, has_esc):
+def _store_tag(buf, ns, ne, names, name_off, h_start, h_order, h_key, h_mul, val_s, val_e, esc, g, vs, ve, has_esc):
     """Record the value of tag buf[ns:ne] if it is a wanted name (the first equal one)."""
     ln = ne - ns
     if ns + 8 <= len(buf):
@@ -554,8 +566,7 @@ def _store_tag(buf, ns, ne, names, name_off, h_start, h_order, h_key, h_mul,
         key = np.uint64(0)
         for x in range(min(ln, 8)):
             key |= np.uint64(buf[ns + x]) << np.uint64(8 * x)
-    h = np.int64(((key + np.uint64(ln) * np.uint64(_HASH_MUL)) * h_mul)
-                 >> np.uint64(64 - _HASH_BITS))
+    h = np.int64(((key + np.uint64(ln) * np.uint64(_HASH_MUL)) * h_mul) >> np.uint64(64 - _HASH_BITS))
     for j in range(h_start[h], h_start[h + 1]):
         t = h_order[j]
         a = name_off[t]
@@ -574,14 +585,13 @@ def _store_tag(buf, ns, ne, names, name_off, h_start, h_order, h_key, h_mul,
 
 
 @njit(**HOT)
-def _parse_tags(buf, starts, ends, names, name_off, h_start, h_order, h_key, h_mul,
-                val_s, val_e, esc, mt_start):
+def _parse_tags(buf, starts, ends, names, name_off, h_start, h_order, h_key, h_mul, val_s, val_e, esc, mt_start):
     """parse_tags, with the wanted names' hash table (see _name_table)."""
     n_games = len(starts)
     n_names = len(name_off) - 1
     nb = len(buf)
-    w = -_W                 # window of tag lines and its bits: line ends, name characters,
-    m_nl = np.uint64(0)     # blanks, quotes, backslashes, '['
+    w = -_W  # window of tag lines and its bits: line ends, name characters,
+    m_nl = np.uint64(0)  # blanks, quotes, backslashes, '['
     m_name = np.uint64(0)
     m_bl = np.uint64(0)
     m_q = np.uint64(0)
@@ -620,13 +630,12 @@ def _parse_tags(buf, starts, ends, names, name_off, h_start, h_order, h_key, h_m
                     ll = _bit_from(m_nl, 0)
                 if ll < _W:
                     sh = np.uint64(off)
-                    ll -= off                                            # line length
-                    a = _bit_from(~(m_name >> sh), 1)                   # name end
+                    ll -= off  # line length
+                    a = _bit_from(~(m_name >> sh), 1)  # name end
                     bl = m_bl >> sh
-                    q = _bit_from(~bl, a)                               # the quote
+                    q = _bit_from(~bl, a)  # the quote
                     lq = m_q >> sh
-                    if (a >= 2 and q < ll <= e - i
-                            and ((lq >> np.uint64(q)) & np.uint64(1)) != 0):
+                    if a >= 2 and q < ll <= e - i and ((lq >> np.uint64(q)) & np.uint64(1)) != 0:
                         lim = (np.uint64(1) << np.uint64(ll)) - np.uint64(1)
                         lq &= lim
                         bl &= lim
@@ -643,9 +652,24 @@ def _parse_tags(buf, starts, ends, names, name_off, h_start, h_order, h_key, h_m
                                 else:
                                     v = ll
                             v = min(v, ll)
-                            _store_tag(buf, i + ns, i + ne, names, name_off, h_start, h_order,
-                                       h_key, h_mul, val_s, val_e, esc, g, i + q + 1, i + v,
-                                       has_esc)
+                            _store_tag(
+                                buf,
+                                i + ns,
+                                i + ne,
+                                names,
+                                name_off,
+                                h_start,
+                                h_order,
+                                h_key,
+                                h_mul,
+                                val_s,
+                                val_e,
+                                esc,
+                                g,
+                                i + q + 1,
+                                i + v,
+                                has_esc,
+                            )
                             # The next tag on the line, if any.
                             lb = (m_lb >> sh) & lim
                             k = _bit_from(lb, v + 1)
@@ -745,7 +769,7 @@ def _equal_bytes(x, xa, y, ya, n):
     return True
 
 
-_GATHER_AHEAD = 16      # gather_strings, parse_int_values: prefetch the value this many rows ahead
+_GATHER_AHEAD = 16  # gather_strings, parse_int_values: prefetch the value this many rows ahead
 
 
 @njit(**HOT)

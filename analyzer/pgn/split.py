@@ -1,4 +1,5 @@
 """Cut PGN/PDN text into games (byte spans), with the numba scanner."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -1,6 +1,7 @@
 """Tag values of a block of games as Arrow columns, read by the numba scanner (pgn._scan):
 one pass over the tag sections, then per column only the distinct values of dictionary
 columns become Python strings. Shared by every game kind (PGN and PDN have the same tags)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -50,7 +51,7 @@ class TagValues:
 
     def value(self, g: int, name: str) -> str | None:
         """One game's value (for the rare games handled one by one)."""
-        vs, ve, esc = (x[g:g + 1] for x in self._cols(name))
+        vs, ve, esc = (x[g : g + 1] for x in self._cols(name))
         if vs[0] < 0:
             return None
         return strings(self.buf, vs, ve, esc)[0][0].as_py()
@@ -77,8 +78,7 @@ def strings(buf, vs, ve, esc) -> tuple[pa.Array, bool]:
     except pa.ArrowInvalid:
         # Non-UTF-8 bytes (Latin-1 exports, damage): decode each value with replacement.
         raw = data.tobytes()
-        vals = [raw[offsets[i]:offsets[i + 1]].decode("utf-8", "replace") if valid[i] else None
-                for i in range(n)]
+        vals = [raw[offsets[i] : offsets[i + 1]].decode("utf-8", "replace") if valid[i] else None for i in range(n)]
         return pa.array(vals, pa.string()), False
     return arr, True
 
@@ -105,5 +105,5 @@ def dict_strings(buf, vs, ve, esc) -> tuple[pa.DictionaryArray, np.ndarray]:
 def dict_lookup(codes: np.ndarray, values_mask) -> np.ndarray:
     """Per row: is the row's value one of those where `values_mask` (over the dictionary) is
     True? False for null rows (code -1)."""
-    hit = np.append(np.asarray(values_mask, np.bool_), False)   # code -1 -> the extra False
+    hit = np.append(np.asarray(values_mask, np.bool_), False)  # code -1 -> the extra False
     return hit[codes]

@@ -10,6 +10,7 @@
 Writes under the report directory (default OUT_DIR/report): index.html, every table as
 NAME.parquet and NAME.csv, and figures/NAME.{svg,pdf,csv}. docs/report.md describes them.
 """
+
 from __future__ import annotations
 
 import os
@@ -68,7 +69,7 @@ def _draw_all(rep: Report, fig_dir: str) -> list[dict]:
         f.data.write_csv(os.path.join(fig_dir, f.name + ".csv"))
     order = sorted(range(len(figs)), key=lambda i: -figs[i][0])
     mine, theirs, load = [], [], [0.0, 0.0]
-    for i in order:   # greedy: the larger figures first, each to the less loaded side
+    for i in order:  # greedy: the larger figures first, each to the less loaded side
         side = 0 if load[0] <= load[1] else 1
         (mine if side == 0 else theirs).append((i, figs[i][1]))
         load[side] += figs[i][0]
@@ -76,10 +77,10 @@ def _draw_all(rep: Report, fig_dir: str) -> list[dict]:
     if hasattr(os, "fork") and theirs:
         import warnings
 
-        with warnings.catch_warnings():   # 3.12+: "fork() of a multi-threaded process" (polars' idle
-            warnings.simplefilter("ignore", DeprecationWarning)   # pool); the child uses matplotlib only
+        with warnings.catch_warnings():  # 3.12+: "fork() of a multi-threaded process" (polars' idle
+            warnings.simplefilter("ignore", DeprecationWarning)  # pool); the child uses matplotlib only
             pid = os.fork()
-        if pid == 0:   # child: its share, then exit without cleanup
+        if pid == 0:  # child: its share, then exit without cleanup
             code = 0
             try:
                 _draw(theirs, fig_dir)
@@ -101,8 +102,17 @@ def _draw_all(rep: Report, fig_dir: str) -> list[dict]:
     for _, f in figs:
         with open(os.path.join(fig_dir, f.name + ".svg"), encoding="utf-8") as fh:
             svg = fh.read().split("\n", 1)[1]
-        done.append({"name": f.name, "title": f.title, "caption": f.caption, "svg": svg,
-                     "svg_file": f.name + ".svg", "pdf_file": f.name + ".pdf", "csv_file": f.name + ".csv"})
+        done.append(
+            {
+                "name": f.name,
+                "title": f.title,
+                "caption": f.caption,
+                "svg": svg,
+                "svg_file": f.name + ".svg",
+                "pdf_file": f.name + ".pdf",
+                "csv_file": f.name + ".csv",
+            }
+        )
     return done
 
 

@@ -19,6 +19,7 @@ Aggregates (`collect(out_dir)` returns them as polars DataFrames):
                 missed claim (bins of 10, 200+ last) and the clock then (bins of 15 s, 600+ last)
   audit_counts, audit_games  the audit of recorded results (docs/report.md)
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -36,9 +37,13 @@ TC_ORDER = ("ultrabullet", "bullet", "blitz", "rapid", "classical", "corresponde
 
 # Verdict columns that tell where a rule's condition first arose (rule -> column).
 REACHED = {
-    "threefold": "first_threefold_ply", "fifty": "first_fifty_ply", "fivefold": "first_fivefold_ply",
-    "seventyfive": "first_seventyfive_ply", "balance": "first_balance_ply",
-    "kings_vs_king": "first_kings_vs_king_ply", "main_diagonal": "first_main_diagonal_ply",
+    "threefold": "first_threefold_ply",
+    "fifty": "first_fifty_ply",
+    "fivefold": "first_fivefold_ply",
+    "seventyfive": "first_seventyfive_ply",
+    "balance": "first_balance_ply",
+    "kings_vs_king": "first_kings_vs_king_ply",
+    "main_diagonal": "first_main_diagonal_ply",
     "small_ending": "first_small_ending_ply",
 }
 # What "the same verdict" means per measure when two editions are compared game by game.
@@ -48,30 +53,79 @@ SIGNATURES = {
     "claimed": ("claimed",),
     "automatic": ("end_ply", "end_rule"),
 }
-EXAMPLES = 3   # example games per edition pair and platform
+EXAMPLES = 3  # example games per edition pair and platform
 
 # The edition in force for an over-the-board game, by its date (FIDE Laws; docs/report.md).
-FIDE_IN_FORCE = ((_dt.date(2018, 1, 1), "fide_2018"), (_dt.date(2014, 7, 1), "fide_2014"),
-                 (_dt.date(2009, 7, 1), "fide_2009"), (_dt.date(1997, 7, 1), "fide_1997"))
-AUDIT_KINDS = ("continued_past_automatic_draw", "decisive_after_automatic_draw",
-               "lichess_agreement_after_claimable_draw")
+FIDE_IN_FORCE = (
+    (_dt.date(2018, 1, 1), "fide_2018"),
+    (_dt.date(2014, 7, 1), "fide_2014"),
+    (_dt.date(2009, 7, 1), "fide_2009"),
+    (_dt.date(1997, 7, 1), "fide_1997"),
+)
+AUDIT_KINDS = (
+    "continued_past_automatic_draw",
+    "decisive_after_automatic_draw",
+    "lichess_agreement_after_claimable_draw",
+)
 
 CUBE_DIMS = ["source", "game_type", "platform", "edition", "month", "time_control_class", "rating_band"]
-COUNTS = ["games", "chance", "missed", "missed_won", "missed_drew", "missed_lost", "missed_result_known",
-          "avoided", "claimed", "passed_on", "automatic_end", "decisive", "result_changed"]
+COUNTS = [
+    "games",
+    "chance",
+    "missed",
+    "missed_won",
+    "missed_drew",
+    "missed_lost",
+    "missed_result_known",
+    "avoided",
+    "claimed",
+    "passed_on",
+    "automatic_end",
+    "decisive",
+    "result_changed",
+]
 
-_GAME_COLS = ["source", "game_type", "game_index", "platform", "time_control_class", "rating_band", "date",
-              "status", "result", "site", "plies", "termination", "event", "white", "black"]
-_VERDICT_COLS = ["edition", "game_index", "first_missed_claim_ply", "missed_claim_rule", "missed_claim_side",
-                 "missed_claim_result", "plies_after_missed_claim", "missed_claim_clock_seconds",
-                 "first_avoided_claim_ply", "avoided_claim_rule", "end_ply", "end_rule", "result_changed",
-                 "draw_reason", "first_threefold_claim_ply", *REACHED.values()]
+_GAME_COLS = [
+    "source",
+    "game_type",
+    "game_index",
+    "platform",
+    "time_control_class",
+    "rating_band",
+    "date",
+    "status",
+    "result",
+    "site",
+    "plies",
+    "termination",
+    "event",
+    "white",
+    "black",
+]
+_VERDICT_COLS = [
+    "edition",
+    "game_index",
+    "first_missed_claim_ply",
+    "missed_claim_rule",
+    "missed_claim_side",
+    "missed_claim_result",
+    "plies_after_missed_claim",
+    "missed_claim_clock_seconds",
+    "first_avoided_claim_ply",
+    "avoided_claim_rule",
+    "end_ply",
+    "end_rule",
+    "result_changed",
+    "draw_reason",
+    "first_threefold_claim_ply",
+    *REACHED.values(),
+]
 
 
 @dataclass
 class Collected:
     tables: dict[str, pl.DataFrame] = field(default_factory=dict)
-    editions: dict[str, list[str]] = field(default_factory=dict)   # game_type -> editions, in scan order
+    editions: dict[str, list[str]] = field(default_factory=dict)  # game_type -> editions, in scan order
     sources: list[str] = field(default_factory=list)
 
 
@@ -109,8 +163,9 @@ def _scan(parts: Parts, table: str, d: str, schema, cols: list[str]) -> pl.LazyF
 
         from analyzer.io import remote
 
-        dataset = ds.dataset([f.split("://", 1)[1] for f in files], format="parquet",
-                             filesystem=remote.filesystem(files[0]))
+        dataset = ds.dataset(
+            [f.split("://", 1)[1] for f in files], format="parquet", filesystem=remote.filesystem(files[0])
+        )
         lf = pl.scan_pyarrow_dataset(dataset)
     else:
         lf = pl.scan_parquet(files, hive_partitioning=False)
@@ -132,15 +187,19 @@ def _queries(parts: Parts, d: str, editions: dict[str, list[str]]) -> dict[str, 
     v = _scan(parts, "verdicts", d, tables.VERDICTS_SCHEMA, _VERDICT_COLS)
     e = _scan(parts, "events", d, tables.EVENTS_SCHEMA, ["edition", "game_index", "rule", "kind", "outcome"])
     e = e.filter(pl.col("kind") != "offer")
-    gs = (g.filter(pl.col("status") == "ok")
-          .with_columns(pl.col("date").dt.truncate("1mo").alias("month"), _in_force().alias("in_force")))
+    gs = g.filter(pl.col("status") == "ok").with_columns(
+        pl.col("date").dt.truncate("1mo").alias("month"), _in_force().alias("in_force")
+    )
     flags = e.group_by("edition", "game_index").agg(
         (pl.col("outcome") == "claimed").any().alias("claimed"),
         (pl.col("outcome") == "passed_on").any().alias("passed_on"),
-        pl.col("kind").is_in(["claim_now", "claim_intended"]).any().alias("chance"))
-    ge = (gs.join(v, on="game_index", how="inner")
-          .join(flags, on=["edition", "game_index"], how="left")
-          .with_columns(pl.col("claimed", "passed_on", "chance").fill_null(False)))
+        pl.col("kind").is_in(["claim_now", "claim_intended"]).any().alias("chance"),
+    )
+    ge = (
+        gs.join(v, on="game_index", how="inner")
+        .join(flags, on=["edition", "game_index"], how="left")
+        .with_columns(pl.col("claimed", "passed_on", "chance").fill_null(False))
+    )
     res = pl.col("missed_claim_result")
     q: dict[str, pl.LazyFrame] = {}
     q["cube"] = ge.group_by(CUBE_DIMS).agg(
@@ -159,24 +218,37 @@ def _queries(parts: Parts, d: str, editions: dict[str, list[str]]) -> dict[str, 
         pl.col("result_changed").fill_null(False).sum().alias("result_changed"),
     )
     q["coverage"] = g.group_by("source", "game_type", "platform", "status").agg(pl.len().alias("games"))
-    q["missed_results"] = (ge.filter(pl.col("first_missed_claim_ply").is_not_null())
-                           .group_by("game_type", "platform", "edition", "missed_claim_rule", "missed_claim_result")
-                           .agg(pl.len().alias("games")))
-    q["rule_outcomes"] = (e.join(gs.select("game_index", "game_type", "platform"), on="game_index", how="inner")
-                          .group_by("game_type", "platform", "edition", "rule", "kind", "outcome")
-                          .agg(pl.len().alias("events"), pl.col("game_index").n_unique().alias("games")))
+    q["missed_results"] = (
+        ge.filter(pl.col("first_missed_claim_ply").is_not_null())
+        .group_by("game_type", "platform", "edition", "missed_claim_rule", "missed_claim_result")
+        .agg(pl.len().alias("games"))
+    )
+    q["rule_outcomes"] = (
+        e.join(gs.select("game_index", "game_type", "platform"), on="game_index", how="inner")
+        .group_by("game_type", "platform", "edition", "rule", "kind", "outcome")
+        .agg(pl.len().alias("events"), pl.col("game_index").n_unique().alias("games"))
+    )
     q["rules_reached"] = ge.group_by("game_type", "platform", "edition").agg(
         pl.len().alias("games"),
         *[pl.col(c).is_not_null().sum().alias(f"reached_{r}") for r, c in REACHED.items()],
-        *[(pl.col("end_rule") == r).sum().alias(f"ended_{r}") for r in codes.RULES])
+        *[(pl.col("end_rule") == r).sum().alias(f"ended_{r}") for r in codes.RULES],
+    )
     missed = ge.filter(pl.col("first_missed_claim_ply").is_not_null())
-    q["hist_plies"] = (missed.with_columns(pl.min_horizontal(pl.col("plies_after_missed_claim") // 10 * 10, 200)
-                                           .alias("bin"))
-                       .group_by("game_type", "platform", "edition", "bin").agg(pl.len().alias("games")))
-    q["hist_clock"] = (missed.filter(pl.col("missed_claim_clock_seconds").is_not_null())
-                       .with_columns(pl.min_horizontal((pl.col("missed_claim_clock_seconds").clip(0) // 15 * 15)
-                                                       .cast(pl.Int64), 600).alias("bin"))
-                       .group_by("game_type", "platform", "edition", "bin").agg(pl.len().alias("games")))
+    q["hist_plies"] = (
+        missed.with_columns(pl.min_horizontal(pl.col("plies_after_missed_claim") // 10 * 10, 200).alias("bin"))
+        .group_by("game_type", "platform", "edition", "bin")
+        .agg(pl.len().alias("games"))
+    )
+    q["hist_clock"] = (
+        missed.filter(pl.col("missed_claim_clock_seconds").is_not_null())
+        .with_columns(
+            pl.min_horizontal((pl.col("missed_claim_clock_seconds").clip(0) // 15 * 15).cast(pl.Int64), 600).alias(
+                "bin"
+            )
+        )
+        .group_by("game_type", "platform", "edition", "bin")
+        .agg(pl.len().alias("games"))
+    )
     # Edition pairs: one wide row per game, the verdict columns of every edition side by side.
     pair_frames = []
     for gt, eds in editions.items():
@@ -187,50 +259,86 @@ def _queries(parts: Parts, d: str, editions: dict[str, list[str]]) -> dict[str, 
         for i, ed in enumerate(eds):
             cols = [c for sig in SIGNATURES.values() for c in sig]
             part = base.filter(pl.col("edition") == ed).select(
-                "game_index", pl.lit(True).alias(f"present__{i}"), *[pl.col(c).alias(f"{c}__{i}") for c in cols])
+                "game_index", pl.lit(True).alias(f"present__{i}"), *[pl.col(c).alias(f"{c}__{i}") for c in cols]
+            )
             wide = wide.join(part, on="game_index", how="left")
         url = pl.col("site").fill_null("").str.contains(r"^https?://\S+$")
         for i in range(len(eds)):
             for j in range(i + 1, len(eds)):
                 both = pl.col(f"present__{i}").fill_null(False) & pl.col(f"present__{j}").fill_null(False)
-                diffs = {m: both & pl.any_horizontal([pl.col(f"{c}__{i}").ne_missing(pl.col(f"{c}__{j}")) for c in sig])
-                         for m, sig in SIGNATURES.items()}
+                diffs = {
+                    m: both & pl.any_horizontal([pl.col(f"{c}__{i}").ne_missing(pl.col(f"{c}__{j}")) for c in sig])
+                    for m, sig in SIGNATURES.items()
+                }
                 anyd = pl.any_horizontal(list(diffs.values()))
-                pair_frames.append(wide.group_by("platform").agg(
-                    pl.lit(gt).alias("game_type"), pl.lit(eds[i]).alias("edition_a"), pl.lit(eds[j]).alias("edition_b"),
-                    both.sum().alias("games_compared"),
-                    *[d_.sum().alias(f"differ_{m}") for m, d_ in diffs.items()],
-                    anyd.sum().alias("differ_any"),
-                    pl.col("site").filter(anyd & url).head(EXAMPLES).alias("examples")))
+                pair_frames.append(
+                    wide.group_by("platform").agg(
+                        pl.lit(gt).alias("game_type"),
+                        pl.lit(eds[i]).alias("edition_a"),
+                        pl.lit(eds[j]).alias("edition_b"),
+                        both.sum().alias("games_compared"),
+                        *[d_.sum().alias(f"differ_{m}") for m, d_ in diffs.items()],
+                        anyd.sum().alias("differ_any"),
+                        pl.col("site").filter(anyd & url).head(EXAMPLES).alias("examples"),
+                    )
+                )
     if pair_frames:
         q["pairs"] = pl.concat(pair_frames, how="vertical")
     # Audit: each chess game under the edition in force for it, when that edition was scanned.
     aud = ge.filter(pl.col("edition") == pl.col("in_force"))
     auto = pl.col("end_ply").is_not_null()
-    earlier = ((pl.col("first_threefold_claim_ply").is_not_null() & (pl.col("first_threefold_claim_ply") < pl.col("plies")))
-               | (auto & (pl.col("end_ply") < pl.col("plies"))))
+    earlier = (
+        pl.col("first_threefold_claim_ply").is_not_null() & (pl.col("first_threefold_claim_ply") < pl.col("plies"))
+    ) | (auto & (pl.col("end_ply") < pl.col("plies")))
     kinds = {
         "continued_past_automatic_draw": auto & (pl.col("plies") > pl.col("end_ply")),
         "decisive_after_automatic_draw": auto & pl.col("result").is_in(["1-0", "0-1"]),
-        "lichess_agreement_after_claimable_draw": ((pl.col("platform") == "lichess") & (pl.col("result") == "1/2-1/2")
-                                                   & (pl.col("termination") == "Normal")
-                                                   & (pl.col("draw_reason") == "agreement") & earlier),
+        "lichess_agreement_after_claimable_draw": (
+            (pl.col("platform") == "lichess")
+            & (pl.col("result") == "1/2-1/2")
+            & (pl.col("termination") == "Normal")
+            & (pl.col("draw_reason") == "agreement")
+            & earlier
+        ),
     }
-    q["audit_counts"] = (gs.filter(pl.col("game_type") == "chess")
-                         .group_by("platform", "in_force").agg(pl.len().alias("games"))
-                         .join(aud.group_by("platform", "in_force").agg(
-                             pl.len().alias("games_audited"), *[k.sum().alias(n) for n, k in kinds.items()]),
-                               on=["platform", "in_force"], how="left", nulls_equal=True))
-    cols = ["source", "game_index", "platform", "in_force", "date", "site", "event", "white", "black",
-            "result", "termination", "plies", "end_ply", "end_rule", "first_threefold_claim_ply", "draw_reason"]
+    q["audit_counts"] = (
+        gs.filter(pl.col("game_type") == "chess")
+        .group_by("platform", "in_force")
+        .agg(pl.len().alias("games"))
+        .join(
+            aud.group_by("platform", "in_force").agg(
+                pl.len().alias("games_audited"), *[k.sum().alias(n) for n, k in kinds.items()]
+            ),
+            on=["platform", "in_force"],
+            how="left",
+            nulls_equal=True,
+        )
+    )
+    cols = [
+        "source",
+        "game_index",
+        "platform",
+        "in_force",
+        "date",
+        "site",
+        "event",
+        "white",
+        "black",
+        "result",
+        "termination",
+        "plies",
+        "end_ply",
+        "end_rule",
+        "first_threefold_claim_ply",
+        "draw_reason",
+    ]
     q["audit_games"] = pl.concat([aud.filter(k).select(pl.lit(n).alias("kind"), *cols) for n, k in kinds.items()])
     return q
 
 
 def _editions(parts: Parts, dirs: list[str]) -> dict[str, list[str]]:
     """game_type -> editions present in the verdicts (in the order of codes / first seen)."""
-    frames = [_scan(parts, "verdicts", d, tables.VERDICTS_SCHEMA, ["game_type", "edition"]).unique()
-              for d in dirs]
+    frames = [_scan(parts, "verdicts", d, tables.VERDICTS_SCHEMA, ["game_type", "edition"]).unique() for d in dirs]
     if not frames:
         return {}
     seen = pl.concat(pl.collect_all(frames)).unique(maintain_order=True)
@@ -253,7 +361,7 @@ def collect(out_dir: str, batch: int = 8) -> Collected:
     editions = _editions(paths, dirs)
     parts: dict[str, list[pl.DataFrame]] = {}
     for k in range(0, len(dirs), batch):
-        queries = [_queries(paths, d, editions) for d in dirs[k:k + batch]]
+        queries = [_queries(paths, d, editions) for d in dirs[k : k + batch]]
         names = [(i, n) for i, q in enumerate(queries) for n in q]
         frames = pl.collect_all([queries[i][n] for i, n in names])
         for (_, n), df in zip(names, frames):
@@ -261,9 +369,19 @@ def collect(out_dir: str, batch: int = 8) -> Collected:
     out = Collected(editions=editions)
     t = out.tables
     t["cube"] = _cat(parts, "cube", _empty_cube())
-    t["coverage"] = _cat(parts, "coverage", pl.DataFrame(schema={"source": pl.String, "game_type": pl.String,
-                                                                  "platform": pl.String, "status": pl.String,
-                                                                  "games": pl.UInt32}))
+    t["coverage"] = _cat(
+        parts,
+        "coverage",
+        pl.DataFrame(
+            schema={
+                "source": pl.String,
+                "game_type": pl.String,
+                "platform": pl.String,
+                "status": pl.String,
+                "games": pl.UInt32,
+            }
+        ),
+    )
     out.sources = sorted(t["coverage"]["source"].unique().to_list())
     sum_by = {
         "missed_results": ["game_type", "platform", "edition", "missed_claim_rule", "missed_claim_result"],
@@ -279,14 +397,19 @@ def collect(out_dir: str, batch: int = 8) -> Collected:
             t[name] = None
             continue
         vals = [c for c in df.columns if c not in keys]
-        t[name] = (df.group_by(keys).agg(pl.col(vals).sum()).sort(keys, nulls_last=True))
+        t[name] = df.group_by(keys).agg(pl.col(vals).sum()).sort(keys, nulls_last=True)
     pairs = _cat(parts, "pairs", None)
     if pairs is not None:
         keys = ["game_type", "platform", "edition_a", "edition_b"]
         nums = [c for c in pairs.columns if c not in keys and c != "examples"]
-        pairs = (pairs.group_by(keys).agg(*[pl.col(c).sum() for c in nums],
-                                          pl.col("examples").list.explode(keep_nulls=False, empty_as_null=False).head(EXAMPLES))
-                 .sort(keys))
+        pairs = (
+            pairs.group_by(keys)
+            .agg(
+                *[pl.col(c).sum() for c in nums],
+                pl.col("examples").list.explode(keep_nulls=False, empty_as_null=False).head(EXAMPLES),
+            )
+            .sort(keys)
+        )
     t["pairs"] = pairs
     ag = _cat(parts, "audit_games", None)
     t["audit_games"] = ag.sort("kind", "source", "game_index") if ag is not None else None

@@ -1,6 +1,7 @@
 """The report's figures (matplotlib, Agg): built for print (7 in wide, text >= 9 pt, constrained
 layout, Okabe-Ito colours with distinct markers), each with the data it draws as a long table
 (one row per point: k, n, rate, ci_low, ci_high), written as SVG, PDF and CSV."""
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -26,30 +27,42 @@ from analyzer.report.model import (
     platform_label,
 )
 
-WIDTH = 7.0              # inches: a two-column page
-FONT = 9                 # points, every text of every figure
+WIDTH = 7.0  # inches: a two-column page
+FONT = 9  # points, every text of every figure
 # Okabe & Ito (2008), colour-blind safe; with a distinct marker per series.
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
 MARKERS = ("o", "s", "D", "^", "v", "P", "X")
-SMALL = "#9a9a9a"        # bins with fewer than stats.MIN_GAMES games
-SMALL_CI = "#cfcfcf"     # and their intervals
+SMALL = "#9a9a9a"  # bins with fewer than stats.MIN_GAMES games
+SMALL_CI = "#cfcfcf"  # and their intervals
 
 RC = {
-    "font.size": FONT, "axes.titlesize": FONT, "axes.labelsize": FONT, "xtick.labelsize": FONT,
-    "ytick.labelsize": FONT, "legend.fontsize": FONT, "figure.titlesize": FONT, "figure.labelsize": FONT,
-    "axes.spines.top": False, "axes.spines.right": False, "axes.grid": False,
-    "svg.fonttype": "path", "pdf.fonttype": 42, "svg.hashsalt": "analyzer-report",
-    "figure.dpi": 100, "savefig.dpi": 100, "lines.linewidth": 1.0,
+    "font.size": FONT,
+    "axes.titlesize": FONT,
+    "axes.labelsize": FONT,
+    "xtick.labelsize": FONT,
+    "ytick.labelsize": FONT,
+    "legend.fontsize": FONT,
+    "figure.titlesize": FONT,
+    "figure.labelsize": FONT,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": False,
+    "svg.fonttype": "path",
+    "pdf.fonttype": 42,
+    "svg.hashsalt": "analyzer-report",
+    "figure.dpi": 100,
+    "savefig.dpi": 100,
+    "lines.linewidth": 1.0,
 }
 
 
 @dataclass
 class Figure:
-    name: str            # file stem
+    name: str  # file stem
     title: str
     caption: str
-    fig: object          # matplotlib Figure
-    data: pl.DataFrame   # what it draws
+    fig: object  # matplotlib Figure
+    data: pl.DataFrame  # what it draws
 
 
 def _plt():
@@ -91,13 +104,31 @@ def _point(k, n, applicable=True) -> dict:
     if not applicable or k is None:
         return {"k": None, "n": None, "rate": None, "ci_low": None, "ci_high": None, "small": None}
     lo, hi = stats.wilson(k, n)
-    return {"k": int(k), "n": int(n), "rate": (k / n) if n else None, "ci_low": lo, "ci_high": hi,
-            "small": n < stats.MIN_GAMES}
+    return {
+        "k": int(k),
+        "n": int(n),
+        "rate": (k / n) if n else None,
+        "ci_low": lo,
+        "ci_high": hi,
+        "small": n < stats.MIN_GAMES,
+    }
 
 
-_DATA_SCHEMA = {"figure": pl.String, "row": pl.String, "column": pl.String, "series": pl.String,
-                "editions": pl.String, "x": pl.String, "applicable": pl.Boolean, "k": pl.Int64, "n": pl.Int64,
-                "rate": pl.Float64, "ci_low": pl.Float64, "ci_high": pl.Float64, "small": pl.Boolean}
+_DATA_SCHEMA = {
+    "figure": pl.String,
+    "row": pl.String,
+    "column": pl.String,
+    "series": pl.String,
+    "editions": pl.String,
+    "x": pl.String,
+    "applicable": pl.Boolean,
+    "k": pl.Int64,
+    "n": pl.Int64,
+    "rate": pl.Float64,
+    "ci_low": pl.Float64,
+    "ci_high": pl.Float64,
+    "small": pl.Boolean,
+}
 
 
 def _frame(rows: list[dict]) -> pl.DataFrame:
@@ -117,19 +148,34 @@ class _Points:
     def draw(self, ax):
         if not self.items:
             return
-        segs = [[(lo, pos), (hi, pos)] if self.horizontal else [(pos, lo), (pos, hi)]
-                for v, pos, lo, hi, *_ in self.items]
+        segs = [
+            [(lo, pos), (hi, pos)] if self.horizontal else [(pos, lo), (pos, hi)] for v, pos, lo, hi, *_ in self.items
+        ]
         from matplotlib.collections import LineCollection
 
-        ax.add_collection(LineCollection(segs, colors=[SMALL_CI if small else c for *_, c, _, small in self.items],
-                                         linewidths=[0.7 if small else 1.0 for *_, small in self.items]),
-                          autolim=False)
+        ax.add_collection(
+            LineCollection(
+                segs,
+                colors=[SMALL_CI if small else c for *_, c, _, small in self.items],
+                linewidths=[0.7 if small else 1.0 for *_, small in self.items],
+            ),
+            autolim=False,
+        )
         styles: dict = {}
         for v, pos, _lo, _hi, c, mk, small in self.items:
             styles.setdefault((c, mk, small), []).append((v, pos) if self.horizontal else (pos, v))
         for (c, mk, small), xy in styles.items():
-            ax.plot([a for a, _ in xy], [b for _, b in xy], ls="none", marker=mk, ms=self.ms, color=c,
-                    mfc="white" if small else c, clip_on=not self.horizontal, zorder=3)
+            ax.plot(
+                [a for a, _ in xy],
+                [b for _, b in xy],
+                ls="none",
+                marker=mk,
+                ms=self.ms,
+                color=c,
+                mfc="white" if small else c,
+                clip_on=not self.horizontal,
+                zorder=3,
+            )
 
 
 def _scale(points) -> float:
@@ -144,16 +190,26 @@ def _scale(points) -> float:
 def _handle(colour, marker, small=False):
     from matplotlib.lines import Line2D
 
-    return Line2D([], [], color=SMALL if small else colour, marker="o" if small else marker, ms=4.5,
-                  mfc="white" if small else colour, ls="-", lw=1)
+    return Line2D(
+        [],
+        [],
+        color=SMALL if small else colour,
+        marker="o" if small else marker,
+        ms=4.5,
+        mfc="white" if small else colour,
+        ls="-",
+        lw=1,
+    )
 
 
 # ----------------------------------------------------------------------------------------------
 # Dot grids: rows of panels (one row per measure), one panel per population (column), one
 # point with its 95 % interval per series (edition class).
 
-def _dot_grid(name: str, rows: list[tuple[str, str, list[EdClass], str]], columns: list[str], value,
-              editions) -> tuple[object, list[dict]]:
+
+def _dot_grid(
+    name: str, rows: list[tuple[str, str, list[EdClass], str]], columns: list[str], value, editions
+) -> tuple[object, list[dict]]:
     """rows: (row key, row title, series, x label); value(row, column, class) -> (k, n, applicable)."""
     plt = _plt()
     heights = [0.95 + 0.26 * len(r[2]) for r in rows]
@@ -172,8 +228,18 @@ def _dot_grid(name: str, rows: list[tuple[str, str, list[EdClass], str]], column
                 k, n, ok = value(rkey, col, s)
                 p = _point(k, n, ok)
                 pts[(col, s.key)] = p
-                data.append({"figure": name, "row": rkey, "column": col, "series": s.label,
-                             "editions": ",".join(s.editions), "x": None, "applicable": ok, **p})
+                data.append(
+                    {
+                        "figure": name,
+                        "row": rkey,
+                        "column": col,
+                        "series": s.label,
+                        "editions": ",".join(s.editions),
+                        "x": None,
+                        "applicable": ok,
+                        **p,
+                    }
+                )
         xmax = _scale(pts.values())
         for ax, col in zip(axes, columns):
             ax.set_title(platform_label(col))
@@ -214,15 +280,21 @@ def fig_outcomes(rep: Report, game_type: str) -> Figure | None:
             return 0, 0, True
         r = r.row(0, named=True)
         return r[m.k], r[m.n], applies(cls.key, m)
+
     name = f"outcomes_{game_type}"
     fig, data = _dot_grid(name, rows, pops, value, eds)
     gt = "Russian-draughts" if game_type != "chess" else "Chess"
-    return Figure(name, f"{gt}: what became of the claim chances, per platform",
-                  "Each point is the share of analyzed games (status ok) of one platform, with its 95 % Wilson "
-                  "interval; editions whose verdicts agree on every game for that measure are one series "
-                  "(labels joined by “=”). Grey open points: fewer than "
-                  f"{stats.MIN_GAMES} games in the denominator. n/a: the edition has no such chance "
-                  "(no written-move claims, or no automatic draws).", fig, _frame(data))
+    return Figure(
+        name,
+        f"{gt}: what became of the claim chances, per platform",
+        "Each point is the share of analyzed games (status ok) of one platform, with its 95 % Wilson "
+        "interval; editions whose verdicts agree on every game for that measure are one series "
+        "(labels joined by “=”). Grey open points: fewer than "
+        f"{stats.MIN_GAMES} games in the denominator. n/a: the edition has no such chance "
+        "(no written-move claims, or no automatic draws).",
+        fig,
+        _frame(data),
+    )
 
 
 def _legend(fig, handles: dict, loc: str, ncol: int) -> None:
@@ -236,6 +308,7 @@ def _legend(fig, handles: dict, loc: str, ncol: int) -> None:
 
 # ----------------------------------------------------------------------------------------------
 # Period series (months, or years where months are thin)
+
 
 def fig_trend(rep: Report, game_type: str, platform: str) -> Figure | None:
     per = rep.tables["summary_by_period"].filter((pl.col("game_type") == game_type) & (pl.col("platform") == platform))
@@ -268,19 +341,37 @@ def fig_trend(rep: Report, game_type: str, platform: str) -> Figure | None:
             xs, ys, los, his, sx, sy, slo, shi = [], [], [], [], [], [], [], []
             for r in sub.iter_rows(named=True):
                 p = _point(r[m.k], r[m.n], ok)
-                data.append({"figure": f"trend_{game_type}_{platform}", "row": mname, "column": platform,
-                             "series": cls.label, "editions": ",".join(cls.editions),
-                             "x": r["period"].isoformat()[:7 if kind == "month" else 4], "applicable": ok, **p})
+                data.append(
+                    {
+                        "figure": f"trend_{game_type}_{platform}",
+                        "row": mname,
+                        "column": platform,
+                        "series": cls.label,
+                        "editions": ",".join(cls.editions),
+                        "x": r["period"].isoformat()[: 7 if kind == "month" else 4],
+                        "applicable": ok,
+                        **p,
+                    }
+                )
                 if not ok or not (lo_p <= r["period"] <= hi_p):
                     continue
                 x = r["period"] + half
                 if p["n"] and not p["small"]:
-                    xs.append(x); ys.append(100 * p["rate"]); los.append(100 * p["ci_low"]); his.append(100 * p["ci_high"])
+                    xs.append(x)
+                    ys.append(100 * p["rate"])
+                    los.append(100 * p["ci_low"])
+                    his.append(100 * p["ci_high"])
                     top = max(top, 100 * p["ci_high"])
                 else:
-                    xs.append(x); ys.append(float("nan")); los.append(float("nan")); his.append(float("nan"))
+                    xs.append(x)
+                    ys.append(float("nan"))
+                    los.append(float("nan"))
+                    his.append(float("nan"))
                     if p["n"]:
-                        sx.append(x); sy.append(100 * p["rate"]); slo.append(100 * p["ci_low"]); shi.append(100 * p["ci_high"])
+                        sx.append(x)
+                        sy.append(100 * p["rate"])
+                        slo.append(100 * p["ci_low"])
+                        shi.append(100 * p["ci_high"])
             if not ok:
                 continue
             (line,) = ax.plot(xs, ys, color=colour, marker=marker, ms=2.5, lw=1)
@@ -293,42 +384,63 @@ def fig_trend(rep: Report, game_type: str, platform: str) -> Figure | None:
                 for a, b, c_, d_ in zip(sx, sy, slo, shi):
                     pp.add(b, float(date2num(a)), c_, d_, colour, marker, True)
                 pp.draw(ax)
-                handles.setdefault(f"fewer than {stats.MIN_GAMES} games (not joined)",
-                                   Line2D([], [], color=SMALL, marker="o", mfc="white", ls="none", ms=4))
+                handles.setdefault(
+                    f"fewer than {stats.MIN_GAMES} games (not joined)",
+                    Line2D([], [], color=SMALL, marker="o", mfc="white", ls="none", ms=4),
+                )
         ax.set_ylim(0, (top * 1.1) if top > 0 else 1)
         ax.set_ylabel("%")
         ax.grid(axis="y", color="0.88", lw=0.6)
         if lo_p <= LICHESS_FIVEFOLD <= hi_p + half * 2:
             ax.axvline(LICHESS_FIVEFOLD, color="0.2", ls=":", lw=1.2)
-            handles.setdefault("Lichess: fivefold automatic from 2020-01-14",
-                               Line2D([], [], color="0.2", ls=":", lw=1.2))
+            handles.setdefault(
+                "Lichess: fivefold automatic from 2020-01-14", Line2D([], [], color="0.2", ls=":", lw=1.2)
+            )
     axes[-1].set_xlim(lo_p, hi_p + half * 2)
     _legend(fig, handles, "outside lower center", 2)
     word = "months" if kind == "month" else "years (months too thin)"
     name = f"trend_{game_type}_{platform}"
     gt = "Russian draughts" if game_type != "chess" else "chess"
     pl_ = platform_label(platform)
-    return Figure(name, f"{pl_[:1].upper() + pl_[1:]} {gt} by {'month' if kind == 'month' else 'year'}",
-                  f"{platform_label(platform)} games by the {word} of their own date (UTCDate, else Date; games "
-                  f"without a full date are left out), with 95 % Wilson bands. A period without games is a gap "
-                  f"(the line is not drawn across it); a period with fewer than {stats.MIN_GAMES} games is a grey "
-                  "open point with its interval, not joined. The plotted range runs from the first to the last "
-                  f"period with {stats.MIN_GAMES} games or more; summary_by_period.csv has every period. "
-                  "Dotted line: Lichess made fivefold repetition automatic on 2020-01-14.", fig, _frame(data))
+    return Figure(
+        name,
+        f"{pl_[:1].upper() + pl_[1:]} {gt} by {'month' if kind == 'month' else 'year'}",
+        f"{platform_label(platform)} games by the {word} of their own date (UTCDate, else Date; games "
+        f"without a full date are left out), with 95 % Wilson bands. A period without games is a gap "
+        f"(the line is not drawn across it); a period with fewer than {stats.MIN_GAMES} games is a grey "
+        "open point with its interval, not joined. The plotted range runs from the first to the last "
+        f"period with {stats.MIN_GAMES} games or more; summary_by_period.csv has every period. "
+        "Dotted line: Lichess made fivefold repetition automatic on 2020-01-14.",
+        fig,
+        _frame(data),
+    )
 
 
 # ----------------------------------------------------------------------------------------------
 # Categories: time-control class, rating band
 
-def fig_categories(rep: Report, game_type: str, table: str, dim: str, order: list[str] | None,
-                   title: str, caption: str, xlabel: str, tick=lambda v: v) -> Figure | None:
+
+def fig_categories(
+    rep: Report,
+    game_type: str,
+    table: str,
+    dim: str,
+    order: list[str] | None,
+    title: str,
+    caption: str,
+    xlabel: str,
+    tick=lambda v: v,
+) -> Figure | None:
     df = rep.tables[table].filter(pl.col("game_type") == game_type)
     eds = rep.editions.get(game_type, [])
     if df.height == 0 or not eds:
         return None
     tot = df.group_by("platform", "edition").agg(pl.col("games").sum()).group_by("platform").agg(pl.col("games").max())
-    plats = [p for g, p in rep.populations if g == game_type
-             and tot.filter((pl.col("platform") == p) & (pl.col("games") >= stats.MIN_GAMES)).height]
+    plats = [
+        p
+        for g, p in rep.populations
+        if g == game_type and tot.filter((pl.col("platform") == p) & (pl.col("games") >= stats.MIN_GAMES)).height
+    ]
     if not plats:
         return None
     present = set(df.filter(pl.col("platform").is_in(plats))[dim].to_list())
@@ -337,8 +449,15 @@ def fig_categories(rep: Report, game_type: str, table: str, dim: str, order: lis
     from matplotlib.lines import Line2D
 
     ms = list(TREND_MEASURES)
-    fig, axes = plt.subplots(len(ms), len(plats), sharex=True, sharey="row", squeeze=False,
-                             figsize=(WIDTH, 1.6 * len(ms) + 1.5), layout="constrained")
+    fig, axes = plt.subplots(
+        len(ms),
+        len(plats),
+        sharex=True,
+        sharey="row",
+        squeeze=False,
+        figsize=(WIDTH, 1.6 * len(ms) + 1.5),
+        layout="constrained",
+    )
     data = []
     handles: dict[str, object] = {}
     pos = {c: i for i, c in enumerate(cats)}
@@ -360,8 +479,18 @@ def fig_categories(rep: Report, game_type: str, table: str, dim: str, order: lis
                     if r[dim] not in pos:
                         continue
                     p = _point(r[m.k], r[m.n])
-                    data.append({"figure": f"{dim}_{game_type}", "row": mname, "column": plat, "series": cls.label,
-                                 "editions": ",".join(cls.editions), "x": r[dim], "applicable": True, **p})
+                    data.append(
+                        {
+                            "figure": f"{dim}_{game_type}",
+                            "row": mname,
+                            "column": plat,
+                            "series": cls.label,
+                            "editions": ",".join(cls.editions),
+                            "x": r[dim],
+                            "applicable": True,
+                            **p,
+                        }
+                    )
                     if not p["n"]:
                         continue
                     x = pos[r[dim]] + (j - (len(classes) - 1) / 2) * width
@@ -372,15 +501,16 @@ def fig_categories(rep: Report, game_type: str, table: str, dim: str, order: lis
                     if not p["small"]:
                         handles.setdefault(label, _handle(colour, marker))
                     else:
-                        handles.setdefault(f"fewer than {stats.MIN_GAMES} games",
-                                           Line2D([], [], color=SMALL, marker="o", mfc="white", ls="none", ms=4))
+                        handles.setdefault(
+                            f"fewer than {stats.MIN_GAMES} games",
+                            Line2D([], [], color=SMALL, marker="o", mfc="white", ls="none", ms=4),
+                        )
             pp.draw(ax)
             ax.grid(axis="y", color="0.88", lw=0.6)
             # vertical labels about 0.15 in apart at least: label every step-th category
             step = max(1, -(-len(cats) * 0.16 * len(plats) // (WIDTH - 0.8)))
             step = int(step)
-            ax.set_xticks(range(len(cats)), [tick(c) if i % step == 0 else "" for i, c in enumerate(cats)],
-                          rotation=90)
+            ax.set_xticks(range(len(cats)), [tick(c) if i % step == 0 else "" for i, c in enumerate(cats)], rotation=90)
             ax.set_xlim(-0.6, len(cats) - 0.4)
             if c_i == 0:
                 ax.set_ylabel(f"{mname} (%)")
@@ -393,7 +523,11 @@ def fig_categories(rep: Report, game_type: str, table: str, dim: str, order: lis
 
 def fig_time_control(rep: Report, game_type: str = "chess") -> Figure | None:
     return fig_categories(
-        rep, game_type, "summary_by_time_control", "time_control_class", list(TC_ORDER),
+        rep,
+        game_type,
+        "summary_by_time_control",
+        "time_control_class",
+        list(TC_ORDER),
         "Chess by time-control class",
         "Missed, avoided and claimed chances (% of games, 95 % Wilson intervals) by the time-control class of "
         "the TimeControl tag (Lichess's estimate base + 40 × increment: ultrabullet < 30 s, bullet < 180 s, "
@@ -401,20 +535,30 @@ def fig_time_control(rep: Report, game_type: str = "chess") -> Figure | None:
         f"classified games are left out, and so are editions without written-move claims (lichess) from "
         f"the avoided row. Grey open points: fewer than {stats.MIN_GAMES} games (their intervals, light grey, "
         "may run off the panel: the scale is set by the larger bins). Within a row the panels share their "
-        "scales.", "time-control class")
+        "scales.",
+        "time-control class",
+    )
 
 
 def fig_rating(rep: Report, game_type: str = "chess") -> Figure | None:
     return fig_categories(
-        rep, game_type, "summary_by_rating_band", "rating_band", None,
+        rep,
+        game_type,
+        "summary_by_rating_band",
+        "rating_band",
+        None,
         "Chess by rating band",
         "The same measures by the mean Elo of the two players (both known) in 200-point bands, labelled by "
         f"their lower bound. Grey open points: fewer than {stats.MIN_GAMES} games; within a row the panels "
-        "share their scales.", "mean Elo of the two players (band start)", tick=lambda v: str(int(v[:4])))
+        "share their scales.",
+        "mean Elo of the two players (band start)",
+        tick=lambda v: str(int(v[:4])),
+    )
 
 
 # ----------------------------------------------------------------------------------------------
 # Draughts: section 32 draw kinds
+
 
 def _rule_applies(ed: str, rule: str) -> bool:
     from analyzer import kinds
@@ -439,8 +583,15 @@ def fig_draughts_rules(rep: Report, game_type: str = "russian_draughts") -> Figu
     plt = _plt()
     from matplotlib.ticker import MaxNLocator
 
-    fig, axes = plt.subplots(1, len(pops), sharex=True, sharey=True, squeeze=False,
-                             figsize=(WIDTH, 0.42 * len(present) * max(1, len(eds)) / 2 + 1.6), layout="constrained")
+    fig, axes = plt.subplots(
+        1,
+        len(pops),
+        sharex=True,
+        sharey=True,
+        squeeze=False,
+        figsize=(WIDTH, 0.42 * len(present) * max(1, len(eds)) / 2 + 1.6),
+        layout="constrained",
+    )
     data, pts = [], {}
     for plat in pops:
         for rule in present:
@@ -450,8 +601,18 @@ def fig_draughts_rules(rep: Report, game_type: str = "russian_draughts") -> Figu
                 k, n = (x["reached"][0], x["games"][0]) if x.height else (0, 0)
                 p = _point(k, n, ok)
                 pts[(plat, rule, ed)] = p
-                data.append({"figure": name, "row": rule, "column": plat, "series": ed, "editions": ed, "x": None,
-                             "applicable": ok, **p})
+                data.append(
+                    {
+                        "figure": name,
+                        "row": rule,
+                        "column": plat,
+                        "series": ed,
+                        "editions": ed,
+                        "x": None,
+                        "applicable": ok,
+                        **p,
+                    }
+                )
     xmax = _scale(pts.values())
     handles = {}
     step = 0.7 / max(1, len(eds))
@@ -478,15 +639,21 @@ def fig_draughts_rules(rep: Report, game_type: str = "russian_draughts") -> Figu
         ax.tick_params(axis="y", length=0)
     fig.supxlabel("% of games in which the rule's condition arose")
     _legend(fig, handles, "outside upper center", max(1, len(handles)))
-    return Figure(name, "Russian draughts: games in which each section 32 draw rule arose",
-                  "Share of analyzed games (95 % Wilson interval) in which the rule's condition arose at some "
-                  "ply under each edition: a third occurrence of a position (claim, 32.2), the balance of forces "
-                  "unchanged for 32 moves (claim under fshr_russian, automatic under fmjd_64), and the "
-                  "automatic king endings of 32.1. n/a: the edition has no such rule. Grey open points: fewer than "
-                  f"{stats.MIN_GAMES} games.", fig, _frame(data))
+    return Figure(
+        name,
+        "Russian draughts: games in which each section 32 draw rule arose",
+        "Share of analyzed games (95 % Wilson interval) in which the rule's condition arose at some "
+        "ply under each edition: a third occurrence of a position (claim, 32.2), the balance of forces "
+        "unchanged for 32 moves (claim under fshr_russian, automatic under fmjd_64), and the "
+        "automatic king endings of 32.1. n/a: the edition has no such rule. Grey open points: fewer than "
+        f"{stats.MIN_GAMES} games.",
+        fig,
+        _frame(data),
+    )
 
 
 # ----------------------------------------------------------------------------------------------
+
 
 def figure_plan(rep: Report) -> list[tuple[float, object]]:
     """The figures to draw, in page order, as (relative cost, builder); a builder returns a
@@ -519,7 +686,7 @@ def build_figures(rep: Report) -> list[Figure]:
 def freeze_layout(fig) -> None:
     """Run the constrained layout once and keep its result (later saves skip the layout)."""
     fig.draw_without_rendering()
-    fig.set_layout_engine(None)   # None, not "none": a placeholder engine makes every save lay out (and draw) twice
+    fig.set_layout_engine(None)  # None, not "none": a placeholder engine makes every save lay out (and draw) twice
 
 
 _ID = re.compile(r'\bid="([^"]+)"')
@@ -531,7 +698,7 @@ def svg_text(fig, prefix: str) -> str:
     buf = io.StringIO()
     fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
     s = buf.getvalue()
-    s = s[s.index("<svg"):]
+    s = s[s.index("<svg") :]
     ids = set(_ID.findall(s))
     # one pass: id="x", href="#x" and url(#x) of the figure's own ids
     s = _REF.sub(lambda m: m.group(1) + prefix + "-" + m.group(2) if m.group(2) in ids else m.group(0), s)

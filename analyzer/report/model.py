@@ -2,6 +2,7 @@
 with Wilson intervals, the period series with their gaps, the edition classes (editions whose
 verdicts agree game by game on a measure are one series), the edition-pair matrix, the draughts
 rules and the audit. Everything here works on small frames of counts."""
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -17,29 +18,63 @@ from analyzer.report.collect import AUDIT_KINDS, COUNTS, GAME_TYPES, PLATFORMS, 
 @dataclass(frozen=True)
 class Measure:
     name: str
-    k: str                 # numerator count column
-    n: str                 # denominator count column
-    label: str             # what the rate is, for captions and tables
-    short: str             # panel title
-    signature: str         # collect.SIGNATURES key: the verdict columns it depends on
-    needs: str | None      # None, "intended" (written-move claims) or "automatic" (automatic draws)
+    k: str  # numerator count column
+    n: str  # denominator count column
+    label: str  # what the rate is, for captions and tables
+    short: str  # panel title
+    signature: str  # collect.SIGNATURES key: the verdict columns it depends on
+    needs: str | None  # None, "intended" (written-move claims) or "automatic" (automatic draws)
     unit: str = "% of games"
 
 
 MEASURES = (
-    Measure("missed", "missed", "games", "games in which a claim on the board was played past (missed)",
-            "missed: a claim on the board played past (% of games)", "missed", None),
-    Measure("lost_after_missed", "missed_lost", "missed_result_known",
-            "games with a missed claim that the side that missed then lost",
-            "the side that missed then lost (% of games with a missed claim)", "missed", None,
-            "% of games with a missed claim"),
-    Measure("avoided", "avoided", "games", "games in which a written-move claim was avoided",
-            "avoided: a written-move claim steered away from (% of games)", "avoided", "intended"),
-    Measure("claimed", "claimed", "games", "games that ended on a claim",
-            "claimed: the game ended on a claim (% of games)", "claimed", None),
-    Measure("automatic_draw", "result_changed", "decisive", "decisive games an automatic rule would have drawn first",
-            "decisive games an automatic draw would have ended first (% of decisive games)", "automatic", "automatic",
-            "% of decisive games"),
+    Measure(
+        "missed",
+        "missed",
+        "games",
+        "games in which a claim on the board was played past (missed)",
+        "missed: a claim on the board played past (% of games)",
+        "missed",
+        None,
+    ),
+    Measure(
+        "lost_after_missed",
+        "missed_lost",
+        "missed_result_known",
+        "games with a missed claim that the side that missed then lost",
+        "the side that missed then lost (% of games with a missed claim)",
+        "missed",
+        None,
+        "% of games with a missed claim",
+    ),
+    Measure(
+        "avoided",
+        "avoided",
+        "games",
+        "games in which a written-move claim was avoided",
+        "avoided: a written-move claim steered away from (% of games)",
+        "avoided",
+        "intended",
+    ),
+    Measure(
+        "claimed",
+        "claimed",
+        "games",
+        "games that ended on a claim",
+        "claimed: the game ended on a claim (% of games)",
+        "claimed",
+        None,
+    ),
+    Measure(
+        "automatic_draw",
+        "result_changed",
+        "decisive",
+        "decisive games an automatic rule would have drawn first",
+        "decisive games an automatic draw would have ended first (% of decisive games)",
+        "automatic",
+        "automatic",
+        "% of decisive games",
+    ),
 )
 MEASURE = {m.name: m for m in MEASURES}
 TREND_MEASURES = ("missed", "avoided", "claimed")
@@ -48,9 +83,12 @@ LICHESS_FIVEFOLD = _dt.date(2020, 1, 14)
 CHESS_RULES = ("threefold", "fifty", "fivefold", "seventyfive", "insufficient_material")
 DRAUGHTS_RULES = ("threefold", "balance", "kings_vs_king", "main_diagonal", "small_ending", "king_moves")
 RULE_LABELS = {
-    "threefold": "threefold repetition (32.2)", "balance": "balance of forces unchanged (32.1)",
-    "kings_vs_king": "3+ kings vs a lone king (32.1)", "main_diagonal": "3 kings vs a king on the main diagonal (32.1)",
-    "small_ending": "2 kings, or king + man, vs one piece (32.1)", "king_moves": "king moves only (FMJD 7.2.5)",
+    "threefold": "threefold repetition (32.2)",
+    "balance": "balance of forces unchanged (32.1)",
+    "kings_vs_king": "3+ kings vs a lone king (32.1)",
+    "main_diagonal": "3 kings vs a king on the main diagonal (32.1)",
+    "small_ending": "2 kings, or king + man, vs one piece (32.1)",
+    "king_moves": "king moves only (FMJD 7.2.5)",
 }
 PLATFORM_LABELS = {"lichess": "Lichess", "chess.com": "Chess.com", "otb": "over the board", "other": "other"}
 GAME_TYPE_LABELS = {"chess": "chess", "russian_draughts": "Russian draughts"}
@@ -102,9 +140,11 @@ class EdClass:
 class Report:
     collected: Collected
     tables: dict[str, pl.DataFrame] = field(default_factory=dict)
-    classes: dict[tuple[str, str], list[EdClass]] = field(default_factory=dict)   # (game_type, measure)
-    pop_classes: dict[tuple[str, str, str], list[EdClass]] = field(default_factory=dict)  # (game_type, platform, measure)
-    populations: list[tuple[str, str]] = field(default_factory=list)             # (game_type, platform) with games
+    classes: dict[tuple[str, str], list[EdClass]] = field(default_factory=dict)  # (game_type, measure)
+    pop_classes: dict[tuple[str, str, str], list[EdClass]] = field(
+        default_factory=dict
+    )  # (game_type, platform, measure)
+    populations: list[tuple[str, str]] = field(default_factory=list)  # (game_type, platform) with games
 
     @property
     def editions(self) -> dict[str, list[str]]:
@@ -132,19 +172,24 @@ def _sort_pop(df: pl.DataFrame) -> pl.DataFrame:
     """Game types and platforms in their fixed order (chess first; Lichess, Chess.com, OTB, other)."""
     keys = []
     if "game_type" in df.columns:
-        keys.append(pl.col("game_type").replace_strict(_order_key("", GAME_TYPES), default=99, return_dtype=pl.Int32)
-                    .alias("_g"))
+        keys.append(
+            pl.col("game_type")
+            .replace_strict(_order_key("", GAME_TYPES), default=99, return_dtype=pl.Int32)
+            .alias("_g")
+        )
     if "platform" in df.columns:
-        keys.append(pl.col("platform").replace_strict(_order_key("", PLATFORMS), default=99, return_dtype=pl.Int32)
-                    .alias("_p"))
+        keys.append(
+            pl.col("platform").replace_strict(_order_key("", PLATFORMS), default=99, return_dtype=pl.Int32).alias("_p")
+        )
     if not keys or df.height == 0:
         return df
     names = [k.meta.output_name() for k in keys]
     return df.with_columns(keys).sort(names, maintain_order=True).drop(names)
 
 
-def edition_classes(pairs: pl.DataFrame | None, editions: list[str], game_type: str, m: Measure,
-                    platform: str | None = None) -> list[EdClass]:
+def edition_classes(
+    pairs: pl.DataFrame | None, editions: list[str], game_type: str, m: Measure, platform: str | None = None
+) -> list[EdClass]:
     """Editions whose verdicts agree on every game (of the platform, if given) for measure m, and
     that can both have it."""
     parent = {e: e for e in editions}
@@ -153,12 +198,14 @@ def edition_classes(pairs: pl.DataFrame | None, editions: list[str], game_type: 
         while parent[e] != e:
             e = parent[e]
         return e
+
     if pairs is not None and pairs.height:
         s = pairs.filter(pl.col("game_type") == game_type)
         if platform is not None:
             s = s.filter(pl.col("platform") == platform)
-        s = (s.group_by("edition_a", "edition_b")
-             .agg(pl.col("games_compared").sum(), pl.col(f"differ_{m.signature}").sum().alias("d")))
+        s = s.group_by("edition_a", "edition_b").agg(
+            pl.col("games_compared").sum(), pl.col(f"differ_{m.signature}").sum().alias("d")
+        )
         for a, b, n, d in s.iter_rows():
             if a in parent and b in parent and n > 0 and d == 0 and applies(a, m) == applies(b, m):
                 ra, rb = find(a), find(b)
@@ -187,15 +234,26 @@ def _periods(cube: pl.DataFrame) -> pl.DataFrame:
         rng = pl.date_range(lo, hi, interval=trunc, eager=True).alias("period")
         eds = agg.select("edition").unique()
         full = eds.join(rng.to_frame(), how="cross").join(agg, on=["edition", "period"], how="left")
-        full = full.with_columns(pl.col(COUNTS).fill_null(0), pl.lit(gt).alias("game_type"),
-                                 pl.lit(plat).alias("platform"), pl.lit(kind).alias("period_kind"))
+        full = full.with_columns(
+            pl.col(COUNTS).fill_null(0),
+            pl.lit(gt).alias("game_type"),
+            pl.lit(plat).alias("platform"),
+            pl.lit(kind).alias("period_kind"),
+        )
         out.append(full)
     if not out:
-        schema = {"game_type": pl.String, "platform": pl.String, "edition": pl.String, "period_kind": pl.String,
-                  "period": pl.Date, **dict.fromkeys(COUNTS, pl.Int64)}
+        schema = {
+            "game_type": pl.String,
+            "platform": pl.String,
+            "edition": pl.String,
+            "period_kind": pl.String,
+            "period": pl.Date,
+            **dict.fromkeys(COUNTS, pl.Int64),
+        }
         return _with_rates(pl.DataFrame(schema=schema))
     df = pl.concat(out, how="diagonal_relaxed").select(
-        "game_type", "platform", "edition", "period_kind", "period", *COUNTS)
+        "game_type", "platform", "edition", "period_kind", "period", *COUNTS
+    )
     return _sort_pop(_with_rates(df).sort("game_type", "platform", "edition", "period"))
 
 
@@ -204,35 +262,68 @@ def _rules(c: Collected) -> pl.DataFrame:
     the first automatic draw, and games with a claimed / missed / avoided chance of that rule."""
     rr, ro = c.tables.get("rules_reached"), c.tables.get("rule_outcomes")
     if rr is None or rr.height == 0:
-        return pl.DataFrame(schema={"game_type": pl.String, "platform": pl.String, "edition": pl.String,
-                                    "rule": pl.String, "games": pl.Int64})
+        return pl.DataFrame(
+            schema={
+                "game_type": pl.String,
+                "platform": pl.String,
+                "edition": pl.String,
+                "rule": pl.String,
+                "games": pl.Int64,
+            }
+        )
     rows = []
     for r in rr.iter_rows(named=True):
         rules = CHESS_RULES if r["game_type"] == "chess" else DRAUGHTS_RULES
         for rule in rules:
-            rows.append({"game_type": r["game_type"], "platform": r["platform"], "edition": r["edition"], "rule": rule,
-                         "games": r["games"], "reached": r.get(f"reached_{rule}"), "ended": r.get(f"ended_{rule}", 0)})
+            rows.append(
+                {
+                    "game_type": r["game_type"],
+                    "platform": r["platform"],
+                    "edition": r["edition"],
+                    "rule": rule,
+                    "games": r["games"],
+                    "reached": r.get(f"reached_{rule}"),
+                    "ended": r.get(f"ended_{rule}", 0),
+                }
+            )
     # rules without a first-ply column (king_moves, insufficient_material): their automatic events
     df = pl.DataFrame(rows, schema_overrides={"reached": pl.Int64, "ended": pl.Int64, "games": pl.Int64})
     if ro is not None and ro.height:
-        per = (ro.filter(pl.col("outcome").is_not_null())
-               .pivot(on="outcome", index=["game_type", "platform", "edition", "rule"], values="games",
-                      aggregate_function="sum"))
+        per = ro.filter(pl.col("outcome").is_not_null()).pivot(
+            on="outcome", index=["game_type", "platform", "edition", "rule"], values="games", aggregate_function="sum"
+        )
         for o in ("claimed", "missed", "avoided", "passed_on", "automatic", "ended"):
             if o not in per.columns:
                 per = per.with_columns(pl.lit(0, pl.UInt32).alias(o))
-        per = per.select("game_type", "platform", "edition", "rule",
-                         *[pl.col(o).fill_null(0).cast(pl.Int64).alias(f"games_{o}") for o in
-                           ("claimed", "missed", "avoided", "passed_on", "automatic")])
+        per = per.select(
+            "game_type",
+            "platform",
+            "edition",
+            "rule",
+            *[
+                pl.col(o).fill_null(0).cast(pl.Int64).alias(f"games_{o}")
+                for o in ("claimed", "missed", "avoided", "passed_on", "automatic")
+            ],
+        )
         df = df.join(per, on=["game_type", "platform", "edition", "rule"], how="left").with_columns(
-            pl.col("^games_.*$").fill_null(0))
+            pl.col("^games_.*$").fill_null(0)
+        )
     else:
-        df = df.with_columns(*[pl.lit(0, pl.Int64).alias(f"games_{o}") for o in
-                               ("claimed", "missed", "avoided", "passed_on", "automatic")])
-    df = df.with_columns(pl.when(pl.col("reached").is_null()).then(pl.col("games_automatic"))
-                         .otherwise(pl.col("reached")).alias("reached"))
-    df = df.with_columns(*stats.wilson_exprs("reached", "games", "reached"),
-                         *stats.wilson_exprs("ended", "games", "ended"))
+        df = df.with_columns(
+            *[
+                pl.lit(0, pl.Int64).alias(f"games_{o}")
+                for o in ("claimed", "missed", "avoided", "passed_on", "automatic")
+            ]
+        )
+    df = df.with_columns(
+        pl.when(pl.col("reached").is_null())
+        .then(pl.col("games_automatic"))
+        .otherwise(pl.col("reached"))
+        .alias("reached")
+    )
+    df = df.with_columns(
+        *stats.wilson_exprs("reached", "games", "reached"), *stats.wilson_exprs("ended", "games", "ended")
+    )
     return _sort_pop(df.sort("game_type", "platform", "edition", "rule"))
 
 
@@ -254,15 +345,23 @@ def _audit(c: Collected, editions: dict[str, list[str]]) -> pl.DataFrame:
             if left <= 0:
                 continue
             if r["in_force"] is None:
-                why = ("no full date, or played before the 1997 Laws" if plat == "otb"
-                       else "no edition models this platform's rules")
+                why = (
+                    "no full date, or played before the 1997 Laws"
+                    if plat == "otb"
+                    else "no edition models this platform's rules"
+                )
             elif r["in_force"] not in scanned:
                 why = f"{r['in_force']} (in force) not scanned"
             else:
                 why = "not audited"
             reasons.append(f"{left:,}: {why}")
-        row = {"platform": plat, "games": games, "games_audited": audited, "not_audited": games - audited,
-               "why_not_audited": "; ".join(reasons) or None}
+        row = {
+            "platform": plat,
+            "games": games,
+            "games_audited": audited,
+            "not_audited": games - audited,
+            "why_not_audited": "; ".join(reasons) or None,
+        }
         for k in AUDIT_KINDS:
             row[k] = int(grp[k].fill_null(0).sum()) if audited else None
         rows.append(row)
@@ -277,8 +376,9 @@ def _pairs_matrix(pairs: pl.DataFrame | None) -> pl.DataFrame | None:
         return None
     keys = ["game_type", "edition_a", "edition_b"]
     nums = [c for c in pairs.columns if c.startswith(("games_", "differ_"))]
-    allp = pairs.group_by(keys).agg(*[pl.col(c).sum() for c in nums],
-                                    pl.col("examples").list.explode(keep_nulls=False, empty_as_null=False).head(3))
+    allp = pairs.group_by(keys).agg(
+        *[pl.col(c).sum() for c in nums], pl.col("examples").list.explode(keep_nulls=False, empty_as_null=False).head(3)
+    )
     allp = allp.with_columns(pl.lit("all platforms").alias("platform"))
     out = pl.concat([pairs, allp.select(pairs.columns)], how="vertical_relaxed")
     return out.with_columns(pl.col("examples").list.join(" ").alias("examples"))
@@ -291,12 +391,15 @@ def build(out_dir: str) -> Report:
     t = rep.tables
     t["summary_by_population"] = _sort_pop(summarize(cube, []))
     t["summary_by_source"] = summarize(cube, ["source"]).select(
-        "source", *[x for x in summarize(cube, ["source"]).columns if x != "source"])
+        "source", *[x for x in summarize(cube, ["source"]).columns if x != "source"]
+    )
     t["summary_by_period"] = _periods(cube)
-    t["summary_by_time_control"] = _sort_pop(summarize(cube.filter(pl.col("time_control_class").is_not_null()),
-                                                       ["time_control_class"]))
-    t["summary_by_rating_band"] = _sort_pop(summarize(cube.filter(pl.col("rating_band").is_not_null()),
-                                                      ["rating_band"]))
+    t["summary_by_time_control"] = _sort_pop(
+        summarize(cube.filter(pl.col("time_control_class").is_not_null()), ["time_control_class"])
+    )
+    t["summary_by_rating_band"] = _sort_pop(
+        summarize(cube.filter(pl.col("rating_band").is_not_null()), ["rating_band"])
+    )
     t["coverage"] = c.tables["coverage"].sort("source", "game_type", "platform", "status")
     mr = c.tables.get("missed_results")
     t["missed_results"] = _sort_pop(mr) if mr is not None else pl.DataFrame()
@@ -310,8 +413,7 @@ def build(out_dir: str) -> Report:
     t["audit_summary"] = _audit(c, c.editions)
     ag = c.tables.get("audit_games")
     t["audit_games"] = ag if ag is not None else pl.DataFrame()
-    pops = (t["summary_by_population"].group_by("game_type", "platform", maintain_order=True)
-            .agg(pl.col("games").max()))
+    pops = t["summary_by_population"].group_by("game_type", "platform", maintain_order=True).agg(pl.col("games").max())
     rep.populations = [(g, p) for g, p, n in pops.iter_rows() if n > 0]
     cls_rows = []
     for gt, eds in c.editions.items():
@@ -319,19 +421,40 @@ def build(out_dir: str) -> Report:
             cl = edition_classes(c.tables.get("pairs"), eds, gt, m)
             rep.classes[(gt, m.name)] = cl
             for k in cl:
-                cls_rows.append({"game_type": gt, "platform": "all platforms", "measure": m.name, "series": k.label,
-                                 "editions": ",".join(k.editions)})
+                cls_rows.append(
+                    {
+                        "game_type": gt,
+                        "platform": "all platforms",
+                        "measure": m.name,
+                        "series": k.label,
+                        "editions": ",".join(k.editions),
+                    }
+                )
             for g2, plat in rep.populations:
                 if g2 != gt:
                     continue
                 cl = edition_classes(c.tables.get("pairs"), eds, gt, m, plat)
                 rep.pop_classes[(gt, plat, m.name)] = cl
                 for k in cl:
-                    cls_rows.append({"game_type": gt, "platform": plat, "measure": m.name, "series": k.label,
-                                     "editions": ",".join(k.editions)})
-    t["edition_classes"] = pl.DataFrame(cls_rows, schema={"game_type": pl.String, "platform": pl.String,
-                                                          "measure": pl.String, "series": pl.String,
-                                                          "editions": pl.String})
+                    cls_rows.append(
+                        {
+                            "game_type": gt,
+                            "platform": plat,
+                            "measure": m.name,
+                            "series": k.label,
+                            "editions": ",".join(k.editions),
+                        }
+                    )
+    t["edition_classes"] = pl.DataFrame(
+        cls_rows,
+        schema={
+            "game_type": pl.String,
+            "platform": pl.String,
+            "measure": pl.String,
+            "series": pl.String,
+            "editions": pl.String,
+        },
+    )
     t["headline"] = headline(rep)
     return rep
 
@@ -354,23 +477,47 @@ def headline(rep: Report) -> pl.DataFrame:
     for gt, plat in rep.populations:
         for m in MEASURES:
             for k in rep.classes.get((gt, m.name), []):
-                r = s.filter((pl.col("game_type") == gt) & (pl.col("platform") == plat)
-                             & (pl.col("edition") == k.key))
+                r = s.filter((pl.col("game_type") == gt) & (pl.col("platform") == plat) & (pl.col("edition") == k.key))
                 if r.height == 0:
                     continue
                 r = r.row(0, named=True)
                 ok = applies(k.key, m)
                 kk, nn = (r[m.k], r[m.n]) if ok else (None, None)
                 lo, hi = stats.wilson(kk, nn) if ok else (None, None)
-                rows.append({"game_type": gt, "platform": plat, "measure": m.name, "series": k.label,
-                             "editions": ",".join(k.editions),
-                             "primary": k is primary_class(rep, gt, plat, m.name), "applicable": ok,
-                             "k": kk, "n": nn, "rate": (kk / nn) if ok and nn else None,
-                             "ci_low": lo, "ci_high": hi,
-                             "text": (stats.count_pct(kk, nn) if ok else "not applicable"),
-                             "description": m.label})
-    return pl.DataFrame(rows, schema={"game_type": pl.String, "platform": pl.String, "measure": pl.String,
-                                      "series": pl.String, "editions": pl.String, "primary": pl.Boolean,
-                                      "applicable": pl.Boolean, "k": pl.Int64, "n": pl.Int64, "rate": pl.Float64,
-                                      "ci_low": pl.Float64, "ci_high": pl.Float64, "text": pl.String,
-                                      "description": pl.String})
+                rows.append(
+                    {
+                        "game_type": gt,
+                        "platform": plat,
+                        "measure": m.name,
+                        "series": k.label,
+                        "editions": ",".join(k.editions),
+                        "primary": k is primary_class(rep, gt, plat, m.name),
+                        "applicable": ok,
+                        "k": kk,
+                        "n": nn,
+                        "rate": (kk / nn) if ok and nn else None,
+                        "ci_low": lo,
+                        "ci_high": hi,
+                        "text": (stats.count_pct(kk, nn) if ok else "not applicable"),
+                        "description": m.label,
+                    }
+                )
+    return pl.DataFrame(
+        rows,
+        schema={
+            "game_type": pl.String,
+            "platform": pl.String,
+            "measure": pl.String,
+            "series": pl.String,
+            "editions": pl.String,
+            "primary": pl.Boolean,
+            "applicable": pl.Boolean,
+            "k": pl.Int64,
+            "n": pl.Int64,
+            "rate": pl.Float64,
+            "ci_low": pl.Float64,
+            "ci_high": pl.Float64,
+            "text": pl.String,
+            "description": pl.String,
+        },
+    )

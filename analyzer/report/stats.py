@@ -1,11 +1,12 @@
 """Intervals and number formatting used by every table, figure and headline of the report."""
+
 from __future__ import annotations
 
 import math
 
 import polars as pl
 
-Z95 = 1.959963984540054   # the 0.975 quantile of the standard normal distribution
+Z95 = 1.959963984540054  # the 0.975 quantile of the standard normal distribution
 
 # A bin (month, time-control class, rating band, population) with fewer games than this is drawn
 # grey and not joined to its neighbours; its interval is still given.
@@ -37,9 +38,11 @@ def wilson_exprs(k: str, n: str, prefix: str, z: float = Z95) -> list[pl.Expr]:
     ok = pl.col(n) > 0
     return [
         pl.when(ok).then(p).alias(f"{prefix}_rate"),
-        pl.when(ok).then(pl.when(pl.col(k) == 0).then(0.0).otherwise(pl.max_horizontal(centre - half, pl.lit(0.0))))
+        pl.when(ok)
+        .then(pl.when(pl.col(k) == 0).then(0.0).otherwise(pl.max_horizontal(centre - half, pl.lit(0.0))))
         .alias(f"{prefix}_ci_low"),
-        pl.when(ok).then(pl.when(pl.col(k) == pl.col(n)).then(1.0).otherwise(pl.min_horizontal(centre + half, pl.lit(1.0))))
+        pl.when(ok)
+        .then(pl.when(pl.col(k) == pl.col(n)).then(1.0).otherwise(pl.min_horizontal(centre + half, pl.lit(1.0))))
         .alias(f"{prefix}_ci_high"),
     ]
 

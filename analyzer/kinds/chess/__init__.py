@@ -1,6 +1,7 @@
 """Chess (standard, Chess960 and, in `variants`, the seven other Lichess variants): bitboard SAN
 replay -> facts (_replay), the FIDE/Lichess rule kernel (_rules), editions, and the block
 analyzer. `perft` and `fide_key` are for tests."""
+
 from __future__ import annotations
 
 from analyzer.kinds import GameKind
@@ -21,13 +22,25 @@ def _custom_edition(**options):
 def _analyze_block(buf, starts, ends, *, editions, extra_status=None, keep_facts=False, default_variant=None):
     from analyzer.kinds.chess.analyze import analyze_block
 
-    return analyze_block(buf, starts, ends, editions=editions, extra_status=extra_status, keep_facts=keep_facts,
-                         default_variant=default_variant)
+    return analyze_block(
+        buf,
+        starts,
+        ends,
+        editions=editions,
+        extra_status=extra_status,
+        keep_facts=keep_facts,
+        default_variant=default_variant,
+    )
 
 
-KIND = GameKind(name="chess", draughts_markers=False, default_editions=("fide_2018",),
-                builtin_editions=_builtin_editions, custom_edition=_custom_edition,
-                analyze_block=_analyze_block)
+KIND = GameKind(
+    name="chess",
+    draughts_markers=False,
+    default_editions=("fide_2018",),
+    builtin_editions=_builtin_editions,
+    custom_edition=_custom_edition,
+    analyze_block=_analyze_block,
+)
 
 
 def perft(fen: str, depth: int, chess960: bool = False) -> int:

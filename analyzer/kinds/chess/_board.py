@@ -12,6 +12,7 @@ Moves are int32: from | to << 6 | promotion type << 12 | flag << 15. A castling 
 the king's square to its rook's square (king-takes-rook, as python-chess's Chess960 UCI); the
 king ends on the g or c file, the rook on the f or d file.
 """
+
 from __future__ import annotations
 
 import analyzer._numba_env  # NUMBA_CACHE_DIR before numba loads or compiles kernels
@@ -332,7 +333,12 @@ def gen_legal(bb, mb, st, ct, out, limit):
                 n = _push_if_legal(bb, stm, frm, to, 0, MF_NORMAL, -1, False, out, n, limit)
             if n >= limit:
                 return n
-        if ep >= 0 and (PAWN_ATTACKS[stm, frm] & bit(ep)) and not (occ & bit(ep)) and frm // 8 == (4 if stm == 0 else 3):
+        if (
+            ep >= 0
+            and (PAWN_ATTACKS[stm, frm] & bit(ep))
+            and not (occ & bit(ep))
+            and frm // 8 == (4 if stm == 0 else 3)
+        ):
             n = _push_if_legal(bb, stm, frm, ep, 0, MF_EP, ep - fwd, False, out, n, limit)
             if n >= limit:
                 return n

@@ -14,6 +14,7 @@ every position p of every game (p = 0 is the start position, p = k after the k-t
 
 Kernels never raise: each game gets a status code and keeps its positions up to the last legal one.
 """
+
 from __future__ import annotations
 
 import analyzer._numba_env  # NUMBA_CACHE_DIR before numba loads or compiles kernels
@@ -75,12 +76,12 @@ FLAG_CHECK = 1
 FLAG_CHECKMATE = 2
 FLAG_STALEMATE = 4
 FLAG_INSUFFICIENT = 8
-FLAG_WINDOW_START = 16     # an irreversible move led here (or ply 0): repetitions never reach back past it
-FLAG_HAS_MOVE = 32         # the side to move has a legal move
-FLAG_FIFTY_INTENDED = 64   # a legal non-zeroing move exists after which the opponent has a legal move
+FLAG_WINDOW_START = 16  # an irreversible move led here (or ply 0): repetitions never reach back past it
+FLAG_HAS_MOVE = 32  # the side to move has a legal move
+FLAG_FIFTY_INTENDED = 64  # a legal non-zeroing move exists after which the opponent has a legal move
 FLAG_LEGAL_EP = 128
-FLAG_OFFER = 256           # a draw offer was recorded with the move that led here ("=", "{ ... offers draw }")
-FLAG_FIFTY_LOOKED = 512    # FLAG_FIFTY_INTENDED was evaluated at this position
+FLAG_OFFER = 256  # a draw offer was recorded with the move that led here ("=", "{ ... offers draw }")
+FLAG_FIFTY_LOOKED = 512  # FLAG_FIFTY_INTENDED was evaluated at this position
 # 1997-2005 texts: positions differ "if the right to castle has been changed temporarily or
 # permanently". Castling possible now (bits WK, WQ, BK, BQ, each as if that side were to move)
 # is stored from bit CASTLE_NOW_SHIFT; under that identity a repetition window also restarts
@@ -255,15 +256,15 @@ def parse_clock(buf, a, b):
 
 @njit(inline="always", **HOT)
 def _piece_letter(c):
-    if c == 78:   # N
+    if c == 78:  # N
         return 2
-    if c == 66:   # B
+    if c == 66:  # B
         return 3
-    if c == 82:   # R
+    if c == 82:  # R
         return 4
-    if c == 81:   # Q
+    if c == 81:  # Q
         return 5
-    if c == 75:   # K
+    if c == 75:  # K
         return 6
     return 0
 
@@ -295,8 +296,7 @@ def resolve_san(bb, mb, st, ct, buf, a, b, chk, pinned):
     `Kg1`, `e1g1`, `Kxh1` are illegal there).
     """
     # Strip check/mate/annotation suffixes.
-    while b > a and (_at(buf, b - 1) == 43 or _at(buf, b - 1) == 35 or _at(buf, b - 1) == 33
-                     or _at(buf, b - 1) == 63):
+    while b > a and (_at(buf, b - 1) == 43 or _at(buf, b - 1) == 35 or _at(buf, b - 1) == 33 or _at(buf, b - 1) == 63):
         b -= 1
     if b - a >= 4 and _at(buf, b - 1) == 46 and _match(buf, b - 4, b, LIT_EP):  # only 'e.p.' ends with '.'
         b -= 4
@@ -310,8 +310,12 @@ def resolve_san(bb, mb, st, ct, buf, a, b, chk, pinned):
     c0 = _at(buf, a)
     if c0 == 79 or c0 == 48:
         n = b - a
-        if ((n == 3 or n == 5) and _at(buf, a + 1) == 45 and _at(buf, a + 2) == c0
-                and (n == 3 or (_at(buf, a + 3) == 45 and _at(buf, a + 4) == c0))):
+        if (
+            (n == 3 or n == 5)
+            and _at(buf, a + 1) == 45
+            and _at(buf, a + 2) == c0
+            and (n == 3 or (_at(buf, a + 3) == 45 and _at(buf, a + 4) == c0))
+        ):
             m = castle_move_for(bb, st[1], ct, stm, n == 3)
             if m:
                 return m, 1
@@ -454,8 +458,13 @@ def _key_delta(mb, st, m):
     flag = m_flag(m)
     if flag == MF_CASTLE:  # king frm -> kt, rook to -> rt
         kt, rt = castle_targets(frm, to)
-        return (ZOBRIST_PIECE[stm, 6, frm] ^ ZOBRIST_PIECE[stm, 6, kt] ^ ZOBRIST_PIECE[stm, 4, to]
-                ^ ZOBRIST_PIECE[stm, 4, rt] ^ ZOBRIST_WHITE_TO_MOVE)
+        return (
+            ZOBRIST_PIECE[stm, 6, frm]
+            ^ ZOBRIST_PIECE[stm, 6, kt]
+            ^ ZOBRIST_PIECE[stm, 4, to]
+            ^ ZOBRIST_PIECE[stm, 4, rt]
+            ^ ZOBRIST_WHITE_TO_MOVE
+        )
     d = ZOBRIST_PIECE[stm, pt, frm] ^ ZOBRIST_PIECE[stm, promo if promo else pt, to] ^ ZOBRIST_WHITE_TO_MOVE
     cap = mb[to]
     if cap:
@@ -520,7 +529,13 @@ def _lookahead_repeat(bb, mb, st, ct, pkey, key, p, ws, ws97, cnow, moves, nmove
         if (ct[frm] | ct[to]) & rights:
             continue
         pt = mb[frm]
-        nk = pkey ^ ZOBRIST_PIECE[stm, pt, frm] ^ ZOBRIST_PIECE[stm, pt, to] ^ ZOBRIST_WHITE_TO_MOVE ^ ZOBRIST_CASTLE[rights]
+        nk = (
+            pkey
+            ^ ZOBRIST_PIECE[stm, pt, frm]
+            ^ ZOBRIST_PIECE[stm, pt, to]
+            ^ ZOBRIST_WHITE_TO_MOVE
+            ^ ZOBRIST_CASTLE[rights]
+        )
         c = count_back(key, p - 1, ws, nk)
         if c >= 2:
             if c > best:
@@ -559,9 +574,36 @@ def _fifty_intended(bb, mb, st, ct, moves, nmoves, scratch, bb2, mb2, st2):
 
 
 @njit(inline="always", **HOT)
-def _record(bb, mb, st, ct, pkey, p, ws, ws97, window_start, window97, key, hmc, flags, rep_next,
-            rep_next97, clock, clk_now, fifty_min_clock, moves, scratch, n_twice, key_bits, cnow, pin_out, bb2, mb2,
-            st2, want97):
+def _record(
+    bb,
+    mb,
+    st,
+    ct,
+    pkey,
+    p,
+    ws,
+    ws97,
+    window_start,
+    window97,
+    key,
+    hmc,
+    flags,
+    rep_next,
+    rep_next97,
+    clock,
+    clk_now,
+    fifty_min_clock,
+    moves,
+    scratch,
+    n_twice,
+    key_bits,
+    cnow,
+    pin_out,
+    bb2,
+    mb2,
+    st2,
+    want97,
+):
     """Compute and store the facts of the position now on the board at index p (key_bits: the
     seen-set of repetition_count)."""
     stm = st[0]
@@ -609,8 +651,7 @@ def _record(bb, mb, st, ct, pkey, p, ws, ws97, window_start, window97, key, hmc,
     if need_rep or need_fifty:
         nm = gen_legal(bb, mb, st, ct, moves, 256)
         if need_rep:
-            rn, rn97 = _lookahead_repeat(bb, mb, st, ct, pkey, key, p, ws, ws97, cnow, moves, nm, bb2, mb2, st2,
-                                         want97)
+            rn, rn97 = _lookahead_repeat(bb, mb, st, ct, pkey, key, p, ws, ws97, cnow, moves, nm, bb2, mb2, st2, want97)
         if need_fifty:
             f |= FLAG_FIFTY_LOOKED
             if _fifty_intended(bb, mb, st, ct, moves, nm, scratch, bb2, mb2, st2):
@@ -743,12 +784,18 @@ def _token_kind(buf, a, b, plies, flags, p):
         if k == b:
             return TOK_SKIP, a  # a move number alone (not followed by a space)
     if (c0 == 49 or c0 == 48 or c0 == 42) and (
-            _match(buf, a, b, LIT_R10) or _match(buf, a, b, LIT_R01)
-            or _match(buf, a, b, LIT_RDRAW) or _match(buf, a, b, LIT_STAR)):
+        _match(buf, a, b, LIT_R10)
+        or _match(buf, a, b, LIT_R01)
+        or _match(buf, a, b, LIT_RDRAW)
+        or _match(buf, a, b, LIT_STAR)
+    ):
         return TOK_RESULT, a
     if (c0 == 45 or c0 == 90 or c0 == 48 or c0 == 64) and (
-            _match(buf, a, b, LIT_NULL1) or _match(buf, a, b, LIT_NULL2)
-            or _match(buf, a, b, LIT_NULL3) or _match(buf, a, b, LIT_NULL4)):
+        _match(buf, a, b, LIT_NULL1)
+        or _match(buf, a, b, LIT_NULL2)
+        or _match(buf, a, b, LIT_NULL3)
+        or _match(buf, a, b, LIT_NULL4)
+    ):
         return TOK_NULL, a
     if numbered:
         a = k  # "1.e4": the move after its number
@@ -773,9 +820,29 @@ def _token_kind(buf, a, b, plies, flags, p):
 
 
 @njit(**JIT)
-def replay_batch(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st, init_ct,
-                 fifty_min_clock, want97, pos_off, status, err_ply, err_s, err_e,
-                 key, hmc, flags, rep_next, rep_next97, clock):
+def replay_batch(
+    buf,
+    mt_start,
+    mt_end,
+    init_idx,
+    init_bb,
+    init_mb,
+    init_st,
+    init_ct,
+    fifty_min_clock,
+    want97,
+    pos_off,
+    status,
+    err_ply,
+    err_s,
+    err_e,
+    key,
+    hmc,
+    flags,
+    rep_next,
+    rep_next97,
+    clock,
+):
     """Replay every game i whose init_idx[i] >= 0 (init_idx < 0 = skip: no positions), from
     start position init_*[init_idx[i]] (init_ct: its castling table, standard or Chess960).
 
@@ -789,17 +856,69 @@ def replay_batch(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st, ini
     mb = np.empty(64, dtype=np.int8)
     mb2 = np.empty(64, dtype=np.int8)
     ct = np.empty(CT_SIZE, dtype=np.int64)
-    return _replay_games(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st, init_ct,
-                         fifty_min_clock, want97, pos_off, status, err_ply, err_s, err_e,
-                         key, hmc, flags, rep_next, rep_next97, clock,
-                         ws_i64, ws_u64, ws_f64, moves, mb, mb2, ct)
+    return _replay_games(
+        buf,
+        mt_start,
+        mt_end,
+        init_idx,
+        init_bb,
+        init_mb,
+        init_st,
+        init_ct,
+        fifty_min_clock,
+        want97,
+        pos_off,
+        status,
+        err_ply,
+        err_s,
+        err_e,
+        key,
+        hmc,
+        flags,
+        rep_next,
+        rep_next97,
+        clock,
+        ws_i64,
+        ws_u64,
+        ws_f64,
+        moves,
+        mb,
+        mb2,
+        ct,
+    )
 
 
 @njit(**HOT)
-def _replay_games(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st, init_ct,
-                  fifty_min_clock, want97, pos_off, status, err_ply, err_s, err_e,
-                  key, hmc, flags, rep_next, rep_next97, clock,
-                  ws_i64, ws_u64, ws_f64, moves, mb, mb2, ct):
+def _replay_games(
+    buf,
+    mt_start,
+    mt_end,
+    init_idx,
+    init_bb,
+    init_mb,
+    init_st,
+    init_ct,
+    fifty_min_clock,
+    want97,
+    pos_off,
+    status,
+    err_ply,
+    err_s,
+    err_e,
+    key,
+    hmc,
+    flags,
+    rep_next,
+    rep_next97,
+    clock,
+    ws_i64,
+    ws_u64,
+    ws_f64,
+    moves,
+    mb,
+    mb2,
+    ct,
+):
     """replay_batch without the numba runtime (no reference counting on the hot path): all
     scratch arrays come from the caller, as views of three small workspaces."""
     n_games = len(mt_start)
@@ -850,9 +969,36 @@ def _replay_games(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st, in
         cnow = castle_now_bits(bb, st[1], ct) if want97 else 0
         n_twice[0] = 0
         n_twice[1] = 0
-        _record_call(bb, mb, st, ct, pkey, p, ws, ws97, True, True, key, hmc, flags, rep_next, rep_next97,
-                     clock, last_clk[st[0]], fifty_min_clock, moves, scratch, n_twice, key_bits, cnow, pin_out, bb2,
-                     mb2, st2, want97)
+        _record_call(
+            bb,
+            mb,
+            st,
+            ct,
+            pkey,
+            p,
+            ws,
+            ws97,
+            True,
+            True,
+            key,
+            hmc,
+            flags,
+            rep_next,
+            rep_next97,
+            clock,
+            last_clk[st[0]],
+            fifty_min_clock,
+            moves,
+            scratch,
+            n_twice,
+            key_bits,
+            cnow,
+            pin_out,
+            bb2,
+            mb2,
+            st2,
+            want97,
+        )
         plies = 0
         i = s
         line_start = True
@@ -890,12 +1036,19 @@ def _replay_games(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st, in
                     hms = load_u64(buf, i + 8)
                     digits = hms & _HMS_DIGITS
                     bad_digits = ((digits & _HMS_HIGH) ^ _HMS_ZEROS) | (((digits + _HMS_SIX) & _HMS_HIGH) ^ _HMS_ZEROS)
-                    if ((hms & _HMS_SEPS) == _HMS_SEP_BYTES and bad_digits == U0
-                            and (load_u64(buf, i + 10) >> np.uint64(48)) == _CLK_CLOSE):
+                    if (
+                        (hms & _HMS_SEPS) == _HMS_SEP_BYTES
+                        and bad_digits == U0
+                        and (load_u64(buf, i + 10) >> np.uint64(48)) == _CLK_CLOSE
+                    ):
                         d = digits - _HMS_ZEROS
-                        secs = (np.int64(d & _B0) * 3600 + np.int64((d >> np.uint64(16)) & _B0) * 600
-                                + np.int64((d >> np.uint64(24)) & _B0) * 60
-                                + np.int64((d >> np.uint64(40)) & _B0) * 10 + np.int64((d >> np.uint64(48)) & _B0))
+                        secs = (
+                            np.int64(d & _B0) * 3600
+                            + np.int64((d >> np.uint64(16)) & _B0) * 600
+                            + np.int64((d >> np.uint64(24)) & _B0) * 60
+                            + np.int64((d >> np.uint64(40)) & _B0) * 10
+                            + np.int64((d >> np.uint64(48)) & _B0)
+                        )
                         last_clk[1 - st[0]] = float(secs)
                         i += 18
                         continue
@@ -943,9 +1096,36 @@ def _replay_games(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st, in
                     if prev_ep_legal:
                         ws = p
                         ws97 = p
-                    _record_call(bb, mb, st, ct, pkey, p, ws, ws97, prev_ep_legal, prev_ep_legal, key, hmc, flags,
-                                 rep_next, rep_next97, clock, last_clk[st[0]], fifty_min_clock, moves, scratch,
-                                 n_twice, key_bits, cnow, pin_out, bb2, mb2, st2, want97)
+                    _record_call(
+                        bb,
+                        mb,
+                        st,
+                        ct,
+                        pkey,
+                        p,
+                        ws,
+                        ws97,
+                        prev_ep_legal,
+                        prev_ep_legal,
+                        key,
+                        hmc,
+                        flags,
+                        rep_next,
+                        rep_next97,
+                        clock,
+                        last_clk[st[0]],
+                        fifty_min_clock,
+                        moves,
+                        scratch,
+                        n_twice,
+                        key_bits,
+                        cnow,
+                        pin_out,
+                        bb2,
+                        mb2,
+                        st2,
+                        want97,
+                    )
                     continue
             elif c == 101 and b - a == 4 and _at(buf, a + 1) == 46 and _match(buf, a, b, LIT_EP):
                 continue
@@ -973,9 +1153,36 @@ def _replay_games(buf, mt_start, mt_end, init_idx, init_bb, init_mb, init_st, in
                 ws = p
             if window97:
                 ws97 = p
-            _record(bb, mb, st, ct, pkey, p, ws, ws97, irreversible, window97, key, hmc, flags, rep_next,
-                    rep_next97, clock, last_clk[st[0]], fifty_min_clock, moves, scratch, n_twice, key_bits, cnow,
-                    pin_out, bb2, mb2, st2, want97)
+            _record(
+                bb,
+                mb,
+                st,
+                ct,
+                pkey,
+                p,
+                ws,
+                ws97,
+                irreversible,
+                window97,
+                key,
+                hmc,
+                flags,
+                rep_next,
+                rep_next97,
+                clock,
+                last_clk[st[0]],
+                fifty_min_clock,
+                moves,
+                scratch,
+                n_twice,
+                key_bits,
+                cnow,
+                pin_out,
+                bb2,
+                mb2,
+                st2,
+                want97,
+            )
         # last_clk only ever receives numbers: both still NaN = the game has no %clk.
         if np.isnan(last_clk[0]) and np.isnan(last_clk[1]):
             for q in range(g0, p + 1):

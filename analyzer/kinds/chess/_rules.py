@@ -12,6 +12,7 @@ Events are the chances (claim_now on the board, claim_intended on a written move
 automatic draws; whether a chance was claimed, missed, avoided or passed on is decided from the
 events by analyzer.measures, the same way for every game kind (docs/measures.md).
 """
+
 from __future__ import annotations
 
 import analyzer._numba_env  # NUMBA_CACHE_DIR before numba loads or compiles kernels
@@ -85,9 +86,9 @@ P_MATE_PRECEDENCE = 6
 P_FIFTY_AUTO = 7
 P_INSUFFICIENT_AUTO = 8
 P_IDENTITY = 9
-REP_MODE_ANY = 0            # N occurrences anywhere since the last irreversible move (2018 text)
-IDENTITY_1997 = 1           # castling possible right now is part of the position (1997-2005 texts)
-N_RULES_CHESS = 6           # threefold, fifty, fivefold, seventyfive, offer, insufficient_material
+REP_MODE_ANY = 0  # N occurrences anywhere since the last irreversible move (2018 text)
+IDENTITY_1997 = 1  # castling possible right now is part of the position (1997-2005 texts)
+N_RULES_CHESS = 6  # threefold, fifty, fivefold, seventyfive, offer, insufficient_material
 
 
 @njit(**HOT)
@@ -103,9 +104,29 @@ def _consecutive(keys, p, g0, n):
 
 
 @njit(**JIT)
-def apply_rules(pos_off, stm0, result_code, time_forfeit, auto_rep_on, params,
-                key, hmc, flags, rep_next, rep_next97, clock,
-                out, ev_game, ev_ply, ev_rule, ev_kind, ev_side, ev_reps, ev_hmc, ev_clock):
+def apply_rules(
+    pos_off,
+    stm0,
+    result_code,
+    time_forfeit,
+    auto_rep_on,
+    params,
+    key,
+    hmc,
+    flags,
+    rep_next,
+    rep_next97,
+    clock,
+    out,
+    ev_game,
+    ev_ply,
+    ev_rule,
+    ev_kind,
+    ev_side,
+    ev_reps,
+    ev_hmc,
+    ev_clock,
+):
     """Fill this kind's columns of `out` (n_games x codes.N_VERDICT; the others stay -1) and the
     event arrays (in game and ply order); return the number of events. Outcomes of the events
     and the missed/avoided columns are analyzer.measures' work.
@@ -137,7 +158,7 @@ def apply_rules(pos_off, stm0, result_code, time_forfeit, auto_rep_on, params,
             continue
         ws = g0
         reps = 1
-        seen0 = np.uint64(0)     # repetition_count's seen-sets, one per parity
+        seen0 = np.uint64(0)  # repetition_count's seen-sets, one per parity
         seen1 = np.uint64(0)
         t_now = t_int = f_now = f_int = five = seventy = False
         for p in range(g0, g1):
@@ -159,8 +180,14 @@ def apply_rules(pos_off, stm0, result_code, time_forfeit, auto_rep_on, params,
             t_int = (not t_now) and claim_reps > 0 and intended and nexts[p] >= claim_reps - 1
             # Fifty (claims, or automatic on Lichess).
             f_now = claim_plies > 0 and hmc[p] >= claim_plies and has_move
-            f_int = ((not f_now) and (not fifty_auto) and claim_plies > 0 and intended
-                     and hmc[p] >= claim_plies - 1 and (f & FLAG_FIFTY_INTENDED) != 0)
+            f_int = (
+                (not f_now)
+                and (not fifty_auto)
+                and claim_plies > 0
+                and intended
+                and hmc[p] >= claim_plies - 1
+                and (f & FLAG_FIFTY_INTENDED) != 0
+            )
             # Automatic rules.
             five = False
             if auto_reps > 0 and auto_rep_on[g]:

@@ -4,6 +4,7 @@ Squares are numbered as in python-chess (0 = a1, 7 = h1, 63 = h8); piece types t
 (1 pawn .. 6 king). Colours are small ints (WHITE = 0, BLACK = 1). Everything is np.uint64 so that
 numba never mixes signed and unsigned bitboards.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -34,7 +35,7 @@ BB_BLACK = 7
 # Indices in the int64 state array `st`.
 ST_STM = 0
 ST_CASTLE = 1
-ST_EP = 2        # en-passant target square after a double push (pseudo, as in python-chess), -1 if none
+ST_EP = 2  # en-passant target square after a double push (pseudo, as in python-chess), -1 if none
 ST_HMC = 3
 
 
@@ -108,7 +109,7 @@ CT_CHESS960 = 68
 CT_SIZE = 72
 STANDARD_CASTLING = np.full(CT_SIZE, 0, dtype=np.int64)
 STANDARD_CASTLING[:64] = CASTLE_MASK_BY_SQUARE
-STANDARD_CASTLING[CT_ROOK:CT_ROOK + 4] = (7, 0, 63, 56)   # h1, a1, h8, a8
+STANDARD_CASTLING[CT_ROOK : CT_ROOK + 4] = (7, 0, 63, 56)  # h1, a1, h8, a8
 
 # Polyglot keys: 0..767 pieces (64 * kind + square, kind = 2 * (type - 1) + is_white),
 # 768..771 castling (WK, WQ, BK, BQ), 772..779 en-passant file, 780 white to move.

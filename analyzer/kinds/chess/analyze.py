@@ -7,6 +7,7 @@ included, is replayed by the kernels: python-chess only sets up start positions 
 standard one ([FEN], Chess960), once per distinct (variant, FEN) of a block, cached across
 blocks. Errors get their messages in Python, game by game.
 """
+
 from __future__ import annotations
 
 import functools
@@ -24,8 +25,24 @@ from analyzer.kinds.chess.variants import variant_code
 from analyzer.pgn.tags import TagValues, dict_lookup, text_of
 from analyzer.tables import BlockOutput, EditionResult, run_rule_kernel
 
-TAG_NAMES = ("Event", "Site", "White", "Black", "Result", "WhiteElo", "BlackElo", "TimeControl",
-             "Termination", "ECO", "UTCDate", "UTCTime", "Date", "Variant", "FEN", "SetUp")
+TAG_NAMES = (
+    "Event",
+    "Site",
+    "White",
+    "Black",
+    "Result",
+    "WhiteElo",
+    "BlackElo",
+    "TimeControl",
+    "Termination",
+    "ECO",
+    "UTCDate",
+    "UTCTime",
+    "Date",
+    "Variant",
+    "FEN",
+    "SetUp",
+)
 
 _STANDARD_VARIANTS = {"", "standard", "chess", "from position", "fromposition", "normal"}
 # python-chess's spellings (chess.pgn.Headers.is_chess960), and "960".
@@ -47,12 +64,12 @@ def _start_arrays(board):
         bb[6 + (0 if piece.color else 1)] |= np.uint64(1 << sq)
         mb[sq] = piece.piece_type
     ct = np.zeros(CT_SIZE, np.int64)
-    ct[CT_ROOK:CT_ROOK + 4] = -1
+    ct[CT_ROOK : CT_ROOK + 4] = -1
     ct[CT_CHESS960] = 1 if board.chess960 else 0
     c = 0
     for sq in chess.scan_forward(board.clean_castling_rights()):
         color = 0 if sq < 8 else 1
-        king = board.king(color == 0)       # on sq's rank: python-chess cleaned the rights
+        king = board.king(color == 0)  # on sq's rank: python-chess cleaned the rights
         i = (0 if sq > king else 1) + 2 * color
         c |= 1 << i
         ct[CT_ROOK + i] = sq
@@ -66,7 +83,7 @@ def _start_arrays(board):
 def _standard_start():
     """_start_arrays(chess.Board()) without importing python-chess (~60 ms of every scan's
     start-up; tests/test_polyglot.py checks the two agree)."""
-    back = (4, 2, 3, 5, 6, 3, 2, 4)                    # a1..h1: R N B Q K B N R
+    back = (4, 2, 3, 5, 6, 3, 2, 4)  # a1..h1: R N B Q K B N R
     mb = np.zeros(64, np.int8)
     mb[0:8] = back
     mb[8:16] = 1
@@ -76,7 +93,7 @@ def _standard_start():
     for sq in np.nonzero(mb)[0]:
         bb[mb[sq] - 1] |= np.uint64(1 << int(sq))
         bb[6 if sq < 32 else 7] |= np.uint64(1 << int(sq))
-    st = np.array([0, 15, -1, 0], np.int64)           # white to move, KQkq, no e.p., clock 0
+    st = np.array([0, 15, -1, 0], np.int64)  # white to move, KQkq, no e.p., clock 0
     return bb, mb, st, STANDARD_CASTLING.copy()
 
 
@@ -101,12 +118,18 @@ def _parse_start(fen: str | None, chess960: bool):
     else:
         reason = ", ".join(s.name for s in chess.Status if s and board.status() & s) if not ok else ""
     if not ok:
-        return None, f"invalid [FEN \"{fen}\"]: {reason}"
+        return None, f'invalid [FEN "{fen}"]: {reason}'
     return _start_arrays(board), None
 
 
-_FACT_TYPES = {"key": np.uint64, "hmc": np.int32, "flags": np.uint16, "rep_next": np.int8,
-               "rep_next97": np.int8, "clock": np.float32}
+_FACT_TYPES = {
+    "key": np.uint64,
+    "hmc": np.int32,
+    "flags": np.uint16,
+    "rep_next": np.int8,
+    "rep_next97": np.int8,
+    "clock": np.float32,
+}
 _workspace = threading.local()
 
 
@@ -121,9 +144,16 @@ def _fact_buffers(cap: int) -> dict:
     return bufs
 
 
-def analyze_block(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, *, editions: list[ChessEdition],
-                  extra_status: dict | None = None, keep_facts: bool = False,
-                  default_variant: str | None = None) -> BlockOutput:
+def analyze_block(
+    buf: np.ndarray,
+    starts: np.ndarray,
+    ends: np.ndarray,
+    *,
+    editions: list[ChessEdition],
+    extra_status: dict | None = None,
+    keep_facts: bool = False,
+    default_variant: str | None = None,
+) -> BlockOutput:
     """Analyze the games buf[starts[i]:ends[i]]. `extra_status` maps game i -> (status, message)
     decided by the reader (e.g. game_too_large, truncated): such games are not replayed.
     Games of the seven Lichess variants other than Chess960 (by [Variant] tag, or
@@ -167,8 +197,9 @@ def analyze_block(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, *, edit
             fen = fens[fc - 1] if fc > 0 else None
             if variant not in _STANDARD_VARIANTS and variant not in _CHESS960_VARIANTS:
                 u_status[u] = codes.S_UNSUPPORTED
-                u_message[u] = (f"variant {variant!r} is not analyzed "
-                                "(standard, Chess960 and the seven Lichess variants only)")
+                u_message[u] = (
+                    f"variant {variant!r} is not analyzed (standard, Chess960 and the seven Lichess variants only)"
+                )
                 continue
             arrays, error = _parse_start(fen, variant in _CHESS960_VARIANTS)
             if error is not None:
@@ -206,12 +237,37 @@ def analyze_block(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, *, edit
     f_key, f_hmc, f_flags = fb["key"], fb["hmc"], fb["flags"]
     f_next, f_next97, f_clock = fb["rep_next"], fb["rep_next97"], fb["clock"]
     want97 = any(ed.identity == IDENTITY_FIDE_1997 for ed in editions)
-    total = R.replay_batch(buf, mt_start, ends, init_idx, init_bb, init_mb, init_st, init_ct,
-                           fifty_min, want97, pos_off, status, err_ply, err_s, err_e, f_key,
-                           f_hmc, f_flags, f_next, f_next97, f_clock)
-    facts = {"key": f_key[:total], "hmc": f_hmc[:total],
-             "flags": f_flags[:total], "rep_next": f_next[:total],
-             "rep_next97": f_next97[:total], "clock": f_clock[:total]}
+    total = R.replay_batch(
+        buf,
+        mt_start,
+        ends,
+        init_idx,
+        init_bb,
+        init_mb,
+        init_st,
+        init_ct,
+        fifty_min,
+        want97,
+        pos_off,
+        status,
+        err_ply,
+        err_s,
+        err_e,
+        f_key,
+        f_hmc,
+        f_flags,
+        f_next,
+        f_next97,
+        f_clock,
+    )
+    facts = {
+        "key": f_key[:total],
+        "hmc": f_hmc[:total],
+        "flags": f_flags[:total],
+        "rep_next": f_next[:total],
+        "rep_next97": f_next97[:total],
+        "clock": f_clock[:total],
+    }
     stm0 = np.where(init_idx >= 0, init_st[np.maximum(init_idx, 0), 0], 0).astype(np.int64)
     status = status.astype(np.int64)
     pre = pre_status >= 0
@@ -223,24 +279,49 @@ def analyze_block(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, *, edit
         vcodes = game_vc[variant_games]
         vfens = [tags.value(int(g), "FEN").strip() if has_fen[g] else None for g in variant_games]
         facts, pos_off, stm0 = splice_variants(
-            buf, mt_start, ends, variant_games, vcodes, vfens, facts, pos_off, stm0, status,
-            err_ply, err_s, err_e, messages, fifty_min, codes.S_BAD_FEN)
+            buf,
+            mt_start,
+            ends,
+            variant_games,
+            vcodes,
+            vfens,
+            facts,
+            pos_off,
+            stm0,
+            status,
+            err_ply,
+            err_s,
+            err_e,
+            messages,
+            fifty_min,
+            codes.S_BAD_FEN,
+        )
         groups = {int(v): variant_games[vcodes == v] for v in np.unique(vcodes)}
     replayed = pos_off[1:] > pos_off[:-1]
     plies = np.where(replayed, pos_off[1:] - pos_off[:-1] - 1, -1).astype(np.int32)
     messages.update(_messages(buf, status, err_ply, err_s, err_e, stm0, pre, messages))
-    error_ply = np.where((status != codes.S_OK) & (status != codes.S_NO_MOVES) & (err_ply >= 0),
-                         err_ply, -1).astype(np.int32)
+    error_ply = np.where((status != codes.S_OK) & (status != codes.S_NO_MOVES) & (err_ply >= 0), err_ply, -1).astype(
+        np.int32
+    )
 
     result, result_codes = tags.dictionary("Result")
     termination, termination_codes = tags.dictionary("Termination")
     headers = {
-        "event": tags.text("Event"), "site": tags.text("Site"), "white": tags.text("White"),
-        "black": tags.text("Black"), "result": result, "time_control": tags.dictionary("TimeControl")[0],
-        "termination": termination, "eco": tags.dictionary("ECO")[0], "utc_date": tags.text("UTCDate"),
-        "utc_time": tags.text("UTCTime"), "date_tag": tags.text("Date"), "variant": variant_col,
+        "event": tags.text("Event"),
+        "site": tags.text("Site"),
+        "white": tags.text("White"),
+        "black": tags.text("Black"),
+        "result": result,
+        "time_control": tags.dictionary("TimeControl")[0],
+        "termination": termination,
+        "eco": tags.dictionary("ECO")[0],
+        "utc_date": tags.text("UTCDate"),
+        "utc_time": tags.text("UTCTime"),
+        "date_tag": tags.text("Date"),
+        "variant": variant_col,
         "start_fen": tags.text("FEN"),
-        "white_elo": tags.ints("WhiteElo"), "black_elo": tags.ints("BlackElo"),
+        "white_elo": tags.ints("WhiteElo"),
+        "black_elo": tags.ints("BlackElo"),
     }
     result_code = np.full(n, codes.RESULT_UNKNOWN, np.int64)
     result_texts = result.dictionary.to_pylist()
@@ -266,8 +347,9 @@ def analyze_block(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, *, edit
         if groups:
             from analyzer.kinds.chess.variants.analyze import apply_variant_rules
 
-            events = apply_variant_rules(_rules, pos_off, stm0, result_code, time_forfeit, auto_on, ed, facts,
-                                         groups, out, events)
+            events = apply_variant_rules(
+                _rules, pos_off, stm0, result_code, time_forfeit, auto_on, ed, facts, groups, out, events
+            )
         results.append(EditionResult(ed.id, out, events))
     extra = {}
     if groups:
@@ -277,28 +359,65 @@ def analyze_block(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, *, edit
         extra["variant_end"] = pa.array(final_variant_outcome(facts, pos_off, white_final), pa.string())
     kept = None
     if keep_facts:
-        kept = {k: v.copy() for k, v in facts.items()}   # (the buffers are reused by the next block)
+        kept = {k: v.copy() for k, v in facts.items()}  # (the buffers are reused by the next block)
         kept["game_offsets"] = pos_off
         kept["halfmove_clock"] = kept["hmc"]
         kept["clock_seconds"] = kept["clock"]
         kept["stm0"] = stm0
-    return BlockOutput(headers=headers, status=status, messages=messages, error_ply=error_ply, plies=plies, extra=extra,
-                       game_facts=game_facts, has_clock=has_clock, result_code=result_code,
-                       editions=results, facts=kept)
+    return BlockOutput(
+        headers=headers,
+        status=status,
+        messages=messages,
+        error_ply=error_ply,
+        plies=plies,
+        extra=extra,
+        game_facts=game_facts,
+        has_clock=has_clock,
+        result_code=result_code,
+        editions=results,
+        facts=kept,
+    )
 
 
 def _rules(pos_off, stm0, result_code, time_forfeit, auto_on, params, facts, ev_cap):
     """The rule kernel over the block's facts with one parameter vector: (verdicts, events)."""
     out = np.empty((len(stm0), codes.N_VERDICT), np.int32)
-    events = run_rule_kernel(lambda ev: K.apply_rules(
-        pos_off, stm0, result_code, time_forfeit, auto_on, params, facts["key"], facts["hmc"],
-        facts["flags"], facts["rep_next"], facts["rep_next97"], facts["clock"], out,
-        ev["game"], ev["ply"], ev["rule"], ev["kind"], ev["side"], ev["reps"], ev["hmc"], ev["clock"]), ev_cap)
+    events = run_rule_kernel(
+        lambda ev: K.apply_rules(
+            pos_off,
+            stm0,
+            result_code,
+            time_forfeit,
+            auto_on,
+            params,
+            facts["key"],
+            facts["hmc"],
+            facts["flags"],
+            facts["rep_next"],
+            facts["rep_next97"],
+            facts["clock"],
+            out,
+            ev["game"],
+            ev["ply"],
+            ev["rule"],
+            ev["kind"],
+            ev["side"],
+            ev["reps"],
+            ev["hmc"],
+            ev["clock"],
+        ),
+        ev_cap,
+    )
     return out, events
 
 
-_WHAT = {codes.S_ILLEGAL: "illegal move", codes.S_AMBIGUOUS: "ambiguous move", codes.S_BAD_TOKEN: "unreadable token",
-         codes.S_NULL_MOVE: "null move", codes.S_UNTERMINATED: "comment or variation not closed before the end of the game"}
+_WHAT = {
+    codes.S_ILLEGAL: "illegal move",
+    codes.S_AMBIGUOUS: "ambiguous move",
+    codes.S_BAD_TOKEN: "unreadable token",
+    codes.S_NULL_MOVE: "null move",
+    codes.S_UNTERMINATED: "comment or variation not closed before the end of the game",
+}
 
 
 def _messages(buf, status, err_ply, err_s, err_e, stm0, pre, known) -> dict:
@@ -317,8 +436,10 @@ def _messages(buf, status, err_ply, err_s, err_e, stm0, pre, known) -> dict:
     for g in np.nonzero((status == codes.S_OK) & (err_s >= 0))[0]:
         g = int(g)
         if g not in known:
-            out[g] = (f"note: null move {text_of(buf, err_s[g], err_e[g])!r} at ply {int(err_ply[g])} "
-                      "replayed as a pass (as python-chess does)")
+            out[g] = (
+                f"note: null move {text_of(buf, err_s[g], err_e[g])!r} at ply {int(err_ply[g])} "
+                "replayed as a pass (as python-chess does)"
+            )
     for g in np.nonzero(status == codes.S_NO_MOVES)[0]:
         if int(g) not in known:
             out[int(g)] = "the game has no moves"

@@ -3,6 +3,7 @@
 An edition never needs new code: the built-ins below and custom ones (TOML file or CLI options)
 are all `ChessEdition` values (analyzer.kinds.Edition protocol).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -10,10 +11,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-IDENTITY_FIDE_2009 = 0   # castling *rights* (FIDE 2009+, python-chess, FEN)
-IDENTITY_FIDE_1997 = 1   # castling rights and whether castling is legal right now (1997-2005 texts)
+IDENTITY_FIDE_2009 = 0  # castling *rights* (FIDE 2009+, python-chess, FEN)
+IDENTITY_FIDE_1997 = 1  # castling rights and whether castling is legal right now (1997-2005 texts)
 
-REPETITION_ANY = 0          # N occurrences anywhere since the last irreversible move (2018 text)
+REPETITION_ANY = 0  # N occurrences anywhere since the last irreversible move (2018 text)
 REPETITION_CONSECUTIVE = 1  # 2014 text: same position at p, p-4, ..., p-4(N-1) (python-chess <= 0.23.8)
 
 
@@ -22,16 +23,18 @@ class ChessEdition:
     id: str
     description: str = ""
     kind = "chess"
-    claim_repetitions: int = 3          # threefold claim (9.2); 0 = no repetition claim
-    claim_intended_move: bool = True    # claims may be made on an intended move (9.2.1.1, 9.3.1)
-    claim_moves: int = 50               # 50-move claim (9.3), in moves by each player; 0 = none
-    automatic_repetitions: int = 5      # fivefold (9.6.1); 0 = none
+    claim_repetitions: int = 3  # threefold claim (9.2); 0 = no repetition claim
+    claim_intended_move: bool = True  # claims may be made on an intended move (9.2.1.1, 9.3.1)
+    claim_moves: int = 50  # 50-move claim (9.3), in moves by each player; 0 = none
+    automatic_repetitions: int = 5  # fivefold (9.6.1); 0 = none
     repetition_mode: int = REPETITION_ANY
-    automatic_moves: int = 75           # 75-move rule (9.6.2); 0 = none
-    checkmate_precedence: bool = True   # a mate on the move that completes the count wins (9.6.2)
-    fifty_is_automatic: bool = False    # Lichess: the game ends at halfmove clock 2 * claim_moves
+    automatic_moves: int = 75  # 75-move rule (9.6.2); 0 = none
+    checkmate_precedence: bool = True  # a mate on the move that completes the count wins (9.6.2)
+    fifty_is_automatic: bool = False  # Lichess: the game ends at halfmove clock 2 * claim_moves
     insufficient_is_automatic: bool = False  # Lichess: insufficient material ends the game
-    automatic_repetitions_from: str | None = None  # UTCDate ("YYYY.MM.DD") from which the automatic repetition rule applies
+    automatic_repetitions_from: str | None = (
+        None  # UTCDate ("YYYY.MM.DD") from which the automatic repetition rule applies
+    )
     identity: int = IDENTITY_FIDE_2009
 
     def fingerprint(self) -> dict:
@@ -39,18 +42,21 @@ class ChessEdition:
 
     def params(self) -> np.ndarray:
         """The numeric parameter vector the rule kernel reads (see _rules.P_*)."""
-        return np.array([
-            self.claim_repetitions,
-            int(self.claim_intended_move),
-            2 * self.claim_moves,
-            self.automatic_repetitions,
-            self.repetition_mode,
-            2 * self.automatic_moves,
-            int(self.checkmate_precedence),
-            int(self.fifty_is_automatic),
-            int(self.insufficient_is_automatic),
-            self.identity,
-        ], dtype=np.int64)
+        return np.array(
+            [
+                self.claim_repetitions,
+                int(self.claim_intended_move),
+                2 * self.claim_moves,
+                self.automatic_repetitions,
+                self.repetition_mode,
+                2 * self.automatic_moves,
+                int(self.checkmate_precedence),
+                int(self.fifty_is_automatic),
+                int(self.insufficient_is_automatic),
+                self.identity,
+            ],
+            dtype=np.int64,
+        )
 
     @property
     def min_claim_clock(self) -> int:
@@ -62,37 +68,59 @@ class ChessEdition:
 
 BUILTIN: dict[str, ChessEdition] = {
     "fide_2018": ChessEdition(
-        "fide_2018", "FIDE Laws 1 Jan 2018 and 2023: threefold/50-move claims incl. intended move; "
-        "fivefold (any 5 occurrences) and 75-move automatic, checkmate precedence"),
+        "fide_2018",
+        "FIDE Laws 1 Jan 2018 and 2023: threefold/50-move claims incl. intended move; "
+        "fivefold (any 5 occurrences) and 75-move automatic, checkmate precedence",
+    ),
     "fide_2014": ChessEdition(
-        "fide_2014", "FIDE Laws 1 Jul 2014: as 2018 but fivefold = the same position at plies "
+        "fide_2014",
+        "FIDE Laws 1 Jul 2014: as 2018 but fivefold = the same position at plies "
         "p, p-4, p-8, p-12, p-16 ('five consecutive alternate moves by each player')",
-        repetition_mode=REPETITION_CONSECUTIVE),
+        repetition_mode=REPETITION_CONSECUTIVE,
+    ),
     "fide_2009": ChessEdition(
-        "fide_2009", "FIDE Laws 1 Jul 2009: claims only (threefold, 50-move, intended moves), "
-        "no automatic draws", automatic_repetitions=0, automatic_moves=0),
+        "fide_2009",
+        "FIDE Laws 1 Jul 2009: claims only (threefold, 50-move, intended moves), no automatic draws",
+        automatic_repetitions=0,
+        automatic_moves=0,
+    ),
     "fide_1997": ChessEdition(
-        "fide_1997", "FIDE Laws 1997-2005: as 2009, but positions also differ when castling was "
-        "temporarily impossible", automatic_repetitions=0, automatic_moves=0,
-        identity=IDENTITY_FIDE_1997),
+        "fide_1997",
+        "FIDE Laws 1997-2005: as 2009, but positions also differ when castling was temporarily impossible",
+        automatic_repetitions=0,
+        automatic_moves=0,
+        identity=IDENTITY_FIDE_1997,
+    ),
     "lichess": ChessEdition(
-        "lichess", "Lichess (scalachess): 50-move draw automatic at halfmove clock 100, fivefold "
+        "lichess",
+        "Lichess (scalachess): 50-move draw automatic at halfmove clock 100, fivefold "
         "automatic from 2020-01-14, threefold a claim of the current position, insufficient "
-        "material automatic", claim_intended_move=False, automatic_moves=0,
-        fifty_is_automatic=True, insufficient_is_automatic=True,
-        automatic_repetitions_from="2020.01.14"),
+        "material automatic",
+        claim_intended_move=False,
+        automatic_moves=0,
+        fifty_is_automatic=True,
+        insufficient_is_automatic=True,
+        automatic_repetitions_from="2020.01.14",
+    ),
 }
 
 _FIELDS = {f.name for f in dataclasses.fields(ChessEdition)}
 
 
 _RANGES = {  # option -> (type, smallest value, largest value or None)
-    "claim_repetitions": (int, 0, None), "claim_moves": (int, 0, None),
-    "automatic_repetitions": (int, 0, None), "automatic_moves": (int, 0, None),
-    "repetition_mode": (int, 0, 1), "identity": (int, 0, 1),
-    "claim_intended_move": (bool, None, None), "checkmate_precedence": (bool, None, None),
-    "fifty_is_automatic": (bool, None, None), "insufficient_is_automatic": (bool, None, None),
-    "automatic_repetitions_from": (str, None, None), "description": (str, None, None), "id": (str, None, None),
+    "claim_repetitions": (int, 0, None),
+    "claim_moves": (int, 0, None),
+    "automatic_repetitions": (int, 0, None),
+    "automatic_moves": (int, 0, None),
+    "repetition_mode": (int, 0, 1),
+    "identity": (int, 0, 1),
+    "claim_intended_move": (bool, None, None),
+    "checkmate_precedence": (bool, None, None),
+    "fifty_is_automatic": (bool, None, None),
+    "insufficient_is_automatic": (bool, None, None),
+    "automatic_repetitions_from": (str, None, None),
+    "description": (str, None, None),
+    "id": (str, None, None),
 }
 
 
@@ -121,8 +149,9 @@ def _typed(key: str, value):
         return None
     if not isinstance(value, str):
         raise ValueError(f"edition option {key}={value!r}: expected text")
-    if key == "automatic_repetitions_from" and not (len(value) == 10 and value[4] == value[7] == "."
-                                                   and value.replace(".", "").isdigit()):
+    if key == "automatic_repetitions_from" and not (
+        len(value) == 10 and value[4] == value[7] == "." and value.replace(".", "").isdigit()
+    ):
         raise ValueError(f"edition option {key}={value!r}: expected a date YYYY.MM.DD")
     return value
 

@@ -1,6 +1,7 @@
 """Russian draughts (PDN GameType 25): numba move generator and replay, the section 32 (and
 FMJD-64) draw rules. See docs/draughts.md for square numbering, what a "move" counts and the
 rule readings."""
+
 from __future__ import annotations
 
 from analyzer.kinds import GameKind
@@ -24,6 +25,11 @@ def _analyze_block(buf, starts, ends, *, editions, extra_status=None, keep_facts
     return analyze_block(buf, starts, ends, editions=editions, extra_status=extra_status, keep_facts=keep_facts)
 
 
-KIND = GameKind(name="russian_draughts", draughts_markers=True, default_editions=("fshr_russian",),
-                builtin_editions=_builtin_editions, custom_edition=_custom_edition,
-                analyze_block=_analyze_block)
+KIND = GameKind(
+    name="russian_draughts",
+    draughts_markers=True,
+    default_editions=("fshr_russian",),
+    builtin_editions=_builtin_editions,
+    custom_edition=_custom_edition,
+    analyze_block=_analyze_block,
+)

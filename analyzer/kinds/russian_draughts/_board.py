@@ -19,6 +19,7 @@ Moves that differ only in the order of the captures / the path (same from, to an
 give the same position; the generator keeps the first one found (``dedup=True``), as perft counts
 positions-after-move, not paths.
 """
+
 from __future__ import annotations
 
 import analyzer._numba_env  # NUMBA_CACHE_DIR before numba loads or compiles kernels
@@ -29,8 +30,8 @@ import numpy as np
 WHITE = 0
 BLACK = 1
 
-MAX_MOVES = 256      # per position (Russian positions have far fewer)
-MAX_PATH = 16        # landing squares of one capture (at most 12 pieces can be captured)
+MAX_MOVES = 256  # per position (Russian positions have far fewer)
+MAX_PATH = 16  # landing squares of one capture (at most 12 pieces can be captured)
 _MAX_STACK = 1024
 
 ONE = np.uint64(1)
@@ -79,8 +80,8 @@ def algebraic_to_index(file_idx: int, rank: int) -> int:
 # main diagonal a1-h8 ("bolshaya doroga"): PDN 29, 25, 22, 18, 15, 11, 8, 4
 MAIN_DIAGONAL_SQUARES = (29, 25, 22, 18, 15, 11, 8, 4)
 MAIN_DIAGONAL = np.uint64(sum(1 << (n - 1) for n in MAIN_DIAGONAL_SQUARES))
-ROW0 = np.uint64(0xF)                 # rank 8: white promotes here
-ROW7 = np.uint64(0xF << 28)           # rank 1: black promotes here
+ROW0 = np.uint64(0xF)  # rank 8: white promotes here
+ROW7 = np.uint64(0xF << 28)  # rank 1: black promotes here
 
 
 def _build_zobrist() -> tuple[np.ndarray, np.uint64]:
@@ -180,7 +181,7 @@ def generate_moves(wm, wk, bm, bk, stm, mv_from, mv_to, mv_capt, mv_promo, mv_pa
         if not (pieces & fb):
             continue
         is_king0 = (own_k & fb) != 0
-        occ = occ_all & ~fb          # the mover has left its square
+        occ = occ_all & ~fb  # the mover has left its square
         sp = 0
         st_sq[0] = frm
         st_king[0] = is_king0
@@ -361,10 +362,24 @@ def legal_moves(position, dedup: bool = True):
     mv_promo = np.empty(MAX_MOVES, np.bool_)
     mv_path = np.empty((MAX_MOVES, MAX_PATH), np.int64)
     mv_plen = np.empty(MAX_MOVES, np.int64)
-    n = generate_moves(np.uint64(wm), np.uint64(wk), np.uint64(bm), np.uint64(bk), int(stm),
-                       mv_from, mv_to, mv_capt, mv_promo, mv_path, mv_plen, dedup)
-    return [(int(mv_from[i]), int(mv_to[i]), int(mv_capt[i]), bool(mv_promo[i]),
-             [int(x) for x in mv_path[i, :mv_plen[i]]]) for i in range(n)]
+    n = generate_moves(
+        np.uint64(wm),
+        np.uint64(wk),
+        np.uint64(bm),
+        np.uint64(bk),
+        int(stm),
+        mv_from,
+        mv_to,
+        mv_capt,
+        mv_promo,
+        mv_path,
+        mv_plen,
+        dedup,
+    )
+    return [
+        (int(mv_from[i]), int(mv_to[i]), int(mv_capt[i]), bool(mv_promo[i]), [int(x) for x in mv_path[i, : mv_plen[i]]])
+        for i in range(n)
+    ]
 
 
 analyzer._numba_env.plain_calls(globals())

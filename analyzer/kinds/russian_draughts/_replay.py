@@ -14,6 +14,7 @@ the plies since the last man move or capture, the plies since the material last 
 (capture or promotion) and the material signature (counts of white men / kings, black men /
 kings packed 4 bits each). Kernels never raise: a status per game, facts up to the last legal ply.
 """
+
 from __future__ import annotations
 
 import analyzer._numba_env  # NUMBA_CACHE_DIR before numba loads or compiles kernels
@@ -46,7 +47,7 @@ from analyzer.kinds.russian_draughts._board import (
     zobrist_key,
 )
 
-RES_NONE = -1   # no termination token (the result codes are analyzer.codes.RESULT_*)
+RES_NONE = -1  # no termination token (the result codes are analyzer.codes.RESULT_*)
 
 _MAX_TOKSQ = 16
 
@@ -83,8 +84,15 @@ def _result_code(buf, s, e):
             return RES_DRAW
     if n == 7:
         # 1/2-1/2
-        if (buf[s] == 49 and buf[s + 1] == 47 and buf[s + 2] == 50 and buf[s + 3] == 45
-                and buf[s + 4] == 49 and buf[s + 5] == 47 and buf[s + 6] == 50):
+        if (
+            buf[s] == 49
+            and buf[s + 1] == 47
+            and buf[s + 2] == 50
+            and buf[s + 3] == 45
+            and buf[s + 4] == 49
+            and buf[s + 5] == 47
+            and buf[s + 6] == 50
+        ):
             return RES_DRAW
     return RES_NONE
 
@@ -156,10 +164,33 @@ def _path_matches(path, plen, to, sqs, nsq):
 
 
 @numba.njit(cache=True, nogil=True)
-def replay_batch(buf, mt_start, mt_end, init_pos, init_stm, active, ply_off,
-                 p_wm, p_wk, p_bm, p_bk, p_stm, p_key, p_rep, p_intended, p_nlegal,
-                 p_irrev, p_matclock, p_material,
-                 g_status, g_plies, g_err_s, g_err_e, g_result, g_moves_seen):
+def replay_batch(
+    buf,
+    mt_start,
+    mt_end,
+    init_pos,
+    init_stm,
+    active,
+    ply_off,
+    p_wm,
+    p_wk,
+    p_bm,
+    p_bk,
+    p_stm,
+    p_key,
+    p_rep,
+    p_intended,
+    p_nlegal,
+    p_irrev,
+    p_matclock,
+    p_material,
+    g_status,
+    g_plies,
+    g_err_s,
+    g_err_e,
+    g_result,
+    g_moves_seen,
+):
     """Replay games i with active[i]; facts of game i go to slots ply_off[i]..ply_off[i+1]-1."""
     mv_from = np.empty(MAX_MOVES, np.int64)
     mv_to = np.empty(MAX_MOVES, np.int64)
@@ -188,7 +219,7 @@ def replay_batch(buf, mt_start, mt_end, init_pos, init_stm, active, ply_off,
         pos = mt_start[g]
         end = mt_end[g]
         ply = 0
-        last_irrev = 0        # ply of the last position reached by a man move or capture
+        last_irrev = 0  # ply of the last position reached by a man move or capture
         irrev = 0
         matclock = 0
         while True:
@@ -202,8 +233,7 @@ def replay_batch(buf, mt_start, mt_end, init_pos, init_stm, active, ply_off,
             p_irrev[slot] = irrev
             p_matclock[slot] = matclock
             # material signature: white men | white kings << 4 | black men << 8 | black kings << 12
-            p_material[slot] = (popcount(wm) | (popcount(wk) << 4) | (popcount(bm) << 8)
-                                | (popcount(bk) << 12))
+            p_material[slot] = popcount(wm) | (popcount(wk) << 4) | (popcount(bm) << 8) | (popcount(bk) << 12)
             cnt = 0
             for q in range(base + last_irrev, slot + 1):
                 if p_key[q] == key:
@@ -375,7 +405,6 @@ def replay_batch(buf, mt_start, mt_end, init_pos, init_stm, active, ply_off,
             g_err_e[g] = -1
             if g_moves_seen[g] == 0:
                 g_status[g] = S_NO_MOVES
-
 
 
 analyzer._numba_env.plain_calls(globals())

@@ -5,6 +5,7 @@ chess kernel writes them; analyzer.measures then classifies the chances.
 "A move" counts as the edition says (editions.py): the stronger side's own moves, or moves by
 each player; the balance rule always counts moves by each player (2N plies).
 """
+
 from __future__ import annotations
 
 import analyzer._numba_env  # NUMBA_CACHE_DIR before numba loads or compiles kernels
@@ -48,9 +49,22 @@ from analyzer.codes import (
 from analyzer.kinds.russian_draughts._board import MAIN_DIAGONAL, popcount
 
 # Parameter vector indices (editions.DraughtsEdition.params).
-P_MODE, P_TF_INTENDED, P_BAL_AUTO, P_BAL_MOVES, P_BAL_KINGS, P_BAL_SMALL, P_BAL_LARGE, \
-    P_KVK_MOVES, P_DIAG_MOVES, P_DIAG_FMJD, P_SMALL_MOVES, P_SMALL_FMJD, P_KING_MOVES = range(13)
-MODE_OWN = 0   # "its N-th move": the stronger side's moves
+(
+    P_MODE,
+    P_TF_INTENDED,
+    P_BAL_AUTO,
+    P_BAL_MOVES,
+    P_BAL_KINGS,
+    P_BAL_SMALL,
+    P_BAL_LARGE,
+    P_KVK_MOVES,
+    P_DIAG_MOVES,
+    P_DIAG_FMJD,
+    P_SMALL_MOVES,
+    P_SMALL_FMJD,
+    P_KING_MOVES,
+) = range(13)
+MODE_OWN = 0  # "its N-th move": the stronger side's moves
 
 JIT = {"cache": True, "nogil": True}
 
@@ -107,8 +121,9 @@ def _config(wm, wk, bm, bk, diag_fmjd, small_fmjd):
 
 
 @numba.njit(**JIT)
-def _emit(ne, g, p, rule, kind, side, rep, counter, ev_game, ev_ply, ev_rule, ev_kind, ev_side,
-          ev_reps, ev_hmc, ev_clock):
+def _emit(
+    ne, g, p, rule, kind, side, rep, counter, ev_game, ev_ply, ev_rule, ev_kind, ev_side, ev_reps, ev_hmc, ev_clock
+):
     """Write one event row at index ne if it fits; return the next index."""
     if ne < len(ev_game):
         ev_game[ne] = g
@@ -122,14 +137,39 @@ def _emit(ne, g, p, rule, kind, side, rep, counter, ev_game, ev_ply, ev_rule, ev
     return ne + 1
 
 
-_DR_OF_RULE = np.array([DR_THREEFOLD, -1, -1, -1, -1, -1, DR_BALANCE, DR_KINGS_VS_KING, DR_MAIN_DIAGONAL,
-                        DR_SMALL_ENDING, DR_KING_MOVES], np.int64)   # indexed by codes.R_*
+_DR_OF_RULE = np.array(
+    [DR_THREEFOLD, -1, -1, -1, -1, -1, DR_BALANCE, DR_KINGS_VS_KING, DR_MAIN_DIAGONAL, DR_SMALL_ENDING, DR_KING_MOVES],
+    np.int64,
+)  # indexed by codes.R_*
 
 
 @numba.njit(**JIT)
-def apply_rules(params, g_off, g_plies, g_valid, result_code,
-                p_wm, p_wk, p_bm, p_bk, p_stm, p_rep, p_intended, p_nlegal, p_irrev, p_matclock,
-                out, ev_game, ev_ply, ev_rule, ev_kind, ev_side, ev_reps, ev_hmc, ev_clock):
+def apply_rules(
+    params,
+    g_off,
+    g_plies,
+    g_valid,
+    result_code,
+    p_wm,
+    p_wk,
+    p_bm,
+    p_bk,
+    p_stm,
+    p_rep,
+    p_intended,
+    p_nlegal,
+    p_irrev,
+    p_matclock,
+    out,
+    ev_game,
+    ev_ply,
+    ev_rule,
+    ev_kind,
+    ev_side,
+    ev_reps,
+    ev_hmc,
+    ev_clock,
+):
     """Fill this kind's columns of `out` (n_games x codes.N_VERDICT; the others stay -1) and the
     event arrays (game and ply order); return the number of events (as the chess kernel: if the
     arrays are too small, the caller calls again with room)."""
@@ -163,7 +203,7 @@ def apply_rules(params, g_off, g_plies, g_valid, result_code,
         small_side = -1
         final_tf = False
         final_bal = False
-        first_km = -1             # first ply of the king-moves rule (fmjd 7.2.5)
+        first_km = -1  # first ply of the king-moves rule (fmjd 7.2.5)
         for p in range(P + 1):
             s = base + p
             stm = p_stm[s]
@@ -175,11 +215,43 @@ def apply_rules(params, g_off, g_plies, g_valid, result_code,
             if (tf_now or tf_int) and out[g, V_THREEFOLD_CLAIM] < 0:
                 out[g, V_THREEFOLD_CLAIM] = p
             if tf_now and p_nlegal[s] > 0:
-                ne = _emit(ne, g, p, R_THREEFOLD, K_NOW, stm, p_rep[s], p_irrev[s],
-                           ev_game, ev_ply, ev_rule, ev_kind, ev_side, ev_reps, ev_hmc, ev_clock)
+                ne = _emit(
+                    ne,
+                    g,
+                    p,
+                    R_THREEFOLD,
+                    K_NOW,
+                    stm,
+                    p_rep[s],
+                    p_irrev[s],
+                    ev_game,
+                    ev_ply,
+                    ev_rule,
+                    ev_kind,
+                    ev_side,
+                    ev_reps,
+                    ev_hmc,
+                    ev_clock,
+                )
             elif tf_int:
-                ne = _emit(ne, g, p, R_THREEFOLD, K_INTENDED, stm, p_intended[s], p_irrev[s],
-                           ev_game, ev_ply, ev_rule, ev_kind, ev_side, ev_reps, ev_hmc, ev_clock)
+                ne = _emit(
+                    ne,
+                    g,
+                    p,
+                    R_THREEFOLD,
+                    K_INTENDED,
+                    stm,
+                    p_intended[s],
+                    p_irrev[s],
+                    ev_game,
+                    ev_ply,
+                    ev_rule,
+                    ev_kind,
+                    ev_side,
+                    ev_reps,
+                    ev_hmc,
+                    ev_clock,
+                )
             final_tf = tf_now or tf_int
             # ---------------- balance of forces unchanged
             limit = -1
@@ -193,19 +265,51 @@ def apply_rules(params, g_off, g_plies, g_valid, result_code,
             else:
                 limit = 2 * bal_moves
             bal = limit > 0 and p_matclock[s] >= limit
-            final_bal = bal and not bal_auto      # a claim of the balance rule possible here
+            final_bal = bal and not bal_auto  # a claim of the balance rule possible here
             if bal:
                 first = out[g, V_BALANCE] < 0
                 if first:
                     out[g, V_BALANCE] = p
                 if not bal_auto or first:
-                    ne = _emit(ne, g, p, R_BALANCE, K_AUTO if bal_auto else K_NOW, stm, -1, p_matclock[s],
-                               ev_game, ev_ply, ev_rule, ev_kind, ev_side, ev_reps, ev_hmc, ev_clock)
+                    ne = _emit(
+                        ne,
+                        g,
+                        p,
+                        R_BALANCE,
+                        K_AUTO if bal_auto else K_NOW,
+                        stm,
+                        -1,
+                        p_matclock[s],
+                        ev_game,
+                        ev_ply,
+                        ev_rule,
+                        ev_kind,
+                        ev_side,
+                        ev_reps,
+                        ev_hmc,
+                        ev_clock,
+                    )
             # ---------------- king moves only (fmjd 7.2.5)
             if kingmoves > 0 and p_irrev[s] >= 2 * kingmoves and first_km < 0:
                 first_km = p
-                ne = _emit(ne, g, p, R_KING_MOVES, K_AUTO, stm, -1, p_irrev[s],
-                           ev_game, ev_ply, ev_rule, ev_kind, ev_side, ev_reps, ev_hmc, ev_clock)
+                ne = _emit(
+                    ne,
+                    g,
+                    p,
+                    R_KING_MOVES,
+                    K_AUTO,
+                    stm,
+                    -1,
+                    p_irrev[s],
+                    ev_game,
+                    ev_ply,
+                    ev_rule,
+                    ev_kind,
+                    ev_side,
+                    ev_reps,
+                    ev_hmc,
+                    ev_clock,
+                )
             # ---------------- king endings (automatic)
             kvk, diag, diag_on, small = _config(p_wm[s], p_wk[s], p_bm[s], p_bk[s], diag_fmjd, small_fmjd)
             if kvk >= 0:
@@ -215,8 +319,24 @@ def apply_rules(params, g_off, g_plies, g_valid, result_code,
                 t = _threshold(kvk_p0, p_stm[base + kvk_p0], kvk_side, kvk_moves, mode)
                 if p == t and p_nlegal[s] > 0 and out[g, V_KINGS_VS_KING] < 0:
                     out[g, V_KINGS_VS_KING] = p
-                    ne = _emit(ne, g, p, R_KINGS_VS_KING, K_AUTO, stm, -1, p - kvk_p0,
-                               ev_game, ev_ply, ev_rule, ev_kind, ev_side, ev_reps, ev_hmc, ev_clock)
+                    ne = _emit(
+                        ne,
+                        g,
+                        p,
+                        R_KINGS_VS_KING,
+                        K_AUTO,
+                        stm,
+                        -1,
+                        p - kvk_p0,
+                        ev_game,
+                        ev_ply,
+                        ev_rule,
+                        ev_kind,
+                        ev_side,
+                        ev_reps,
+                        ev_hmc,
+                        ev_clock,
+                    )
             else:
                 kvk_p0 = -1
                 kvk_side = -1
@@ -233,8 +353,24 @@ def apply_rules(params, g_off, g_plies, g_valid, result_code,
                     fire = p == _threshold(diag_p0, p_stm[base + diag_p0], diag_side, diag_moves, mode)
                 if fire and p_nlegal[s] > 0 and out[g, V_MAIN_DIAGONAL] < 0:
                     out[g, V_MAIN_DIAGONAL] = p
-                    ne = _emit(ne, g, p, R_MAIN_DIAGONAL, K_AUTO, stm, -1, p - diag_p0,
-                               ev_game, ev_ply, ev_rule, ev_kind, ev_side, ev_reps, ev_hmc, ev_clock)
+                    ne = _emit(
+                        ne,
+                        g,
+                        p,
+                        R_MAIN_DIAGONAL,
+                        K_AUTO,
+                        stm,
+                        -1,
+                        p - diag_p0,
+                        ev_game,
+                        ev_ply,
+                        ev_rule,
+                        ev_kind,
+                        ev_side,
+                        ev_reps,
+                        ev_hmc,
+                        ev_clock,
+                    )
             else:
                 diag_p0 = -1
                 diag_side = -1
@@ -246,8 +382,24 @@ def apply_rules(params, g_off, g_plies, g_valid, result_code,
                 t = _threshold(small_p0, p_stm[base + small_p0], small_side, small_moves, mode)
                 if p == t and p_nlegal[s] > 0 and out[g, V_SMALL_ENDING] < 0:
                     out[g, V_SMALL_ENDING] = p
-                    ne = _emit(ne, g, p, R_SMALL_ENDING, K_AUTO, stm, -1, p - small_p0,
-                               ev_game, ev_ply, ev_rule, ev_kind, ev_side, ev_reps, ev_hmc, ev_clock)
+                    ne = _emit(
+                        ne,
+                        g,
+                        p,
+                        R_SMALL_ENDING,
+                        K_AUTO,
+                        stm,
+                        -1,
+                        p - small_p0,
+                        ev_game,
+                        ev_ply,
+                        ev_rule,
+                        ev_kind,
+                        ev_side,
+                        ev_reps,
+                        ev_hmc,
+                        ev_clock,
+                    )
             else:
                 small_p0 = -1
                 small_side = -1

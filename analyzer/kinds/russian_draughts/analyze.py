@@ -4,6 +4,7 @@ statuses, game facts, and per edition the rule kernel's verdict matrix and event
 Tags are read by the shared scanner (analyzer.pgn.tags); GameType and FEN values are checked
 once per distinct value of the block; the movetext is read by the numba replay kernel.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -48,20 +49,51 @@ class Facts:
         self.moves_seen = np.zeros(n, np.int32)
 
 
-def replay_games(buf: np.ndarray, mt_start: np.ndarray, mt_end: np.ndarray, init_pos: np.ndarray,
-                 init_stm: np.ndarray, active: np.ndarray) -> Facts:
+def replay_games(
+    buf: np.ndarray,
+    mt_start: np.ndarray,
+    mt_end: np.ndarray,
+    init_pos: np.ndarray,
+    init_stm: np.ndarray,
+    active: np.ndarray,
+) -> Facts:
     n = len(mt_start)
     caps = np.where(active, (mt_end - mt_start) // 2 + 2, 0).astype(np.int64)
     f = Facts(n, caps)
-    replay_batch(buf, mt_start, mt_end, init_pos, init_stm, active, f.off,
-                 f.wm, f.wk, f.bm, f.bk, f.stm, f.key, f.rep, f.intended, f.nlegal, f.irrev, f.matclock, f.material,
-                 f.status, f.plies, f.err_s, f.err_e, f.result_tok, f.moves_seen)
+    replay_batch(
+        buf,
+        mt_start,
+        mt_end,
+        init_pos,
+        init_stm,
+        active,
+        f.off,
+        f.wm,
+        f.wk,
+        f.bm,
+        f.bk,
+        f.stm,
+        f.key,
+        f.rep,
+        f.intended,
+        f.nlegal,
+        f.irrev,
+        f.matclock,
+        f.material,
+        f.status,
+        f.plies,
+        f.err_s,
+        f.err_e,
+        f.result_tok,
+        f.moves_seen,
+    )
     return f
 
 
 def _position_fen(f: Facts, slot: int) -> str:
     def sq(bb, king):
         return [("K" if king else "") + str(i + 1) for i in range(32) if int(bb) >> i & 1]
+
     w = sq(f.wm[slot], False) + sq(f.wk[slot], True)
     b = sq(f.bm[slot], False) + sq(f.bk[slot], True)
     return f"{'W' if f.stm[slot] == 0 else 'B'}:W{','.join(w)}:B{','.join(b)}"
@@ -144,8 +176,8 @@ def _messages(buf, facts: Facts, status: np.ndarray, mt_end: np.ndarray, init_st
         if st == codes.S_NO_MOVES:
             out[i] = "no moves in the movetext"
             continue
-        if st in (codes.S_BAD_TOKEN, codes.S_ILLEGAL) and es >= 0 and not bytes(buf[ee:int(mt_end[i])]).strip():
-            st = codes.S_TRUNCATED   # the bad token is the last thing, and no termination token follows
+        if st in (codes.S_BAD_TOKEN, codes.S_ILLEGAL) and es >= 0 and not bytes(buf[ee : int(mt_end[i])]).strip():
+            st = codes.S_TRUNCATED  # the bad token is the last thing, and no termination token follows
             status[i] = st
         side = "white" if facts.stm[facts.off[i] + P] == 0 else "black"
         move_no = (P + int(init_stm[i])) // 2 + 1  # move numbers as in the movetext (FEN games from move 1)
@@ -158,8 +190,10 @@ def _messages(buf, facts: Facts, status: np.ndarray, mt_end: np.ndarray, init_st
             msg = f"unreadable movetext token {tok!r} {where}"
         elif st == codes.S_ILLEGAL:
             nl = int(facts.nlegal[facts.off[i] + P])
-            msg = (f"illegal move {tok!r} {where}; position {_position_fen(facts, int(facts.off[i] + P))}, "
-                   f"{nl} legal moves")
+            msg = (
+                f"illegal move {tok!r} {where}; position {_position_fen(facts, int(facts.off[i] + P))}, "
+                f"{nl} legal moves"
+            )
         elif st == codes.S_AMBIGUOUS:
             msg = f"ambiguous move {tok!r} {where}: several legal captures match"
         else:
@@ -168,8 +202,15 @@ def _messages(buf, facts: Facts, status: np.ndarray, mt_end: np.ndarray, init_st
     return out
 
 
-def analyze_block(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, *, editions: list[DraughtsEdition],
-                  extra_status: dict | None = None, keep_facts: bool = False) -> BlockOutput:
+def analyze_block(
+    buf: np.ndarray,
+    starts: np.ndarray,
+    ends: np.ndarray,
+    *,
+    editions: list[DraughtsEdition],
+    extra_status: dict | None = None,
+    keep_facts: bool = False,
+) -> BlockOutput:
     """Analyze the Russian-draughts games buf[starts[i]:ends[i]]; games in `extra_status` (decided
     by the reader) and those of another GameType or with a bad FEN are not replayed."""
     n = len(starts)
@@ -183,9 +224,16 @@ def analyze_block(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, *, edit
     error_ply = np.where(active & (status != codes.S_OK) & (status != codes.S_NO_MOVES), facts.plies, -1)
     plies = np.where(active, facts.plies, -1).astype(np.int32)
     result_col, result_code = _results(tags, facts, n)
-    headers = {"event": tags.text("Event"), "site": tags.text("Site"), "white": tags.text("White"),
-               "black": tags.text("Black"), "result": result_col, "date_tag": tags.text("Date"),
-               "variant": tags.dictionary("GameType")[0], "start_fen": tags.text("FEN")}
+    headers = {
+        "event": tags.text("Event"),
+        "site": tags.text("Site"),
+        "white": tags.text("White"),
+        "black": tags.text("Black"),
+        "result": result_col,
+        "date_tag": tags.text("Date"),
+        "variant": tags.dictionary("GameType")[0],
+        "start_fen": tags.text("FEN"),
+    }
     gf = np.empty((n, codes.N_GAME_FACTS), np.int32)
     game_facts(facts.off, facts.plies, active, facts.rep, facts.irrev, gf)
     results = []
@@ -193,14 +241,48 @@ def analyze_block(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, *, edit
     for ed in editions:
         out = np.empty((n, codes.N_VERDICT), np.int32)
         params = ed.params()
-        events = run_rule_kernel(lambda ev, params=params, out=out: apply_rules(
-            params, facts.off, facts.plies, active, result_code, facts.wm, facts.wk, facts.bm, facts.bk,
-            facts.stm, facts.rep, facts.intended, facts.nlegal, facts.irrev, facts.matclock, out,
-            ev["game"], ev["ply"], ev["rule"], ev["kind"], ev["side"], ev["reps"], ev["hmc"], ev["clock"]), cap)
+        events = run_rule_kernel(
+            lambda ev, params=params, out=out: apply_rules(
+                params,
+                facts.off,
+                facts.plies,
+                active,
+                result_code,
+                facts.wm,
+                facts.wk,
+                facts.bm,
+                facts.bk,
+                facts.stm,
+                facts.rep,
+                facts.intended,
+                facts.nlegal,
+                facts.irrev,
+                facts.matclock,
+                out,
+                ev["game"],
+                ev["ply"],
+                ev["rule"],
+                ev["kind"],
+                ev["side"],
+                ev["reps"],
+                ev["hmc"],
+                ev["clock"],
+            ),
+            cap,
+        )
         results.append(EditionResult(ed.id, out, events))
-    return BlockOutput(headers=headers, status=status, messages=messages, error_ply=error_ply, plies=plies,
-                       game_facts=gf, has_clock=np.zeros(n, np.bool_), result_code=result_code,
-                       editions=results, facts={"facts": facts, "active": active} if keep_facts else None)
+    return BlockOutput(
+        headers=headers,
+        status=status,
+        messages=messages,
+        error_ply=error_ply,
+        plies=plies,
+        game_facts=gf,
+        has_clock=np.zeros(n, np.bool_),
+        result_code=result_code,
+        editions=results,
+        facts={"facts": facts, "active": active} if keep_facts else None,
+    )
 
 
 def replay_facts(data: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray, Facts]:
@@ -229,6 +311,13 @@ def replay_positions(data: bytes) -> list[tuple[str, list[tuple[int, int, int, i
             out.append((status[i], []))
             continue
         o = int(f.off[i])
-        out.append((status[i], [(int(f.wm[o + k]), int(f.wk[o + k]), int(f.bm[o + k]), int(f.bk[o + k]),
-                                 int(f.stm[o + k])) for k in range(int(f.plies[i]) + 1)]))
+        out.append(
+            (
+                status[i],
+                [
+                    (int(f.wm[o + k]), int(f.wk[o + k]), int(f.bm[o + k]), int(f.bk[o + k]), int(f.stm[o + k]))
+                    for k in range(int(f.plies[i]) + 1)
+                ],
+            )
+        )
     return out

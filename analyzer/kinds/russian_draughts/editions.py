@@ -21,6 +21,7 @@ The balance rule has no stronger side: it always counts moves by each player (2N
 Custom editions: any option below, from a built-in `base` (TOML or --custom), e.g.
 ``[fshr_25] base = "fshr_russian" balance_moves = 25``.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -34,23 +35,24 @@ MOVE_COUNT_MODES = ("own", "each")
 @dataclass(frozen=True)
 class DraughtsEdition:
     """Parameters of one reading of the draw rules. Limits are in moves (see `move_count`)."""
+
     id: str
     description: str = field(default="", compare=False)
     kind = "russian_draughts"
-    move_count: str = "own"              # "own" (stronger side's moves) | "each" (each player's)
-    threefold_intended: bool = True      # claim on the intended move (32.2, second paragraph)
+    move_count: str = "own"  # "own" (stronger side's moves) | "each" (each player's)
+    threefold_intended: bool = True  # claim on the intended move (32.2, second paragraph)
     # balance of forces unchanged
-    balance_automatic: bool = False      # fshr: claim; fmjd: automatic
-    balance_moves: int = 32              # fshr: any material
-    balance_needs_kings: bool = False    # fmjd 7.2.6: both sides have kings, 4..7 pieces
-    balance_moves_small: int = 30        # fmjd 7.2.6: 4-5 pieces
-    balance_moves_large: int = 60        # fmjd 7.2.6: 6-7 pieces
-    kvk_moves: int = 15                  # 3+ kings vs lone king
-    diag_moves: int = 5                  # 3 kings vs lone king on the main diagonal
-    diag_fmjd: bool = False              # fmjd 7.2.7 / lidraughts: 3K, 2K+M, K+2M vs lone king alone on the diagonal
-    small_moves: int = 10                # 2 kings, king + man vs man or king
-    small_fmjd: bool = False             # fmjd 7.2.8: 2K, K+M, K vs a lone king
-    king_moves: int = 0                  # fmjd 7.2.5: N moves by kings only (0 = no such rule)
+    balance_automatic: bool = False  # fshr: claim; fmjd: automatic
+    balance_moves: int = 32  # fshr: any material
+    balance_needs_kings: bool = False  # fmjd 7.2.6: both sides have kings, 4..7 pieces
+    balance_moves_small: int = 30  # fmjd 7.2.6: 4-5 pieces
+    balance_moves_large: int = 60  # fmjd 7.2.6: 6-7 pieces
+    kvk_moves: int = 15  # 3+ kings vs lone king
+    diag_moves: int = 5  # 3 kings vs lone king on the main diagonal
+    diag_fmjd: bool = False  # fmjd 7.2.7 / lidraughts: 3K, 2K+M, K+2M vs lone king alone on the diagonal
+    small_moves: int = 10  # 2 kings, king + man vs man or king
+    small_fmjd: bool = False  # fmjd 7.2.8: 2K, K+M, K vs a lone king
+    king_moves: int = 0  # fmjd 7.2.5: N moves by kings only (0 = no such rule)
 
     def fingerprint(self) -> dict:
         return dataclasses.asdict(self)
@@ -58,24 +60,54 @@ class DraughtsEdition:
     def params(self) -> np.ndarray:
         if self.move_count not in MOVE_COUNT_MODES:
             raise ValueError(f"move_count must be one of {MOVE_COUNT_MODES}, not {self.move_count!r}")
-        return np.array([
-            MOVE_COUNT_MODES.index(self.move_count), int(self.threefold_intended),
-            int(self.balance_automatic), self.balance_moves, int(self.balance_needs_kings),
-            self.balance_moves_small, self.balance_moves_large, self.kvk_moves, self.diag_moves,
-            int(self.diag_fmjd), self.small_moves, int(self.small_fmjd), self.king_moves,
-        ], dtype=np.int64)
+        return np.array(
+            [
+                MOVE_COUNT_MODES.index(self.move_count),
+                int(self.threefold_intended),
+                int(self.balance_automatic),
+                self.balance_moves,
+                int(self.balance_needs_kings),
+                self.balance_moves_small,
+                self.balance_moves_large,
+                self.kvk_moves,
+                self.diag_moves,
+                int(self.diag_fmjd),
+                self.small_moves,
+                int(self.small_fmjd),
+                self.king_moves,
+            ],
+            dtype=np.int64,
+        )
 
 
 BUILTIN: dict[str, DraughtsEdition] = {
     "fshr_russian": DraughtsEdition(
-        "fshr_russian", "Russian federation rules, section 32 (seed 003)", move_count="own",
-        threefold_intended=True, balance_automatic=False, balance_moves=32, kvk_moves=15, diag_moves=5,
-        small_moves=10),
+        "fshr_russian",
+        "Russian federation rules, section 32 (seed 003)",
+        move_count="own",
+        threefold_intended=True,
+        balance_automatic=False,
+        balance_moves=32,
+        kvk_moves=15,
+        diag_moves=5,
+        small_moves=10,
+    ),
     "fmjd_64": DraughtsEdition(
-        "fmjd_64", "FMJD-64 7.2.3-7.2.8 as implemented by lidraughts (since 2020-10-16)", move_count="each",
-        threefold_intended=False, balance_automatic=True, balance_needs_kings=True, balance_moves_small=30,
-        balance_moves_large=60, kvk_moves=15, diag_moves=5, diag_fmjd=True, small_moves=5, small_fmjd=True,
-        king_moves=15),
+        "fmjd_64",
+        "FMJD-64 7.2.3-7.2.8 as implemented by lidraughts (since 2020-10-16)",
+        move_count="each",
+        threefold_intended=False,
+        balance_automatic=True,
+        balance_needs_kings=True,
+        balance_moves_small=30,
+        balance_moves_large=60,
+        kvk_moves=15,
+        diag_moves=5,
+        diag_fmjd=True,
+        small_moves=5,
+        small_fmjd=True,
+        king_moves=15,
+    ),
 }
 _FIELDS = {f.name: f.type for f in dataclasses.fields(DraughtsEdition)}
 

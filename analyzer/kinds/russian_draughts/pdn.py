@@ -3,14 +3,20 @@
 Games are split and their tags read by the shared scanner (analyzer.pgn); these run once per
 distinct value of a block, and the movetext is read by the numba replay kernel.
 """
+
 from __future__ import annotations
 
 from analyzer.kinds.russian_draughts._board import algebraic_to_index
 
 # draughts-style scores -> the project's result strings
 RESULT_MAP = {
-    "1-0": "1-0", "0-1": "0-1", "1/2-1/2": "1/2-1/2", "*": "*",
-    "2-0": "1-0", "0-2": "0-1", "1-1": "1/2-1/2",
+    "1-0": "1-0",
+    "0-1": "0-1",
+    "1/2-1/2": "1/2-1/2",
+    "*": "*",
+    "2-0": "1-0",
+    "0-2": "0-1",
+    "1-1": "1/2-1/2",
 }
 
 RUSSIAN_GAMETYPE = 25

@@ -10,6 +10,7 @@ own rules per variant are in docs/variants.md. Entry points:
   (`lichess_db_<variant>_rated_YYYY-MM.pgn.zst`), or None;
 - `analyzer.kinds.chess.variants.analyze`: replay + rules for a batch of variant games.
 """
+
 from __future__ import annotations
 
 import os
@@ -38,22 +39,30 @@ _ALIASES = {
     V_HORDE: ("horde", "horde chess"),
     V_KOTH: ("king of the hill", "koth", "kingofthehill"),
     V_RACINGKINGS: ("racing kings", "racing", "race", "racingkings"),
-    V_THREECHECK: ("three-check", "three check", "threecheck", "three check chess", "3-check",
-                   "3 check", "3check"),
+    V_THREECHECK: ("three-check", "three check", "threecheck", "three check chess", "3-check", "3 check", "3check"),
 }
 VARIANT_BY_NAME = {name: code for code, names in _ALIASES.items() for name in names}
 
 # The python-chess board class name of each code (chess.variant), for the oracle and start positions.
 PYCHESS_CLASS = {
-    V_CRAZYHOUSE: "CrazyhouseBoard", V_ANTICHESS: "AntichessBoard", V_ATOMIC: "AtomicBoard",
-    V_HORDE: "HordeBoard", V_KOTH: "KingOfTheHillBoard", V_RACINGKINGS: "RacingKingsBoard",
+    V_CRAZYHOUSE: "CrazyhouseBoard",
+    V_ANTICHESS: "AntichessBoard",
+    V_ATOMIC: "AtomicBoard",
+    V_HORDE: "HordeBoard",
+    V_KOTH: "KingOfTheHillBoard",
+    V_RACINGKINGS: "RacingKingsBoard",
     V_THREECHECK: "ThreeCheckBoard",
 }
 
 # Lichess dump file names: lichess_db_<key>_rated_YYYY-MM.pgn(.zst|.bz2) with the lila keys.
 _FILE_KEYS = {
-    "antichess": V_ANTICHESS, "atomic": V_ATOMIC, "crazyhouse": V_CRAZYHOUSE, "horde": V_HORDE,
-    "kingofthehill": V_KOTH, "racingkings": V_RACINGKINGS, "threecheck": V_THREECHECK,
+    "antichess": V_ANTICHESS,
+    "atomic": V_ATOMIC,
+    "crazyhouse": V_CRAZYHOUSE,
+    "horde": V_HORDE,
+    "kingofthehill": V_KOTH,
+    "racingkings": V_RACINGKINGS,
+    "threecheck": V_THREECHECK,
 }
 _FILE_RE = re.compile(r"lichess_db_([A-Za-z0-9]+)_rated_\d{4}-\d{2}\.pgn", re.IGNORECASE)
 
@@ -76,6 +85,13 @@ def variant_from_filename(path: str) -> int | None:
 
 def variant_name(code: int) -> str:
     """The Lichess name of a code ("King of the Hill", ...)."""
-    return {V_CRAZYHOUSE: "Crazyhouse", V_ANTICHESS: "Antichess", V_ATOMIC: "Atomic",
-            V_HORDE: "Horde", V_KOTH: "King of the Hill", V_RACINGKINGS: "Racing Kings",
-            V_THREECHECK: "Three-check", V_STANDARD: "Standard"}[code]
+    return {
+        V_CRAZYHOUSE: "Crazyhouse",
+        V_ANTICHESS: "Antichess",
+        V_ATOMIC: "Atomic",
+        V_HORDE: "Horde",
+        V_KOTH: "King of the Hill",
+        V_RACINGKINGS: "Racing Kings",
+        V_THREECHECK: "Three-check",
+        V_STANDARD: "Standard",
+    }[code]

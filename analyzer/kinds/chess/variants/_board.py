@@ -16,6 +16,7 @@ generator, plus Antichess king promotions and Crazyhouse drops) are played on a 
 result is tested (own king safe; Racing Kings: no check given; Atomic: explosions, touching kings;
 Antichess: captures compulsory). No legal move exists once `is_variant_end()` holds.
 """
+
 from __future__ import annotations
 
 import analyzer._numba_env  # NUMBA_CACHE_DIR before numba loads or compiles kernels
@@ -71,7 +72,7 @@ MF_NORMAL, MF_EP, MF_CASTLE, MF_DOUBLE = 0, 1, 2, 3
 DROP_BIT = 1 << 17
 MAX_MOVES = 768
 
-CENTER = np.uint64((1 << 27) | (1 << 28) | (1 << 35) | (1 << 36))   # d4 e4 d5 e5
+CENTER = np.uint64((1 << 27) | (1 << 28) | (1 << 35) | (1 << 36))  # d4 e4 d5 e5
 RANK_1 = RANK_MASKS[0]
 RANK_8 = RANK_MASKS[7]
 BACKRANKS = RANK_MASKS[0] | RANK_MASKS[7]
@@ -475,9 +476,9 @@ def legal_after(v, bb, mover):
     occ = bb[6] | bb[7]
     if v == V_ATOMIC:
         if not (bb[5] & bb[6 + mover]):
-            return False          # own king exploded (also when both did)
+            return False  # own king exploded (also when both did)
         if not (bb[5] & bb[7 - mover]):
-            return True           # the enemy king exploded
+            return True  # the enemy king exploded
         if kings_connected(bb):
             return True
         k = king_of(bb, mover)
@@ -569,7 +570,7 @@ def any_legal(v, bb, mb, st, pseudo, bb2, mb2, st2):
     if variant_end(v, bb, st):
         return False
     if v == V_ANTICHESS:
-        return gen_pseudo(v, bb, mb, st, pseudo) > 0   # with or without captures, some move is legal
+        return gen_pseudo(v, bb, mb, st, pseudo) > 0  # with or without captures, some move is legal
     stm = st[ST_STM]
     own = bb[6 + stm]
     enemy = bb[7 - stm]
@@ -851,7 +852,7 @@ def _anti_side_insufficient(bb, stm, color):
         they_all_light = not (other & DARK_SQUARES)
         return (we_light and they_all_dark) or (we_dark and they_all_light)
     if occ == bb[1] and popcount(bb[1]) == 2:
-        a = (stm == color)
+        a = stm == color
         b = (bb[6] & LIGHT_SQUARES) != U0
         c = (bb[7] & DARK_SQUARES) != U0
         return a ^ b ^ c
@@ -862,17 +863,24 @@ def _anti_side_insufficient(bb, stm, color):
 def insufficient_material(v, bb, st):
     """python-chess is_insufficient_material() of the variant board."""
     if v == V_KOTH or v == V_RACINGKINGS or v == V_HORDE:
-        return False   # Horde: Black (the king side) never has insufficient material in PC
+        return False  # Horde: Black (the king side) never has insufficient material in PC
     if v == V_THREECHECK:
         return (bb[6] | bb[7]) == bb[5]
     if v == V_CRAZYHOUSE:
         total = popcount(bb[6] | bb[7])
         for i in range(10):
             total += st[ST_POCKET + i]
-        return (total <= 3 and bb[BB_PROMOTED] == U0 and not (bb[0] | bb[3] | bb[4])
-                and st[ST_POCKET + 0] == 0 and st[ST_POCKET + 5] == 0
-                and st[ST_POCKET + 3] == 0 and st[ST_POCKET + 8] == 0
-                and st[ST_POCKET + 4] == 0 and st[ST_POCKET + 9] == 0)
+        return (
+            total <= 3
+            and bb[BB_PROMOTED] == U0
+            and not (bb[0] | bb[3] | bb[4])
+            and st[ST_POCKET + 0] == 0
+            and st[ST_POCKET + 5] == 0
+            and st[ST_POCKET + 3] == 0
+            and st[ST_POCKET + 8] == 0
+            and st[ST_POCKET + 4] == 0
+            and st[ST_POCKET + 9] == 0
+        )
     if v == V_ATOMIC:
         return _atomic_side_insufficient(bb, 0) and _atomic_side_insufficient(bb, 1)
     if v == V_ANTICHESS:
@@ -936,8 +944,12 @@ def lichess_insufficient(v, bb, mb, st, out, pseudo, bb2, mb2, st2, bb3, mb3, st
                 o &= o - U1
                 pt = mb[q]
                 mine = (bb[6 + side] & bit(q)) != U0
-                ok = (pt == 6 or (pt == 1 and mine) or (pt == 1 and not mine and _is_light(q) != light)
-                      or (pt == 3 and mine and _is_light(q) == light))
+                ok = (
+                    pt == 6
+                    or (pt == 1 and mine)
+                    or (pt == 1 and not mine and _is_light(q) != light)
+                    or (pt == 3 and mine and _is_light(q) == light)
+                )
                 if not ok:
                     return False
         return True

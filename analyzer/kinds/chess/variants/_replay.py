@@ -13,6 +13,7 @@ python-chess's variant board computes it (see docs/variants.md), plus one uint8 
 The variant is per game (`vcode`), so one call serves a block of mixed variants.
 Kernels never raise: a status per game, positions kept up to the last legal move.
 """
+
 from __future__ import annotations
 
 import analyzer._numba_env  # NUMBA_CACHE_DIR before numba loads or compiles kernels
@@ -208,8 +209,12 @@ def resolve_san(v, bb, mb, st, buf, a, b, pseudo, bb2, mb2, st2):
     n = b - a
     # Castling.
     if c0 == 79 or c0 == 48:
-        if ((n == 3 or n == 5) and buf[a + 1] == 45 and buf[a + 2] == c0
-                and (n == 3 or (buf[a + 3] == 45 and buf[a + 4] == c0))):
+        if (
+            (n == 3 or n == 5)
+            and buf[a + 1] == 45
+            and buf[a + 2] == c0
+            and (n == 3 or (buf[a + 3] == 45 and buf[a + 4] == c0))
+        ):
             if variant_end(v, bb, st):
                 return np.int32(0), 0
             m = castling_move(v, bb, mb, st, n == 3)
@@ -322,9 +327,35 @@ def resolve_san(v, bb, mb, st, buf, a, b, pseudo, bb2, mb2, st2):
 
 
 @njit(**HOT)
-def _record(v, bb, mb, st, p, ws, window_start, key, hmc, flags, rep_next, rep_next97, clock,
-            clk_now, vflags, fifty_min_clock, moves, moves2, pseudo, bb2, mb2, st2, bb3, mb3, st3,
-            n_twice, key_bits):
+def _record(
+    v,
+    bb,
+    mb,
+    st,
+    p,
+    ws,
+    window_start,
+    key,
+    hmc,
+    flags,
+    rep_next,
+    rep_next97,
+    clock,
+    clk_now,
+    vflags,
+    fifty_min_clock,
+    moves,
+    moves2,
+    pseudo,
+    bb2,
+    mb2,
+    st2,
+    bb3,
+    mb3,
+    st3,
+    n_twice,
+    key_bits,
+):
     """Facts of the position now on the board, stored at index p."""
     stm = st[0]
     vend = variant_end(v, bb, st)
@@ -373,7 +404,7 @@ def _record(v, bb, mb, st, p, ws, window_start, key, hmc, flags, rep_next, rep_n
         if legal_ep:
             base ^= ZOBRIST_EP_FILE[st[2] % 8]
         rights = st[1]
-        twice = key_bits[2 + ((p - 1) & 1)]   # top-6-bit filter of the keys seen twice, that parity
+        twice = key_bits[2 + ((p - 1) & 1)]  # top-6-bit filter of the keys seen twice, that parity
         for i in range(nm):
             m = moves[i]
             zero = is_zeroing(bb, st, m)
@@ -383,12 +414,20 @@ def _record(v, bb, mb, st, p, ws, window_start, key, hmc, flags, rep_next, rep_n
             if m_is_drop(m):
                 pt = m_promo(m)
                 cnt0 = st[ST_POCKET + 5 * stm + pt - 1]
-                nk = (base ^ ZOBRIST_PIECE[stm, pt, to] ^ Z_POCKET[stm, pt, cnt0 & 63]
-                      ^ Z_POCKET[stm, pt, (cnt0 - 1) & 63])
+                nk = (
+                    base
+                    ^ ZOBRIST_PIECE[stm, pt, to]
+                    ^ Z_POCKET[stm, pt, cnt0 & 63]
+                    ^ Z_POCKET[stm, pt, (cnt0 - 1) & 63]
+                )
                 if twice & (U1 << (nk >> np.uint64(58))):
                     cnt = count_back(key, p - 1, ws, nk)
-            elif (m_flag(m) == 0 and m_promo(m) == 0 and not zero
-                  and not ((CASTLE_MASK_BY_SQUARE[frm] | CASTLE_MASK_BY_SQUARE[to]) & rights)):
+            elif (
+                m_flag(m) == 0
+                and m_promo(m) == 0
+                and not zero
+                and not ((CASTLE_MASK_BY_SQUARE[frm] | CASTLE_MASK_BY_SQUARE[to]) & rights)
+            ):
                 pt = mb[frm]
                 nk = base ^ ZOBRIST_PIECE[stm, pt, frm] ^ ZOBRIST_PIECE[stm, pt, to]
                 if v == V_CRAZYHOUSE and (bb[BB_PROMOTED] & bit(frm)):
@@ -445,9 +484,29 @@ def _is_san_start(c):
 
 
 @njit(**JIT)
-def replay_batch(buf, mt_start, mt_end, vcode, init_idx, init_bb, init_mb, init_st,
-                 fifty_min_clock, pos_off, status, err_ply, err_s, err_e,
-                 key, hmc, flags, rep_next, rep_next97, clock, vflags):
+def replay_batch(
+    buf,
+    mt_start,
+    mt_end,
+    vcode,
+    init_idx,
+    init_bb,
+    init_mb,
+    init_st,
+    fifty_min_clock,
+    pos_off,
+    status,
+    err_ply,
+    err_s,
+    err_e,
+    key,
+    hmc,
+    flags,
+    rep_next,
+    rep_next97,
+    clock,
+    vflags,
+):
     """Replay every game g whose init_idx[g] >= 0 as variant vcode[g] (V_*)."""
     n_games = len(mt_start)
     cap = len(key)
@@ -492,9 +551,35 @@ def replay_batch(buf, mt_start, mt_end, vcode, init_idx, init_bb, init_mb, init_
         last_clk[0] = np.nan
         last_clk[1] = np.nan
         ws = p
-        _record(v, bb, mb, st, p, ws, True, key, hmc, flags, rep_next, rep_next97, clock,
-                last_clk[st[0]], vflags, fifty_min_clock, moves, moves2, pseudo, bb2, mb2, st2,
-                bb3, mb3, st3, n_twice, key_bits)
+        _record(
+            v,
+            bb,
+            mb,
+            st,
+            p,
+            ws,
+            True,
+            key,
+            hmc,
+            flags,
+            rep_next,
+            rep_next97,
+            clock,
+            last_clk[st[0]],
+            vflags,
+            fifty_min_clock,
+            moves,
+            moves2,
+            pseudo,
+            bb2,
+            mb2,
+            st2,
+            bb3,
+            mb3,
+            st3,
+            n_twice,
+            key_bits,
+        )
         plies = 0
         i = s
         line_start = True
@@ -555,9 +640,35 @@ def replay_batch(buf, mt_start, mt_end, vcode, init_idx, init_bb, init_mb, init_
                     plies += 1
                     if irreversible:
                         ws = p
-                    _record(v, bb, mb, st, p, ws, irreversible, key, hmc, flags, rep_next, rep_next97,
-                            clock, last_clk[st[0]], vflags, fifty_min_clock, moves, moves2, pseudo,
-                            bb2, mb2, st2, bb3, mb3, st3, n_twice, key_bits)
+                    _record(
+                        v,
+                        bb,
+                        mb,
+                        st,
+                        p,
+                        ws,
+                        irreversible,
+                        key,
+                        hmc,
+                        flags,
+                        rep_next,
+                        rep_next97,
+                        clock,
+                        last_clk[st[0]],
+                        vflags,
+                        fifty_min_clock,
+                        moves,
+                        moves2,
+                        pseudo,
+                        bb2,
+                        mb2,
+                        st2,
+                        bb3,
+                        mb3,
+                        st3,
+                        n_twice,
+                        key_bits,
+                    )
                     continue
             m, nmatch = resolve_san(v, bb, mb, st, buf, a, b, pseudo, bb2, mb2, st2)
             if nmatch != 1:
@@ -584,9 +695,35 @@ def replay_batch(buf, mt_start, mt_end, vcode, init_idx, init_bb, init_mb, init_
             plies += 1
             if irreversible:
                 ws = p
-            _record(v, bb, mb, st, p, ws, irreversible, key, hmc, flags, rep_next, rep_next97,
-                    clock, last_clk[st[0]], vflags, fifty_min_clock, moves, moves2, pseudo,
-                    bb2, mb2, st2, bb3, mb3, st3, n_twice, key_bits)
+            _record(
+                v,
+                bb,
+                mb,
+                st,
+                p,
+                ws,
+                irreversible,
+                key,
+                hmc,
+                flags,
+                rep_next,
+                rep_next97,
+                clock,
+                last_clk[st[0]],
+                vflags,
+                fifty_min_clock,
+                moves,
+                moves2,
+                pseudo,
+                bb2,
+                mb2,
+                st2,
+                bb3,
+                mb3,
+                st3,
+                n_twice,
+                key_bits,
+            )
         if np.isnan(last_clk[0]) and np.isnan(last_clk[1]):
             for q in range(g0, p + 1):
                 clock[q] = _NAN32

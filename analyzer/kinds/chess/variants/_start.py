@@ -1,4 +1,5 @@
 """Start positions: python-chess variant boards (or FEN) -> the kernel's (bb, mb, st) arrays."""
+
 from __future__ import annotations
 
 import functools

@@ -10,6 +10,7 @@ file, see `analyzer.kinds.chess.variants.variant_from_filename`):
   variant applies it (`editions.variant_params`): Crazyhouse without 50/75-move rules, the
   `lichess` edition's insufficient material per scalachess.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -46,7 +47,7 @@ def replay(buf, mt_start, ends, vcodes, fens, fifty_min):
                 inits.append(arrays)
         init_idx[i] = where[k]
         if where[k] < 0:
-            messages[i] = f"invalid [FEN \"{fens[i]}\"]: {errs[k]}"
+            messages[i] = f'invalid [FEN "{fens[i]}"]: {errs[k]}'
     if not inits:
         inits.append(_start(int(vcodes[0]) if n else 1, None))
     init_bb = np.stack([x[0] for x in inits])
@@ -59,27 +60,65 @@ def replay(buf, mt_start, ends, vcodes, fens, fifty_min):
     err_ply = np.empty(n, np.int32)
     err_s = np.empty(n, np.int64)
     err_e = np.empty(n, np.int64)
-    facts = {"key": np.empty(cap, np.uint64), "hmc": np.empty(cap, np.int32),
-             "flags": np.empty(cap, np.uint16), "rep_next": np.empty(cap, np.int8),
-             "rep_next97": np.empty(cap, np.int8), "clock": np.empty(cap, np.float32),
-             "vflags": np.empty(cap, np.uint8)}
-    total = VR.replay_batch(buf, np.asarray(mt_start, np.int64), np.asarray(ends, np.int64),
-                            np.asarray(vcodes, np.int64), init_idx, init_bb, init_mb, init_st,
-                            fifty_min, pos_off, status, err_ply, err_s, err_e, facts["key"],
-                            facts["hmc"], facts["flags"], facts["rep_next"], facts["rep_next97"],
-                            facts["clock"], facts["vflags"])
+    facts = {
+        "key": np.empty(cap, np.uint64),
+        "hmc": np.empty(cap, np.int32),
+        "flags": np.empty(cap, np.uint16),
+        "rep_next": np.empty(cap, np.int8),
+        "rep_next97": np.empty(cap, np.int8),
+        "clock": np.empty(cap, np.float32),
+        "vflags": np.empty(cap, np.uint8),
+    }
+    total = VR.replay_batch(
+        buf,
+        np.asarray(mt_start, np.int64),
+        np.asarray(ends, np.int64),
+        np.asarray(vcodes, np.int64),
+        init_idx,
+        init_bb,
+        init_mb,
+        init_st,
+        fifty_min,
+        pos_off,
+        status,
+        err_ply,
+        err_s,
+        err_e,
+        facts["key"],
+        facts["hmc"],
+        facts["flags"],
+        facts["rep_next"],
+        facts["rep_next97"],
+        facts["clock"],
+        facts["vflags"],
+    )
     facts = {k: v[:total] for k, v in facts.items()}
     stm0 = np.where(init_idx >= 0, init_st[np.maximum(init_idx, 0), 0], 0).astype(np.int64)
     return facts, pos_off, status, err_ply, err_s, err_e, stm0, messages
 
 
-def splice_variants(buf, mt_start, ends, games, vcodes, fens, facts, pos_off, stm0, status,
-                    err_ply, err_s, err_e, messages, fifty_min, bad_fen_status):
+def splice_variants(
+    buf,
+    mt_start,
+    ends,
+    games,
+    vcodes,
+    fens,
+    facts,
+    pos_off,
+    stm0,
+    status,
+    err_ply,
+    err_s,
+    err_e,
+    messages,
+    fifty_min,
+    bad_fen_status,
+):
     """Replay the variant games (block indices `games`) and put their facts in place of their
     (empty) ranges in the block's flat arrays. Returns (facts incl. vflags, pos_off, stm0)."""
     games = np.asarray(games, np.int64)
-    vf, voff, vstatus, vply, vs, ve, vstm0, vmsg = replay(
-        buf, mt_start[games], ends[games], vcodes, fens, fifty_min)
+    vf, voff, vstatus, vply, vs, ve, vstm0, vmsg = replay(buf, mt_start[games], ends[games], vcodes, fens, fifty_min)
     for j, g in enumerate(games):
         status[g] = vstatus[j]
         err_ply[g] = vply[j]
@@ -145,9 +184,18 @@ def apply_variant_rules(rules, pos_off, stm0, result_code, time_forfeit, auto_on
         if lichess_insufficient:
             li = (facts["vflags"][idx] & VF_LICHESS_INSUFFICIENT) != 0
             sub["flags"] = (sub["flags"] & np.uint16(~FLAG_INSUFFICIENT & 0xFFFF)) | np.where(
-                li, np.uint16(FLAG_INSUFFICIENT), np.uint16(0)).astype(np.uint16)
-        sub_out, sub_ev = rules(sub_off, stm0[games], result_code[games], time_forfeit[games], auto_on[games],
-                                params, sub, max(64, int(sub_off[-1]) // 8))
+                li, np.uint16(FLAG_INSUFFICIENT), np.uint16(0)
+            ).astype(np.uint16)
+        sub_out, sub_ev = rules(
+            sub_off,
+            stm0[games],
+            result_code[games],
+            time_forfeit[games],
+            auto_on[games],
+            params,
+            sub,
+            max(64, int(sub_off[-1]) // 8),
+        )
         # A game whose last position ended it by the variant's own rule (king exploded, hill,
         # third check, race, no pieces) did not end by an automatic draw there: scalachess's
         # Position.status checks the variant end before autoDraw (python-chess's outcome() too).

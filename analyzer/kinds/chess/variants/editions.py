@@ -10,6 +10,7 @@ overrides below, which say what the variant itself changes (docs/variants.md):
   per variant (scalachess `Variant.isInsufficientMaterial`, kernel fact VF_LICHESS_INSUFFICIENT)
   instead of python-chess's material test.
 """
+
 from __future__ import annotations
 
 import dataclasses
