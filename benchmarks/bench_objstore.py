@@ -127,7 +127,8 @@ def main() -> None:
 
         print()
         print(
-            "| run | workers | engine | wall s best (median) | scan s best (median) | games/s (scan, best) | scan ÷ local |"
+            "| run | workers | engine | wall s best (median) | scan s best (median) "
+            "| games/s (scan, best) | scan ÷ local |"
         )
         print("|---|---:|---|---:|---:|---:|---:|")
         for w in args.workers:
@@ -165,7 +166,8 @@ def main() -> None:
             big.append(time.perf_counter() - t)
         print(f"one 8 MiB ranged read: median {statistics.median(big) * 1000:.1f} ms")
         print(
-            f"frame index walk of one object ({size / 1e6:.1f} MB): {len(frames)} frames, {stats['reads']} ranged read(s), {walk * 1000:.1f} ms; "
+            f"frame index walk of one object ({size / 1e6:.1f} MB): {len(frames)} frames, "
+            f"{stats['reads']} ranged read(s), {walk * 1000:.1f} ms; "
             f"one 12-byte ranged read: median {statistics.median(lat) * 1000:.2f} ms, "
             f"p90 {sorted(lat)[179] * 1000:.2f} ms (moto on 127.0.0.1)"
         )

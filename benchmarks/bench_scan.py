@@ -935,7 +935,8 @@ def peers_table(res: dict) -> None:
                 )
             )
         print(
-            f"| `{name}` | {med(rate(ms)):,.0f} | {out[0][0]:.2f} / {out[0][1]:.2f} | {out[1][0]:.2f} / {out[1][1]:.2f} | "
+            f"| `{name}` | {med(rate(ms)):,.0f} | {out[0][0]:.2f} / {out[0][1]:.2f} "
+            f"| {out[1][0]:.2f} / {out[1][1]:.2f} | "
             f"{' '.join(f'{x:.2f}' for x in out[0][2])} |"
         )
     print(
@@ -1031,15 +1032,17 @@ def report(res: dict) -> None:
     fs = res.get("first_scan")
     if fs:
         print(
-            f"first scan of one chess game on an empty NUMBA_CACHE_DIR (compiles what it needs): {fs['wall']:.1f} s wall, "
+            "first scan of one chess game on an empty NUMBA_CACHE_DIR (compiles what it needs): "
+            f"{fs['wall']:.1f} s wall, "
             f"{fs['cpu']:.1f} s CPU (both processes); its stderr:"
         )
         for line in fs.get("stderr", "").splitlines():
             if line.startswith("[analyzer]"):
                 print(f"    {line}")
     comp = res["compile"]
+    when = "after the first scan" if fs else "cold, empty NUMBA_CACHE_DIR" if comp["cold"] else "cache reused"
     print(
-        f"compile (analyzer warmup: every kind and the test perft, {'after the first scan' if fs else 'cold, empty NUMBA_CACHE_DIR' if comp['cold'] else 'cache reused'}): "
+        f"compile (analyzer warmup: every kind and the test perft, {when}): "
         f"{comp['wall']:.1f} s wall, {comp['cpu']:.1f} s CPU; cache load (warmup again): "
         f"{res['cache_load']['wall']:.2f} s wall"
     )

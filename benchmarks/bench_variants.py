@@ -85,7 +85,8 @@ def main(argv=None):
         t_fact *= args.copies
         rows.append((os.path.basename(path), n_games, plies, statuses, t_eng, t_rep, t_fact, n_pc))
     print(
-        "| file | games | plies | analyzer games/s | python-chess replay games/s | python-chess facts games/s | speed-up vs replay | vs facts |"
+        "| file | games | plies | analyzer games/s | python-chess replay games/s | python-chess facts games/s "
+        "| speed-up vs replay | vs facts |"
     )
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for name, n, plies, _statuses, te, tr, tf, n_pc in rows:

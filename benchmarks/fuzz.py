@@ -15,11 +15,12 @@ Checked for every input (see `check`):
   increasing inside the text; statuses known; an error message for every non-ok status, naming
   the ply for move errors, with ``plies == error_ply``;
 - "nothing lost": every game of the unmutated input whose bytes the mutation did not touch (nor
-  the byte before, nor the rest of the line after the edit and the next line break) is found at its shifted byte offset with the same row (all columns but
-  game_index/byte_offset). A game that is only weakly delimited (no tag line after a blank line,
-  e.g. a game without tags, which starts after the previous game's result) counts as touched when
-  the game before it is touched, and so does the game just before a touched one when it has no
-  termination marker (its movetext may legitimately absorb the damaged text).
+  the byte before, nor the rest of the line after the edit and the next line break) is found at
+  its shifted byte offset with the same row (all columns but game_index/byte_offset). A game
+  that is only weakly delimited (no tag line after a blank line, e.g. a game without tags, which
+  starts after the previous game's result) counts as touched when the game before it is touched,
+  and so does the game just before a touched one when it has no termination marker (its movetext
+  may legitimately absorb the damaged text).
 
 Numba bounds checking is on (``NUMBA_BOUNDSCHECK=1`` with a private ``NUMBA_CACHE_DIR``) unless
 ``--no-boundscheck``. Usage::

@@ -4,9 +4,10 @@
   3-4); `-m slow`: the shared chess960.perft at depth 4 for all and 5 for every 5th.
 - games: tests/fixtures/variants/chess960.pgn (150 games generated with python-chess from 134
   start positions, tests/variant_games.py) and, when present, real Lichess Chess960 games from
-  the shared data (`variants/chess960.pgn`) against the oracle (tests/reference.py): per-ply identity classes, halfmove clocks, %clk, every fide_2018
-  column and the events; per-ply flags, rep_next and the 1997 castling-now bits
-  (reference.ply_facts); the same per-ply facts for the 19 Chess960 games of edge_cases.pgn.
+  the shared data (`variants/chess960.pgn`) against the oracle (tests/reference.py): per-ply
+  identity classes, halfmove clocks, %clk, every fide_2018 column and the events; per-ply flags,
+  rep_next and the 1997 castling-now bits (reference.ply_facts); the same per-ply facts for the
+  19 Chess960 games of edge_cases.pgn.
 - generated games (python-chess, fixed seed): castling both ways from start positions where the
   king or the rook does not move or they swap squares, back-and-forth shuffles that make
   threefold and fivefold repetitions, also around the loss of castling rights.

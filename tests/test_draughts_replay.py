@@ -35,7 +35,9 @@ def _to_py_fen(pos) -> str:
     def sq(bb, king):
         return [("K" if king else "") + square_name(i) for i in range(32) if bb >> i & 1]
 
-    return f"{'W' if stm == 0 else 'B'}:W{','.join(sq(wm, False) + sq(wk, True))}:B{','.join(sq(bm, False) + sq(bk, True))}"
+    white = ",".join(sq(wm, False) + sq(wk, True))
+    black = ",".join(sq(bm, False) + sq(bk, True))
+    return f"{'W' if stm == 0 else 'B'}:W{white}:B{black}"
 
 
 def _apply(pos, mv):

@@ -120,7 +120,8 @@ _EDGE_FACTS = [
         ],
     ),
     (
-        r"fivefold repetition at ply (\d+) .*threefold first at ply (\d+); game ended at ply (\d+); max repetitions (\d+)",
+        r"fivefold repetition at ply (\d+) .*threefold first at ply (\d+); "
+        r"game ended at ply (\d+); max repetitions (\d+)",
         lambda o, m: [
             ("first_fivefold_ply", int(m[1]), o.columns["first_fivefold_ply"]),
             ("first_threefold_ply", int(m[2]), o.columns["first_threefold_ply"]),
@@ -137,7 +138,8 @@ _EDGE_FACTS = [
         ],
     ),
     (
-        r"50-move rule NOT claimed: halfmove clock reached 100 at ply (\d+), game continued to ply (\d+) \(max clock (\d+)",
+        r"50-move rule NOT claimed: halfmove clock reached 100 at ply (\d+), "
+        r"game continued to ply (\d+) \(max clock (\d+)",
         lambda o, m: [
             ("first clock 100", int(m[1]), _first_clock(o, 100)),
             ("plies", int(m[2]), o.plies),
@@ -174,7 +176,8 @@ _EDGE_FACTS = [
         ],
     ),
     (
-        r"missed 50-move claim: halfmove clock reached 100 at ply (\d+) \(max (\d+)\), game then decided (\S+) at ply (\d+)",
+        r"missed 50-move claim: halfmove clock reached 100 at ply (\d+) \(max (\d+)\), "
+        r"game then decided (\S+) at ply (\d+)",
         lambda o, m: [
             ("first clock 100", int(m[1]), _first_clock(o, 100)),
             ("max clock", int(m[2]), max(o.halfmove_clock)),

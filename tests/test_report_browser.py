@@ -61,7 +61,8 @@ function check(doc, win) {
       var cs = win.getComputedStyle(a);
       if (cs.overflowX !== 'visible' || cs.overflowY !== 'visible') {
         var b = a.getBoundingClientRect();
-        if (it.r.left < b.left - 0.5 || it.r.right > b.right + 0.5 || it.r.top < b.top - 0.5 || it.r.bottom > b.bottom + 0.5)
+        if (it.r.left < b.left - 0.5 || it.r.right > b.right + 0.5
+            || it.r.top < b.top - 0.5 || it.r.bottom > b.bottom + 0.5)
           res.clipped.push([a.tagName + '.' + a.className, it.text]);
       }
     }
@@ -79,7 +80,8 @@ function check(doc, win) {
   doc.querySelectorAll('svg').forEach(function (s) {
     res.svgs++;
     var b = s.getBoundingClientRect();
-    if (b.width < 300 || b.height < 100 || b.right > win.innerWidth + 0.5) res.clipped.push(['svg', s.parentElement.id]);
+    if (b.width < 300 || b.height < 100 || b.right > win.innerWidth + 0.5)
+      res.clipped.push(['svg', s.parentElement.id]);
   });
   return res;
 }
