@@ -11,6 +11,8 @@ to the start of the next.
 
 from __future__ import annotations
 
+from typing import Any
+
 import analyzer._numba_env  # NUMBA_CACHE_DIR before numba loads or compiles kernels
 
 import numpy as np
@@ -22,7 +24,7 @@ from numba.extending import intrinsic
 
 # No numba runtime: these kernels never allocate, and without it calls between them pass
 # arrays without atomic reference counting (see analyzer.kinds.chess._board.HOT).
-HOT = {"cache": True, "nogil": True, "_nrt": False}
+HOT: dict[str, Any] = {"cache": True, "nogil": True, "_nrt": False}
 
 _BETWEEN = 0
 _TAGS = 1

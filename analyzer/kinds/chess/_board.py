@@ -15,6 +15,8 @@ king ends on the g or c file, the rook on the f or d file.
 
 from __future__ import annotations
 
+from typing import Any
+
 import analyzer._numba_env  # NUMBA_CACHE_DIR before numba loads or compiles kernels
 
 import numpy as np
@@ -58,12 +60,12 @@ from analyzer.kinds.chess._tables import (
 
 U0 = np.uint64(0)
 U1 = np.uint64(1)
-JIT = {"cache": True, "nogil": True}
+JIT: dict[str, Any] = {"cache": True, "nogil": True}
 # Helpers that take arrays and never allocate are compiled without the numba runtime: with it,
 # every call of a non-inlined helper increfs and decrefs each array argument with atomic
 # instructions, which took ~60% of the replay time (perf, 2026-11-29). Such helpers must not
 # allocate (np.empty, .copy()); callers pass scratch arrays.
-HOT = {"cache": True, "nogil": True, "_nrt": False}
+HOT: dict[str, Any] = {"cache": True, "nogil": True, "_nrt": False}
 
 
 @njit(inline="always", **HOT)

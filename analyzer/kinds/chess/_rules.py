@@ -15,6 +15,8 @@ events by analyzer.measures, the same way for every game kind (docs/measures.md)
 
 from __future__ import annotations
 
+from typing import Any
+
 import analyzer._numba_env  # NUMBA_CACHE_DIR before numba loads or compiles kernels
 
 import numpy as np
@@ -72,8 +74,8 @@ from analyzer.kinds.chess._replay import (
     repetition_count,
 )
 
-JIT = {"cache": True, "nogil": True}
-HOT = {"cache": True, "nogil": True, "_nrt": False}  # helpers that do not allocate (see _board.HOT)
+JIT: dict[str, Any] = {"cache": True, "nogil": True}
+HOT: dict[str, Any] = {"cache": True, "nogil": True, "_nrt": False}  # helpers that do not allocate (see _board.HOT)
 
 # Parameter vector indices (editions.ChessEdition.params).
 P_CLAIM_REPS = 0

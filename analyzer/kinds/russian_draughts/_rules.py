@@ -8,6 +8,8 @@ each player; the balance rule always counts moves by each player (2N plies).
 
 from __future__ import annotations
 
+from typing import Any
+
 import analyzer._numba_env  # NUMBA_CACHE_DIR before numba loads or compiles kernels
 
 import numba
@@ -66,7 +68,7 @@ from analyzer.kinds.russian_draughts._board import MAIN_DIAGONAL, popcount
 ) = range(13)
 MODE_OWN = 0  # "its N-th move": the stronger side's moves
 
-JIT = {"cache": True, "nogil": True}
+JIT: dict[str, Any] = {"cache": True, "nogil": True}
 
 
 @numba.njit(**JIT)
