@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterable
-from concurrent.futures import FIRST_COMPLETED, wait
+from concurrent.futures import FIRST_COMPLETED, Executor, wait
 
 from analyzer.engine import forked, layout
 from analyzer.engine.config import Config, UnitSpec
@@ -30,6 +30,8 @@ Reuse = Callable[[UnitSpec], "dict | None"]
 class Job:
     """A source's units on their way through an executor, and what came back."""
 
+    finalizer: OrderedFinalizer  # set by Executor.run_sources before the job's units run
+
     def __init__(
         self, source: str, units: Iterable[UnitSpec], reuse: Reuse, ident: dict, frames: bool = False, plan=None
     ):
@@ -44,8 +46,8 @@ class Job:
         self.n_units = 0
         self.running = 0
         self.planned = False
-        self.finalizer = None
-        self.engine = None
+        self.engine: str | None = None
+        self.index = 0  # the source's position in the run (engine.scan)
 
 
 class _Done:
@@ -64,7 +66,7 @@ class PoolExecutor:
     def __init__(self, kind: str, workers: int, scheduler: str | None = None):
         self.kind = kind
         self.client = None
-        self.pool = None
+        self.pool: Executor | None = None
         if kind == "dask":
             self.client = _dask_client(workers, scheduler)
         elif kind == "processes":

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from multiprocessing.connection import Pipe, wait
+from multiprocessing.connection import Connection, Pipe, wait
 
 from analyzer.engine.numbering import Numbering, stage_unit, write_final
 from analyzer.engine.unit import run_unit_safe
@@ -28,7 +28,7 @@ def available(workers: int) -> bool:
 
 
 class _Child:
-    def __init__(self, pid: int, conn):
+    def __init__(self, pid: int, conn: Connection):
         self.pid = pid
         self.conn = conn
         self.units: list[int] = []  # sent, not yet reported analyzed
@@ -194,7 +194,7 @@ def _drive(children, todo, done, ident, progress, source, workers):
         for conn in wait(list(live)):
             c = live[conn]
             try:
-                msg = conn.recv()
+                msg = c.conn.recv()  # = conn.recv(); wait() is typed as returning connections, sockets or fds
             except (EOFError, OSError):
                 del live[conn]
                 lost(c, "worker process exited unexpectedly")

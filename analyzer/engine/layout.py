@@ -102,7 +102,7 @@ def committed_parts(out: str, source: str, rec: dict) -> tuple[str, ...]:
     before parts were named) the final or staging names by its "finalized" mark."""
     parts = rec.get("parts")
     if parts:
-        return tuple(os.path.join(out, parts[t]) for t in TABLES)  # type: ignore[return-value]
+        return tuple(os.path.join(out, parts[t]) for t in TABLES)
     if rec.get("finalized"):
         return final_paths(out, source, rec["unit"])
     return staging_paths(out, source, rec["unit"])

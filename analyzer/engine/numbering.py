@@ -212,7 +212,7 @@ def _finish_remote(out: str, source: str, n_units: int, games: int, recs: list[d
     """Object stores: every record now names final parts; remove every part of the source that
     no record names (staging parts, parts of killed runs or of units beyond n_units)."""
     st = open_store(out)
-    keep = set()
+    keep: set[str] = set()
     for rec in recs:
         if not rec.get("finalized"):
             raise RuntimeError(f"{source} unit {rec['unit']} is not finalized")

@@ -82,14 +82,14 @@ class PartWriter:
         self.path = path
         self.name = path
         self.rows = 0
+        self.store: ObjectStore | None = None  # set on an object store
+        self.tmp: str | None = None  # set on a local file system
         if is_remote(path):
             self.store = _object_store(path)
             self.name = self.store.committed_name(path)
-            self.tmp = None
             self.buf = pa.BufferOutputStream()
             self.writer = pq.ParquetWriter(self.buf, schema, **parquet_options(schema))
             return
-        self.store = None
         os.makedirs(os.path.dirname(path), exist_ok=True)
         self.tmp = temp_path(path)
         self.writer = pq.ParquetWriter(self.tmp, schema, **parquet_options(schema))
@@ -104,6 +104,7 @@ class PartWriter:
         if self.store is not None:
             self.store.put(self.name, self.buf.getvalue().to_pybytes())
             return
+        assert self.tmp is not None  # local file system: __init__ named the temporary file
         os.replace(self.tmp, self.path)
 
     def abort(self) -> None:

@@ -53,9 +53,9 @@ class Progress:
         self.reused_bytes = 0
         self.skipped_sources = 0
         self._stop = threading.Event()
-        self._thread = None
-        self._last_line = None
-        self._bar = None
+        self._thread: threading.Thread | None = None
+        self._last_line: str | None = None
+        self._bar = None  # a tqdm bar in mode "bar" (tqdm has no type information: Any)
         if self.mode == "bar":
             from tqdm import tqdm
 
@@ -125,7 +125,7 @@ class Progress:
     def _tick(self) -> None:
         period = 0.5 if self.mode == "bar" else self.interval
         while not self._stop.wait(period):
-            if self.mode == "bar":
+            if self._bar is not None:  # mode "bar"
                 with self.lock:
                     self._bar.set_postfix_str(self._postfix(), refresh=False)
                     self._bar.refresh()

@@ -125,7 +125,7 @@ class RegionAnalyzer:
         self.offset = 0  # region offset of pending[0]
         self.skipper: Skipper | None = None  # set while skipping to the next game start
         self.skip_origin = 0  # region offset where the skip began
-        self.end_offset = None  # the region ends at the first strong start at or after this
+        self.end_offset: int | None = None  # the region ends at the first strong start at or after this
         self.done = False
         self.stats = RegionStats()
 
@@ -195,7 +195,7 @@ class RegionAnalyzer:
         maximum that goes on in the next unit (the reader cut it there): reported, not analyzed."""
         if self.done:
             truncated_reason = None
-        if self.skipping:
+        if self.skipper is not None:  # skipping
             self.offset = self.skip_origin + self.skipper.base + len(self.skipper.text)
             self.pending = bytearray()
             if truncated_reason:
@@ -300,7 +300,9 @@ class RegionAnalyzer:
         """The pending text is one game larger than the limit: report it (from `buf`, a copy of
         its start) and skip to the next game."""
         self._report_oversized(buf)
-        self._skip(Skipper(True, search_from=max(1, _TAG_SECTION.match(self.pending).end())))
+        tags = _TAG_SECTION.match(self.pending)
+        assert tags is not None  # the pattern matches the empty string: match() cannot fail
+        self._skip(Skipper(True, search_from=max(1, tags.end())))
 
     def _report_oversized(self, head: np.ndarray) -> None:
         starts = np.array([0], np.int64)

@@ -354,8 +354,9 @@ def _run(plans, cfg, workers, engine, scheduler, progress_interval, progress_mod
     finally:
         executor.close()
         progress.close()
-    outcomes = [outcomes[i] for i in sorted(outcomes)]
-    summary = make_summary(outcomes, failures, time.time() - t0, cfg, workers, executor, progress)
+    summary = make_summary(
+        [outcomes[i] for i in sorted(outcomes)], failures, time.time() - t0, cfg, workers, executor, progress
+    )
     if lock is not None and getattr(lock, "lost", None):
         summary["accounting_errors"].append(lock.lost + "; its results may be mixed with that run's: rerun")
     write_json(summary, layout.run_record_path(cfg.out))

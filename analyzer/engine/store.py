@@ -17,6 +17,7 @@ written, read, listed and removed. Two implementations:
 
 from __future__ import annotations
 
+import builtins
 import io
 import json
 import logging
@@ -129,7 +130,7 @@ class ObjectStore:
         return {"root": self.root}
 
     def __setstate__(self, state):
-        self.__init__(state["root"])
+        ObjectStore.__init__(self, state["root"])
 
     def committed_name(self, path: str) -> str:
         """A name no other write used: `x.parquet` -> `x.<token>.parquet`."""
@@ -153,7 +154,8 @@ class ObjectStore:
             return []
         return sorted(e["name"].rstrip("/").rsplit("/", 1)[-1] for e in entries if e.get("type") == "file")
 
-    def folders(self, folder: str) -> list[str]:
+    # `builtins.list`: inside the class body `list` is the method above
+    def folders(self, folder: str) -> builtins.list[str]:
         try:
             entries = remote.with_retries(f"list of {folder}", self.fs.ls, folder.rstrip("/"), detail=True)
         except FileNotFoundError:
@@ -300,7 +302,7 @@ class LeaseLock:
         self._put()
         time.sleep(1.0)
         cur, _ = self._read()
-        return bool(cur) and cur.get("token") == self.token
+        return bool(cur and cur.get("token") == self.token)
 
     def _take_over(self, etag: str | None) -> bool:
         if etag and self._s3():

@@ -22,6 +22,7 @@ def _feed_frames(spec: UnitSpec, ra: RegionAnalyzer, info: dict) -> str | None:
     """Feed a frame unit's text: from its first strong game start (unless it holds frame 0) to
     the first strong game start at or after the end of its last frame. Returns a damage
     message when the text after the unit's frames could not be read to its end."""
+    assert spec.frames is not None  # called for frame units only
     frames = [sources.Frame(o, s) for o, s in spec.frames]  # frame spec.frame_base + j (extended by iter_frames)
     if spec.first_frame > 0:
         ra.start_inside()
@@ -66,6 +67,7 @@ def provenance(spec: UnitSpec) -> dict:
 def _read_text_range(spec: UnitSpec):
     """The text of a unit described by its byte range of an uncompressed input (Dask and
     process pools: the text is read where the unit runs, not shipped to it)."""
+    assert spec.text_range is not None  # called for units described by a byte range only
     start, end = spec.text_range
     if remote.is_url(spec.path):
         for a in range(start, end, remote.STREAM_BLOCK):
@@ -94,11 +96,14 @@ def run_unit(spec: UnitSpec, cfg: Config, hold: bool = False) -> dict:
     remote.configure(cfg.storage_options)
     meta = provenance(spec)
     schemas = [tables.SCHEMAS[t].with_metadata(meta) for t in layout.TABLES]
+    held: list[HeldPart] = []  # hold: the tables stay in memory
+    staged: list[PartWriter] = []  # else: written to staging parts
     if hold:
-        writers = [HeldPart(s) for s in schemas]
+        held = [HeldPart(s) for s in schemas]
     else:
         paths = layout.staging_paths(cfg.out, spec.source, spec.index)
-        writers = [PartWriter(p, s) for p, s in zip(paths, schemas)]
+        staged = [PartWriter(p, s) for p, s in zip(paths, schemas)]
+    writers: list[HeldPart | PartWriter] = [*held, *staged]
     counts: dict = {"status": {}, "events": {}, "rules": {}, "outcomes": {}}
 
     def sink(*parts: pa.Table) -> None:
@@ -153,9 +158,9 @@ def run_unit(spec: UnitSpec, cfg: Config, hold: bool = False) -> dict:
         "fingerprint": unit_fingerprint(cfg, spec.editions),
     }
     if hold:
-        record["_held"] = tuple(w.table() for w in writers)
+        record["_held"] = tuple(w.table() for w in held)
         return record
-    layout.name_parts(cfg.out, record, tuple(w.name for w in writers))
+    layout.name_parts(cfg.out, record, tuple(w.name for w in staged))
     write_json(record, layout.unit_record_path(cfg.out, spec.source, spec.index))
     return record
 
