@@ -290,7 +290,13 @@ def _decoder(raw, compression: str):
         dctx = zstandard.ZstdDecompressor(max_window_size=1 << 31)
         tracker = _ZstdFrameTracker(raw)
         return _ZstdStream(
-            dctx.stream_reader(tracker, read_size=READ_SIZE, read_across_frames=True, closefd=True), tracker
+            dctx.stream_reader(
+                tracker,  # type: ignore[arg-type]  # zstandard only calls read(); its stub wants IO[bytes]
+                read_size=READ_SIZE,
+                read_across_frames=True,
+                closefd=True,
+            ),
+            tracker,
         )
     if compression == "gzip":
         return gzip.GzipFile(fileobj=raw, mode="rb")
@@ -326,6 +332,7 @@ def open_stream(path: str, compression: str, size: int | None = None):
     `input_count()` tells how many input bytes have been read. A non-seekable input inspected
     before is read from its kept stream, once."""
     kept = _STREAMS.pop(path, None)
+    raw: io.RawIOBase
     if kept is not None:
         raw = kept
     elif remote.is_url(path):
@@ -657,6 +664,7 @@ def iter_frames(
                     own = b""
                     data = remote.read_range(path, fr.offset, fr.offset + fr.size)
             else:
+                assert fh is not None  # a local file: opened above
                 fh.seek(fr.offset)
                 data = fh.read(fr.size)
             try:
