@@ -116,7 +116,7 @@ def _parse_start(fen: str | None, chess960: bool):
         ok = False
         reason = str(exc)
     else:
-        reason = ", ".join(s.name for s in chess.Status if s and board.status() & s) if not ok else ""
+        reason = ", ".join(s.name for s in chess.Status if s and s.name and board.status() & s) if not ok else ""
     if not ok:
         return None, f'invalid [FEN "{fen}"]: {reason}'
     return _start_arrays(board), None
@@ -277,7 +277,10 @@ def analyze_block(
         from analyzer.kinds.chess.variants.analyze import splice_variants
 
         vcodes = game_vc[variant_games]
-        vfens = [tags.value(int(g), "FEN").strip() if has_fen[g] else None for g in variant_games]
+        vfens: list[str | None] = []
+        for g in variant_games:
+            fen_tag = tags.value(int(g), "FEN") if has_fen[g] else None
+            vfens.append(fen_tag.strip() if fen_tag is not None else None)
         facts, pos_off, stm0 = splice_variants(
             buf,
             mt_start,
@@ -422,9 +425,8 @@ _WHAT = {
 
 def _messages(buf, status, err_ply, err_s, err_e, stm0, pre, known) -> dict:
     """Error messages (rare: Python per erroneous game), naming the ply, move and token."""
-    out = {}
-    for g in np.nonzero((status != codes.S_OK) & (status != codes.S_NO_MOVES) & ~pre)[0]:
-        g = int(g)
+    out: dict[int, str] = {}
+    for g in np.nonzero((status != codes.S_OK) & (status != codes.S_NO_MOVES) & ~pre)[0].tolist():
         if g in known:
             continue
         ply = int(err_ply[g])
@@ -433,14 +435,13 @@ def _messages(buf, status, err_ply, err_s, err_e, stm0, pre, known) -> dict:
         side = "white" if (ply + int(stm0[g])) % 2 == 0 else "black"
         what = _WHAT.get(int(status[g]), codes.STATUSES[int(status[g])])
         out[g] = f"{what} {token!r} at ply {ply} (move {move_no}, {side} to move); facts kept up to ply {ply}"
-    for g in np.nonzero((status == codes.S_OK) & (err_s >= 0))[0]:
-        g = int(g)
+    for g in np.nonzero((status == codes.S_OK) & (err_s >= 0))[0].tolist():
         if g not in known:
             out[g] = (
                 f"note: null move {text_of(buf, err_s[g], err_e[g])!r} at ply {int(err_ply[g])} "
                 "replayed as a pass (as python-chess does)"
             )
-    for g in np.nonzero(status == codes.S_NO_MOVES)[0]:
-        if int(g) not in known:
-            out[int(g)] = "the game has no moves"
+    for g in np.nonzero(status == codes.S_NO_MOVES)[0].tolist():
+        if g not in known:
+            out[g] = "the game has no moves"
     return out

@@ -141,6 +141,7 @@ def _typed(key: str, value):
             v = int(value)
         except ValueError:
             raise ValueError(f"edition option {key}={value!r}: expected a whole number") from None
+        assert lo is not None  # every whole-number option has a smallest value
         if v < lo or (hi is not None and v > hi):
             rng = f"{lo}..{hi}" if hi is not None else f"at least {lo}"
             raise ValueError(f"edition option {key}={v}: must be {rng}")

@@ -164,9 +164,8 @@ def _results(tags: TagValues, facts: Facts, n: int) -> tuple[pa.Array, np.ndarra
 
 def _messages(buf, facts: Facts, status: np.ndarray, mt_end: np.ndarray, init_stm, replayed, known) -> dict:
     """Readable errors of the replayed games that stopped early (Python, per such game)."""
-    out = {}
-    for i in np.nonzero(replayed & (status != codes.S_OK))[0]:
-        i = int(i)
+    out: dict[int, str] = {}
+    for i in np.nonzero(replayed & (status != codes.S_OK))[0].tolist():
         if i in known:
             continue
         st = int(status[i])
@@ -305,7 +304,7 @@ def replay_positions(data: bytes) -> list[tuple[str, list[tuple[int, int, int, i
 
     status = analyze_bytes(data, editions=("fshr_russian",)).games.column("status").to_pylist()
     _, _, active, f = replay_facts(data)
-    out = []
+    out: list[tuple[str, list[tuple[int, int, int, int, int]]]] = []
     for i in range(len(active)):
         if not active[i]:
             out.append((status[i], []))

@@ -87,6 +87,7 @@ def parse_fen(fen: str) -> tuple[int, int, int, int, int]:
             king = item[0] in "Kk"
             if king:
                 item = item[1:]
+            squares: range | list[int]
             if "-" in item and item[0].isdigit():
                 a, b = item.split("-", 1)
                 squares = range(_square(a), _square(b) + 1)

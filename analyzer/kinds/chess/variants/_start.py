@@ -63,6 +63,6 @@ def start_arrays(v: int, fen: str | None = None):
     if fen is not None and not board.is_valid():
         import chess
 
-        reason = ", ".join(s.name for s in chess.Status if s and board.status() & s)
+        reason = ", ".join(s.name for s in chess.Status if s and s.name and board.status() & s)
         raise ValueError(reason or "invalid position")
     return arrays_of_board(board, v)

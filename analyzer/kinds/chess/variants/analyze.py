@@ -30,7 +30,7 @@ def replay(buf, mt_start, ends, vcodes, fens, fifty_min):
 
     n = len(mt_start)
     init_idx = np.full(n, -1, np.int64)
-    inits = []
+    inits: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     where: dict = {}
     errs: dict = {}
     messages: dict[int, str] = {}
@@ -60,7 +60,7 @@ def replay(buf, mt_start, ends, vcodes, fens, fifty_min):
     err_ply = np.empty(n, np.int32)
     err_s = np.empty(n, np.int64)
     err_e = np.empty(n, np.int64)
-    facts = {
+    facts: dict[str, np.ndarray] = {
         "key": np.empty(cap, np.uint64),
         "hmc": np.empty(cap, np.int32),
         "flags": np.empty(cap, np.uint16),
