@@ -107,8 +107,8 @@ def skip_registry_refresh_on_cache_hits() -> bool:
             return original(self, sig, target_context)
         return loaded
 
-    load_overload._analyzer_fast = True
-    cache.load_overload = load_overload
+    load_overload._analyzer_fast = True  # type: ignore[attr-defined]  # marks our patch (a plain function)
+    cache.load_overload = load_overload  # type: ignore[method-assign]  # the patch of numba's method, on purpose
     return True
 
 
@@ -136,5 +136,5 @@ def plain_calls(namespace: dict) -> None:
         def get_call_template(args, kws, _original=original):
             return _original(tuple(types.unliteral(a) for a in args), {k: types.unliteral(v) for k, v in kws.items()})
 
-        obj.get_call_template = get_call_template
-        obj._analyzer_plain_calls = True
+        obj.get_call_template = get_call_template  # type: ignore[method-assign]  # the patch, on purpose
+        obj._analyzer_plain_calls = True  # type: ignore[attr-defined]  # marks a patched dispatcher
