@@ -7,7 +7,18 @@ and `games_with_verdicts` (an output directory as polars LazyFrames). The CLI is
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import analyzer._numba_env  # noqa: F401  (NUMBA_CACHE_DIR before numba compiles or loads kernels)
+
+if TYPE_CHECKING:  # the API loaded lazily by __getattr__, as type checkers see it
+    from analyzer.api import (
+        analyze_bytes as analyze_bytes,
+        games_with_verdicts as games_with_verdicts,
+        scan_events as scan_events,
+        scan_games as scan_games,
+        scan_verdicts as scan_verdicts,
+    )
 
 __version__ = "0.2.0"
 
@@ -15,7 +26,7 @@ __version__ = "0.2.0"
 _API = ("analyze_bytes", "scan_games", "scan_verdicts", "scan_events", "games_with_verdicts")
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     if name in _API:
         from analyzer import api
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -16,11 +16,13 @@ from analyzer.pgn.split import split_games
 if TYPE_CHECKING:
     import polars as pl
 
+    from analyzer.kinds import Edition
+
 
 def analyze_bytes(
     data: bytes,
     source: str = "memory",
-    editions: Sequence = ("fide_2018",),
+    editions: Sequence[str | Edition] = ("fide_2018",),
     keep_facts: bool = False,
     kind: str | None = None,
 ) -> BlockTables:
@@ -42,7 +44,7 @@ def analyze_bytes(
     )
 
 
-def _scan_table(out_dir: str, table: str, storage_options: dict | None = None) -> pl.LazyFrame:
+def _scan_table(out_dir: str, table: str, storage_options: dict[str, Any] | None = None) -> pl.LazyFrame:
     import polars as pl
 
     from analyzer.io import remote
@@ -55,7 +57,7 @@ def _scan_table(out_dir: str, table: str, storage_options: dict | None = None) -
     return pl.scan_parquet(os.path.join(out_dir, table, "*", "part-*.parquet"), hive_partitioning=False)
 
 
-def committed_parts(out: str, table: str, storage_options: dict | None = None) -> list[str]:
+def committed_parts(out: str, table: str, storage_options: dict[str, Any] | None = None) -> list[str]:
     """The parts of `table` that the source records under OUT (a URL) name, in source and unit
     order: on an object store only these are trusted (a part no record names may be left by a
     killed run; see analyzer.engine.store)."""
@@ -83,7 +85,7 @@ def committed_parts(out: str, table: str, storage_options: dict | None = None) -
     return found
 
 
-def _scan_remote(out: str, table: str, storage_options: dict | None) -> pl.LazyFrame:
+def _scan_remote(out: str, table: str, storage_options: dict[str, Any] | None) -> pl.LazyFrame:
     import polars as pl
     import pyarrow.dataset as ds
 
@@ -95,31 +97,33 @@ def _scan_remote(out: str, table: str, storage_options: dict | None) -> pl.LazyF
     if not parts:
         if schema is None:
             raise FileNotFoundError(f"{out}: no {table} table")
-        return pl.from_arrow(schema.empty_table()).lazy()
+        empty = pl.from_arrow(schema.empty_table())
+        assert isinstance(empty, pl.DataFrame)  # from a Table, not an Array: a DataFrame
+        return empty.lazy()
     fs = remote.filesystem(out)
     # Read through the same fsspec filesystem (and options) as the scan wrote with.
     dataset = ds.dataset([p.split("://", 1)[1] for p in parts], format="parquet", filesystem=fs)
     return pl.scan_pyarrow_dataset(dataset)
 
 
-def scan_games(out_dir: str, storage_options: dict | None = None) -> pl.LazyFrame:
+def scan_games(out_dir: str, storage_options: dict[str, Any] | None = None) -> pl.LazyFrame:
     """The `games` table under an `analyzer scan --out` directory or URL (one row per game), as
     a polars LazyFrame. On an object store, only the parts named by finished sources' records
     are read."""
     return _scan_table(out_dir, "games", storage_options)
 
 
-def scan_verdicts(out_dir: str, storage_options: dict | None = None) -> pl.LazyFrame:
+def scan_verdicts(out_dir: str, storage_options: dict[str, Any] | None = None) -> pl.LazyFrame:
     """The `verdicts` table (one row per game and edition), lazily."""
     return _scan_table(out_dir, "verdicts", storage_options)
 
 
-def scan_events(out_dir: str, storage_options: dict | None = None) -> pl.LazyFrame:
+def scan_events(out_dir: str, storage_options: dict[str, Any] | None = None) -> pl.LazyFrame:
     """The `events` table (one row per chance or automatic draw, per edition), lazily."""
     return _scan_table(out_dir, "events", storage_options)
 
 
-def games_with_verdicts(out_dir: str, edition: str, storage_options: dict | None = None) -> pl.LazyFrame:
+def games_with_verdicts(out_dir: str, edition: str, storage_options: dict[str, Any] | None = None) -> pl.LazyFrame:
     """Every game joined to one edition's verdicts (on source and game_index): what a study of
     one edition needs in one frame."""
     import polars as pl

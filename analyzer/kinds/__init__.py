@@ -21,11 +21,14 @@ REGISTRY = {
 
 
 class Edition(Protocol):
-    """What every kind's edition type provides (frozen dataclasses)."""
+    """What every kind's edition type provides (frozen dataclasses: read-only fields)."""
 
-    id: str
-    kind: str
-    description: str
+    @property
+    def id(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def description(self) -> str: ...
 
     def params(self): ...  # the numeric vector its rule kernel reads
 
