@@ -21,8 +21,9 @@ from analyzer.report import figures as _figures, model, page, stats  # noqa: F40
 from analyzer.report.model import Report, build
 
 
-def build_tables(out_dir: str) -> dict[str, pl.DataFrame]:
-    """Every summary table of the report, as polars DataFrames."""
+def build_tables(out_dir: str) -> dict[str, pl.DataFrame | None]:
+    """Every summary table of the report, as polars DataFrames ("edition_pairs" is None when no
+    edition pairs were collected)."""
     return build(out_dir).tables
 
 
@@ -63,12 +64,14 @@ def _draw_all(rep: Report, fig_dir: str) -> list[dict]:
     child, about half each (2 cores: about half the time)."""
     import matplotlib.pyplot as plt
 
-    figs = [(cost, b()) for cost, b in _figures.figure_plan(rep)]
-    figs = [(cost, f) for cost, f in figs if f is not None]
+    planned = [(cost, b()) for cost, b in _figures.figure_plan(rep)]
+    figs = [(cost, f) for cost, f in planned if f is not None]
     for _, f in figs:
         f.data.write_csv(os.path.join(fig_dir, f.name + ".csv"))
     order = sorted(range(len(figs)), key=lambda i: -figs[i][0])
-    mine, theirs, load = [], [], [0.0, 0.0]
+    mine: list[tuple[int, _figures.Figure]] = []
+    theirs: list[tuple[int, _figures.Figure]] = []
+    load = [0.0, 0.0]
     for i in order:  # greedy: the larger figures first, each to the less loaded side
         side = 0 if load[0] <= load[1] else 1
         (mine if side == 0 else theirs).append((i, figs[i][1]))

@@ -124,7 +124,7 @@ _VERDICT_COLS = [
 
 @dataclass
 class Collected:
-    tables: dict[str, pl.DataFrame] = field(default_factory=dict)
+    tables: dict[str, pl.DataFrame | None] = field(default_factory=dict)  # None: no source had rows for it
     editions: dict[str, list[str]] = field(default_factory=dict)  # game_type -> editions, in scan order
     sources: list[str] = field(default_factory=list)
 
@@ -157,7 +157,9 @@ def source_dirs(out_dir: str) -> list[str]:
 def _scan(parts: Parts, table: str, d: str, schema, cols: list[str]) -> pl.LazyFrame:
     files = parts[table].get(d, [])
     if not files:
-        lf = pl.from_arrow(schema.empty_table()).lazy()
+        empty = pl.from_arrow(schema.empty_table())
+        assert isinstance(empty, pl.DataFrame)  # from a Table, not an Array: a DataFrame
+        lf = empty.lazy()
     elif "://" in files[0]:
         import pyarrow.dataset as ds
 
@@ -173,9 +175,14 @@ def _scan(parts: Parts, table: str, d: str, schema, cols: list[str]) -> pl.LazyF
 
 
 def _in_force() -> pl.Expr:
-    e = pl.when(pl.col("game_type") != "chess").then(pl.lit(None, pl.String))
-    e = e.when(pl.col("platform") == "lichess").then(pl.lit("lichess"))
-    e = e.when(pl.col("platform") != "otb").then(pl.lit(None, pl.String))
+    e = (
+        pl.when(pl.col("game_type") != "chess")
+        .then(pl.lit(None, pl.String))
+        .when(pl.col("platform") == "lichess")
+        .then(pl.lit("lichess"))
+        .when(pl.col("platform") != "otb")
+        .then(pl.lit(None, pl.String))
+    )
     for bound, ed in FIDE_IN_FORCE:
         e = e.when(pl.col("date") >= bound).then(pl.lit(ed))
     return e.otherwise(pl.lit(None, pl.String))
@@ -369,7 +376,7 @@ def collect(out_dir: str, batch: int = 8) -> Collected:
     out = Collected(editions=editions)
     t = out.tables
     t["cube"] = _cat(parts, "cube", _empty_cube())
-    t["coverage"] = _cat(
+    coverage = _cat(  # with an empty default: never None
         parts,
         "coverage",
         pl.DataFrame(
@@ -382,7 +389,8 @@ def collect(out_dir: str, batch: int = 8) -> Collected:
             }
         ),
     )
-    out.sources = sorted(t["coverage"]["source"].unique().to_list())
+    t["coverage"] = coverage
+    out.sources = sorted(coverage["source"].unique().to_list())
     sum_by = {
         "missed_results": ["game_type", "platform", "edition", "missed_claim_rule", "missed_claim_result"],
         "rule_outcomes": ["game_type", "platform", "edition", "rule", "kind", "outcome"],
@@ -426,7 +434,7 @@ def _cat(parts, name, empty):
 
 
 def _empty_cube() -> pl.DataFrame:
-    schema = dict.fromkeys(CUBE_DIMS, pl.String)
+    schema: dict[str, type[pl.DataType]] = dict.fromkeys(CUBE_DIMS, pl.String)
     schema["month"] = pl.Date
     schema.update(dict.fromkeys(COUNTS, pl.UInt32))
     return pl.DataFrame(schema=schema)

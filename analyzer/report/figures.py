@@ -8,7 +8,9 @@ import datetime as _dt
 import io
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -27,6 +29,10 @@ from analyzer.report.model import (
     platform_label,
 )
 
+if TYPE_CHECKING:  # matplotlib (the "report" extra) is imported where figures are drawn
+    from matplotlib.figure import Figure as MplFigure
+    from matplotlib.typing import RcKeyType
+
 WIDTH = 7.0  # inches: a two-column page
 FONT = 9  # points, every text of every figure
 # Okabe & Ito (2008), colour-blind safe; with a distinct marker per series.
@@ -35,7 +41,7 @@ MARKERS = ("o", "s", "D", "^", "v", "P", "X")
 SMALL = "#9a9a9a"  # bins with fewer than stats.MIN_GAMES games
 SMALL_CI = "#cfcfcf"  # and their intervals
 
-RC = {
+RC: dict[RcKeyType, Any] = {
     "font.size": FONT,
     "axes.titlesize": FONT,
     "axes.labelsize": FONT,
@@ -61,7 +67,7 @@ class Figure:
     name: str  # file stem
     title: str
     caption: str
-    fig: object  # matplotlib Figure
+    fig: MplFigure
     data: pl.DataFrame  # what it draws
 
 
@@ -81,7 +87,9 @@ class Styler:
     labelled "all editions"."""
 
     def __init__(self, editions: list[str]):
-        self.editions, self.seen, self.used = editions, {}, set()
+        self.editions = editions
+        self.seen: dict[tuple[str, ...], tuple[str, str, str]] = {}  # series -> colour, marker, label
+        self.used: set[int] = set()  # palette indices taken
 
     def __call__(self, cls: EdClass) -> tuple[str, str, str]:
         key = tuple(cls.editions)
@@ -140,7 +148,8 @@ class _Points:
     intervals, one marker line per style."""
 
     def __init__(self, horizontal: bool, ms: float = 4.5):
-        self.horizontal, self.ms, self.items = horizontal, ms, []
+        self.horizontal, self.ms = horizontal, ms
+        self.items: list[tuple] = []
 
     def add(self, v, pos, lo, hi, colour, marker, small):
         self.items.append((v, pos, lo, hi, SMALL if small else colour, "o" if small else marker, small))
@@ -209,7 +218,7 @@ def _handle(colour, marker, small=False):
 
 def _dot_grid(
     name: str, rows: list[tuple[str, str, list[EdClass], str]], columns: list[str], value, editions
-) -> tuple[object, list[dict]]:
+) -> tuple[MplFigure, list[dict]]:
     """rows: (row key, row title, series, x label); value(row, column, class) -> (k, n, applicable)."""
     plt = _plt()
     heights = [0.95 + 0.26 * len(r[2]) for r in rows]
@@ -270,7 +279,7 @@ def fig_outcomes(rep: Report, game_type: str) -> Figure | None:
     eds = rep.editions.get(game_type, [])
     if not pops or not eds:
         return None
-    s = rep.tables["summary_by_population"]
+    s = rep.table("summary_by_population")
     rows = [(m.name, m.short, rep.classes[(game_type, m.name)], m.unit) for m in MEASURES]
 
     def value(mname, plat, cls):
@@ -278,8 +287,8 @@ def fig_outcomes(rep: Report, game_type: str) -> Figure | None:
         r = s.filter((pl.col("game_type") == game_type) & (pl.col("platform") == plat) & (pl.col("edition") == cls.key))
         if r.height == 0:
             return 0, 0, True
-        r = r.row(0, named=True)
-        return r[m.k], r[m.n], applies(cls.key, m)
+        rec = r.row(0, named=True)
+        return rec[m.k], rec[m.n], applies(cls.key, m)
 
     name = f"outcomes_{game_type}"
     fig, data = _dot_grid(name, rows, pops, value, eds)
@@ -311,7 +320,7 @@ def _legend(fig, handles: dict, loc: str, ncol: int) -> None:
 
 
 def fig_trend(rep: Report, game_type: str, platform: str) -> Figure | None:
-    per = rep.tables["summary_by_period"].filter((pl.col("game_type") == game_type) & (pl.col("platform") == platform))
+    per = rep.table("summary_by_period").filter((pl.col("game_type") == game_type) & (pl.col("platform") == platform))
     if per.height == 0:
         return None
     eds = rep.editions.get(game_type, [])
@@ -321,6 +330,7 @@ def fig_trend(rep: Report, game_type: str, platform: str) -> Figure | None:
     if big.select("period").n_unique() < 2:
         return None
     lo_p, hi_p = big["period"].min(), big["period"].max()
+    assert isinstance(lo_p, _dt.date) and isinstance(hi_p, _dt.date)  # a Date column with rows
     plt = _plt()
     from matplotlib.lines import Line2D
 
@@ -431,7 +441,7 @@ def fig_categories(
     xlabel: str,
     tick=lambda v: v,
 ) -> Figure | None:
-    df = rep.tables[table].filter(pl.col("game_type") == game_type)
+    df = rep.table(table).filter(pl.col("game_type") == game_type)
     eds = rep.editions.get(game_type, [])
     if df.height == 0 or not eds:
         return None
@@ -573,7 +583,7 @@ def _rule_applies(ed: str, rule: str) -> bool:
 
 
 def fig_draughts_rules(rep: Report, game_type: str = "russian_draughts") -> Figure | None:
-    rules = rep.tables["rules"].filter(pl.col("game_type") == game_type)
+    rules = rep.table("rules").filter(pl.col("game_type") == game_type)
     eds = rep.editions.get(game_type, [])
     pops = [p for g, p in rep.populations if g == game_type]
     if rules.height == 0 or not pops:
@@ -614,7 +624,7 @@ def fig_draughts_rules(rep: Report, game_type: str = "russian_draughts") -> Figu
                     }
                 )
     xmax = _scale(pts.values())
-    handles = {}
+    handles: dict[str, object] = {}
     step = 0.7 / max(1, len(eds))
     for ax, plat in zip(axes[0], pops):
         ax.set_title(platform_label(plat))
@@ -655,12 +665,12 @@ def fig_draughts_rules(rep: Report, game_type: str = "russian_draughts") -> Figu
 # ----------------------------------------------------------------------------------------------
 
 
-def figure_plan(rep: Report) -> list[tuple[float, object]]:
+def figure_plan(rep: Report) -> list[tuple[float, Callable[[], Figure | None]]]:
     """The figures to draw, in page order, as (relative cost, builder); a builder returns a
     Figure or None. The costs (about the number of panels) let two processes share the work."""
     from functools import partial
 
-    plan: list[tuple[float, object]] = []
+    plan: list[tuple[float, Callable[[], Figure | None]]] = []
     for gt in rep.editions:
         plan.append((4.0 if gt == "chess" else 1.5, partial(fig_outcomes, rep, gt)))
     if "chess" in rep.editions:

@@ -6,6 +6,7 @@ rules and the audit. Everything here works on small frames of counts."""
 from __future__ import annotations
 
 import datetime as _dt
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -95,7 +96,9 @@ GAME_TYPE_LABELS = {"chess": "chess", "russian_draughts": "Russian draughts"}
 
 
 def platform_label(p: str | None) -> str:
-    return PLATFORM_LABELS.get(p, p or "unknown")
+    if not p:
+        return "unknown"
+    return PLATFORM_LABELS.get(p, p)
 
 
 def edition_features(ed: str) -> dict[str, bool | None]:
@@ -139,7 +142,8 @@ class EdClass:
 @dataclass
 class Report:
     collected: Collected
-    tables: dict[str, pl.DataFrame] = field(default_factory=dict)
+    # every table build() makes; None: "edition_pairs" when no edition pairs were collected
+    tables: dict[str, pl.DataFrame | None] = field(default_factory=dict)
     classes: dict[tuple[str, str], list[EdClass]] = field(default_factory=dict)  # (game_type, measure)
     pop_classes: dict[tuple[str, str, str], list[EdClass]] = field(
         default_factory=dict
@@ -149,6 +153,13 @@ class Report:
     @property
     def editions(self) -> dict[str, list[str]]:
         return self.collected.editions
+
+    def table(self, name: str) -> pl.DataFrame:
+        """One of the tables build() always makes (all but "edition_pairs")."""
+        df = self.tables[name]
+        if df is None:
+            raise KeyError(f"report table {name!r} was not built")
+        return df
 
 
 def _with_rates(df: pl.DataFrame) -> pl.DataFrame:
@@ -164,7 +175,7 @@ def summarize(cube: pl.DataFrame, by: list[str]) -> pl.DataFrame:
     return _with_rates(df).sort(keys, nulls_last=True)
 
 
-def _order_key(col: str, values: list) -> dict:
+def _order_key(col: str, values: Sequence) -> dict:
     return {v: i for i, v in enumerate(values)}
 
 
@@ -226,11 +237,14 @@ def _periods(cube: pl.DataFrame) -> pl.DataFrame:
         per_month = pop.group_by("month", "edition").agg(pl.col("games").sum())
         first_ed = per_month.group_by("month").agg(pl.col("games").max())
         # Months, unless fewer than half of the months that have games have MIN_GAMES: then years.
-        kind = "month" if (first_ed["games"] >= stats.MIN_GAMES).mean() >= 0.5 else "year"
+        share = (first_ed["games"] >= stats.MIN_GAMES).mean()
+        assert isinstance(share, float)  # the mean of a non-empty boolean column
+        kind = "month" if share >= 0.5 else "year"
         trunc = "1mo" if kind == "month" else "1y"
         p = pop.with_columns(pl.col("month").dt.truncate(trunc).alias("period"))
         agg = p.group_by("edition", "period").agg(pl.col(COUNTS).sum().cast(pl.Int64))
         lo, hi = agg["period"].min(), agg["period"].max()
+        assert isinstance(lo, _dt.date) and isinstance(hi, _dt.date)  # a Date column with rows
         rng = pl.date_range(lo, hi, interval=trunc, eager=True).alias("period")
         eds = agg.select("edition").unique()
         full = eds.join(rng.to_frame(), how="cross").join(agg, on=["edition", "period"], how="left")
@@ -387,9 +401,11 @@ def _pairs_matrix(pairs: pl.DataFrame | None) -> pl.DataFrame | None:
 def build(out_dir: str) -> Report:
     c = collect(out_dir)
     rep = Report(collected=c)
-    cube = c.tables["cube"]
+    cube, coverage = c.tables["cube"], c.tables["coverage"]
+    assert cube is not None and coverage is not None  # collect() makes them, empty if need be
     t = rep.tables
-    t["summary_by_population"] = _sort_pop(summarize(cube, []))
+    by_population = _sort_pop(summarize(cube, []))
+    t["summary_by_population"] = by_population
     t["summary_by_source"] = summarize(cube, ["source"]).select(
         "source", *[x for x in summarize(cube, ["source"]).columns if x != "source"]
     )
@@ -400,7 +416,7 @@ def build(out_dir: str) -> Report:
     t["summary_by_rating_band"] = _sort_pop(
         summarize(cube.filter(pl.col("rating_band").is_not_null()), ["rating_band"])
     )
-    t["coverage"] = c.tables["coverage"].sort("source", "game_type", "platform", "status")
+    t["coverage"] = coverage.sort("source", "game_type", "platform", "status")
     mr = c.tables.get("missed_results")
     t["missed_results"] = _sort_pop(mr) if mr is not None else pl.DataFrame()
     t["rules"] = _rules(c)
@@ -413,7 +429,7 @@ def build(out_dir: str) -> Report:
     t["audit_summary"] = _audit(c, c.editions)
     ag = c.tables.get("audit_games")
     t["audit_games"] = ag if ag is not None else pl.DataFrame()
-    pops = t["summary_by_population"].group_by("game_type", "platform", maintain_order=True).agg(pl.col("games").max())
+    pops = by_population.group_by("game_type", "platform", maintain_order=True).agg(pl.col("games").max())
     rep.populations = [(g, p) for g, p, n in pops.iter_rows() if n > 0]
     cls_rows = []
     for gt, eds in c.editions.items():
@@ -461,7 +477,7 @@ def build(out_dir: str) -> Report:
 
 def primary_class(rep: Report, game_type: str, platform: str, measure: str) -> EdClass | None:
     cl = rep.classes.get((game_type, measure)) or []
-    prefer = ("lichess",) if platform == "lichess" else ()
+    prefer: tuple[str, ...] = ("lichess",) if platform == "lichess" else ()
     prefer += ("fide_2018", "fshr_russian")
     for p in prefer:
         for k in cl:
@@ -472,7 +488,7 @@ def primary_class(rep: Report, game_type: str, platform: str, measure: str) -> E
 
 def headline(rep: Report) -> pl.DataFrame:
     """One row per population, measure and edition class: k, n, rate and its interval."""
-    s = rep.tables["summary_by_population"]
+    s = rep.table("summary_by_population")
     rows = []
     for gt, plat in rep.populations:
         for m in MEASURES:
@@ -480,10 +496,15 @@ def headline(rep: Report) -> pl.DataFrame:
                 r = s.filter((pl.col("game_type") == gt) & (pl.col("platform") == plat) & (pl.col("edition") == k.key))
                 if r.height == 0:
                     continue
-                r = r.row(0, named=True)
+                row = r.row(0, named=True)
                 ok = applies(k.key, m)
-                kk, nn = (r[m.k], r[m.n]) if ok else (None, None)
-                lo, hi = stats.wilson(kk, nn) if ok else (None, None)
+                if ok:
+                    kk, nn = row[m.k], row[m.n]
+                    lo, hi = stats.wilson(kk, nn)
+                    text = stats.count_pct(kk, nn)
+                else:
+                    kk = nn = lo = hi = None
+                    text = "not applicable"
                 rows.append(
                     {
                         "game_type": gt,
@@ -498,7 +519,7 @@ def headline(rep: Report) -> pl.DataFrame:
                         "rate": (kk / nn) if ok and nn else None,
                         "ci_low": lo,
                         "ci_high": hi,
-                        "text": (stats.count_pct(kk, nn) if ok else "not applicable"),
+                        "text": text,
                         "description": m.label,
                     }
                 )

@@ -49,8 +49,8 @@ def _cell(k, n, applicable=True) -> dict:
 
 
 def _headline(rep: Report) -> list[dict]:
-    s = rep.tables["summary_by_population"]
-    audit = rep.tables["audit_summary"]
+    s = rep.table("summary_by_population")
+    audit = rep.table("audit_summary")
     cards = []
     for gt, plat in rep.populations:
         items = []
@@ -62,9 +62,9 @@ def _headline(rep: Report) -> list[dict]:
             r = s.filter((pl.col("game_type") == gt) & (pl.col("platform") == plat) & (pl.col("edition") == cls.key))
             if r.height == 0:
                 continue
-            r = r.row(0, named=True)
-            games = max(games, r["games"])
-            items.append({"label": m.label, "series": cls.label, **_cell(r[m.k], r[m.n], applies(cls.key, m))})
+            rec = r.row(0, named=True)
+            games = max(games, rec["games"])
+            items.append({"label": m.label, "series": cls.label, **_cell(rec[m.k], rec[m.n], applies(cls.key, m))})
         if gt == "chess":
             a = audit.filter(pl.col("platform") == plat) if audit.height else audit
             if a.height and a["games_audited"][0]:
@@ -116,7 +116,8 @@ def _identical(rep: Report) -> list[str]:
                     & (pl.col("edition_a") == eds_[0])
                     & (pl.col("edition_b") == eds_[1])
                 )
-                n = int(p["games_compared"].max() or 0) if p.height else 0
+                top = p["games_compared"].max() if p.height else None
+                n = top if isinstance(top, int) else 0  # an integer column: its max is an int, or None
             names = ", ".join(eds_[:-1]) + " and " + eds_[-1]
             what = ", ".join(ms[:-1]) + " and " + ms[-1] if len(ms) > 1 else ms[0]
             out.append(
@@ -129,7 +130,7 @@ def _identical(rep: Report) -> list[str]:
 
 def _pairs(rep: Report) -> list[dict]:
     pairs = rep.tables.get("edition_pairs")
-    out = []
+    out: list[dict] = []
     if pairs is None:
         return out
     for gt, eds in rep.editions.items():
@@ -174,7 +175,7 @@ def _pairs(rep: Report) -> list[dict]:
 
 
 def _population_table(rep: Report, game_type: str) -> list[dict]:
-    s = rep.tables["summary_by_population"].filter(pl.col("game_type") == game_type)
+    s = rep.table("summary_by_population").filter(pl.col("game_type") == game_type)
     rows = []
     for r in s.iter_rows(named=True):
         if not r["games"]:
@@ -191,7 +192,7 @@ def _population_table(rep: Report, game_type: str) -> list[dict]:
 
 
 def _draughts(rep: Report, game_type: str) -> dict:
-    rules = rep.tables["rules"].filter(pl.col("game_type") == game_type)
+    rules = rep.table("rules").filter(pl.col("game_type") == game_type)
     from analyzer.report.figures import _rule_applies
 
     rows = []
@@ -230,7 +231,7 @@ def _draughts(rep: Report, game_type: str) -> dict:
 
 
 def _audit(rep: Report) -> dict:
-    a = rep.tables["audit_summary"]
+    a = rep.table("audit_summary")
     rows = []
     for r in a.iter_rows(named=True):
         cells = []
@@ -250,7 +251,7 @@ def _audit(rep: Report) -> dict:
                 "cells": cells,
             }
         )
-    g = rep.tables["audit_games"]
+    g = rep.table("audit_games")
     flagged = []
     if g.height:
         for r in g.head(60).iter_rows(named=True):
@@ -281,7 +282,7 @@ def _name(out_dir: str) -> str:
 
 
 def render(rep: Report, out_dir: str, figures: list[dict], files: list[dict]) -> str:
-    cov = rep.tables["coverage"]
+    cov = rep.table("coverage")
     read = int(cov["games"].sum()) if cov.height else 0
     ok = int(cov.filter(pl.col("status") == "ok")["games"].sum()) if cov.height else 0
     figs = {f["name"]: f for f in figures}

@@ -78,6 +78,6 @@ def count_pct(k: int, n: int) -> str:
 def ci_text(k: int, n: int) -> str:
     """'95 % CI 0.84–0.97 %' (2 significant digits)."""
     lo, hi = wilson(k, n)
-    if lo is None:
+    if lo is None or hi is None:  # both or neither
         return ""
     return f"95 % CI {sig2(100 * lo)}–{sig2(100 * hi)} %"
