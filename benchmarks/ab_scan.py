@@ -48,10 +48,14 @@ def run_once(code_dir: str, cache: str, args, out: str) -> dict:
     """One timed scan; wall and child CPU seconds, and the summary's own seconds."""
     shutil.rmtree(out, ignore_errors=True)
     env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=code_dir)
+    # 0.1 had no analyzer/__main__.py: call its console-script entry point the same way
+    if os.path.exists(os.path.join(code_dir, "analyzer", "__main__.py")):
+        entry = ["-m", "analyzer"]
+    else:
+        entry = ["-c", "import sys; from analyzer.cli import main; sys.exit(main(sys.argv[1:]))"]
     cmd = [
         sys.executable,
-        "-m",
-        "analyzer",
+        *entry,
         "scan",
         args.input,
         "--out",
