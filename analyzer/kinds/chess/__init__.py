@@ -64,5 +64,5 @@ def fide_key(fen: str) -> int:
     from analyzer.kinds.chess.analyze import _start_arrays
 
     bb, mb, st, _ = _start_arrays(chess.Board(fen))
-    pkey = np.uint64(B.piece_key(bb, mb, st[0]))
+    pkey = np.uint64(B.piece_key(bb, mb, st[B.ST_STM]))
     return int(B.fide_key_from_piece_key(bb, st, pkey, bool(B.has_legal_ep(bb, st))))

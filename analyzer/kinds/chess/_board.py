@@ -50,6 +50,10 @@ from analyzer.kinds.chess._tables import (
     RANK_MASKS,
     RAYS,
     ROOK_EMPTY,
+    ST_CASTLE,
+    ST_EP,
+    ST_HMC,
+    ST_STM,
     ZOBRIST_CASTLE,
     ZOBRIST_EP_FILE,
     ZOBRIST_PIECE,
@@ -257,7 +261,7 @@ def castle_legal_for(bb, rights, ct, color, kingside):
 @njit(**HOT)
 def castle_legal(bb, st, ct, kingside):
     """Castling of the side to move is legal now (rights, empty path, no check on the way)."""
-    return castle_move_for(bb, st[1], ct, st[0], kingside) != 0
+    return castle_move_for(bb, st[ST_CASTLE], ct, st[ST_STM], kingside) != 0
 
 
 @njit(**HOT)
@@ -273,7 +277,7 @@ def _push_if_legal(bb, stm, frm, to, promo, flag, ep_cap, moving_king, out, n, l
 @njit(**HOT)
 def gen_legal(bb, mb, st, ct, out, limit):
     """Write up to `limit` legal moves into `out`; return how many. limit=1 answers 'any legal move?'."""
-    stm = st[0]
+    stm = st[ST_STM]
     own = bb[6 + stm]
     enemy = bb[7 - stm]
     occ = own | enemy
@@ -305,7 +309,7 @@ def gen_legal(bb, mb, st, ct, out, limit):
     fwd = 8 if stm == 0 else -8
     last_rank = 7 if stm == 0 else 0
     start_rank = 1 if stm == 0 else 6
-    ep = st[2]
+    ep = st[ST_EP]
     while pawns:
         frm = lsb(pawns)
         pawns &= pawns - U1
@@ -343,12 +347,12 @@ def gen_legal(bb, mb, st, ct, out, limit):
             if n >= limit:
                 return n
     # Castling.
-    if st[1]:
-        m = castle_move_for(bb, st[1], ct, stm, True)
+    if st[ST_CASTLE]:
+        m = castle_move_for(bb, st[ST_CASTLE], ct, stm, True)
         if m and n < limit:
             out[n] = m
             n += 1
-        m = castle_move_for(bb, st[1], ct, stm, False)
+        m = castle_move_for(bb, st[ST_CASTLE], ct, stm, False)
         if m and n < limit:
             out[n] = m
             n += 1
@@ -390,7 +394,7 @@ def has_legal_move(bb, mb, st, ct, chk, pinned, ksq, scratch):
     pin line) with a pseudo-legal target has a legal move. Falls back to gen_legal otherwise.
     ksq: the king square of the side to move (the caller has it already)."""
     if not chk:
-        stm = st[0]
+        stm = st[ST_STM]
         own = bb[6 + stm]
         enemy = bb[7 - stm]
         occ = own | enemy
@@ -435,10 +439,10 @@ def has_legal_move(bb, mb, st, ct, chk, pinned, ksq, scratch):
 @njit(**HOT)
 def has_legal_ep(bb, st):
     """A legal en-passant capture exists (FIDE 9.2.2 identity; python-chess has_legal_en_passant)."""
-    ep = st[2]
+    ep = st[ST_EP]
     if ep < 0:
         return False
-    stm = st[0]
+    stm = st[ST_STM]
     own = bb[6 + stm]
     occ = bb[6] | bb[7]
     if occ & bit(ep):
@@ -457,7 +461,7 @@ def has_legal_ep(bb, st):
 @njit(**HOT)
 def make_move(bb, mb, st, ct, m):
     """Play legal move `m` in place; return the captured piece type (0 = none)."""
-    stm = st[0]
+    stm = st[ST_STM]
     frm = m_from(m)
     to = m_to(m)
     promo = m_promo(m)
@@ -479,10 +483,10 @@ def make_move(bb, mb, st, ct, m):
         mb[to] = 0
         mb[kt] = 6
         mb[rt] = 4
-        st[1] &= ~(ct[frm] | ct[to])
-        st[2] = -1
-        st[3] += 1
-        st[0] = 1 - stm
+        st[ST_CASTLE] &= ~(ct[frm] | ct[to])
+        st[ST_EP] = -1
+        st[ST_HMC] += 1
+        st[ST_STM] = 1 - stm
         return 0
     captured = mb[to]
     if captured:
@@ -502,16 +506,16 @@ def make_move(bb, mb, st, ct, m):
     bb[newpt - 1] |= tb
     mb[to] = newpt
     # Castling rights, en passant, clock, side to move.
-    st[1] &= ~(ct[frm] | ct[to])
+    st[ST_CASTLE] &= ~(ct[frm] | ct[to])
     if flag == MF_DOUBLE:
-        st[2] = (frm + to) // 2
+        st[ST_EP] = (frm + to) // 2
     else:
-        st[2] = -1
+        st[ST_EP] = -1
     if pt == 1 or captured:
-        st[3] = 0
+        st[ST_HMC] = 0
     else:
-        st[3] += 1
-    st[0] = 1 - stm
+        st[ST_HMC] += 1
+    st[ST_STM] = 1 - stm
     return captured
 
 
@@ -532,9 +536,9 @@ def piece_key(bb, mb, stm):
 
 @njit(**HOT)
 def fide_key_from_piece_key(bb, st, pkey, legal_ep):
-    k = pkey ^ ZOBRIST_CASTLE[st[1]]
+    k = pkey ^ ZOBRIST_CASTLE[st[ST_CASTLE]]
     if legal_ep:
-        k ^= ZOBRIST_EP_FILE[st[2] % 8]
+        k ^= ZOBRIST_EP_FILE[st[ST_EP] % 8]
     return k
 
 

@@ -27,6 +27,10 @@ from analyzer.codes import S_AMBIGUOUS, S_BAD_TOKEN, S_ILLEGAL, S_INTERNAL, S_NO
 from analyzer.kinds.chess._board import (
     HOT,
     JIT,
+    ST_CASTLE,
+    ST_EP,
+    ST_HMC,
+    ST_STM,
     U0,
     U1,
     bishop_attacks,
@@ -302,7 +306,7 @@ def resolve_san(bb, mb, st, ct, buf, a, b, chk, pinned):
         b -= 4
     if b <= a:
         return np.int32(0), -1
-    stm = st[0]
+    stm = st[ST_STM]
     own = bb[6 + stm]
     enemy = bb[7 - stm]
     occ = own | enemy
@@ -316,7 +320,7 @@ def resolve_san(bb, mb, st, ct, buf, a, b, chk, pinned):
             and _at(buf, a + 2) == c0
             and (n == 3 or (_at(buf, a + 3) == 45 and _at(buf, a + 4) == c0))
         ):
-            m = castle_move_for(bb, st[1], ct, stm, n == 3)
+            m = castle_move_for(bb, st[ST_CASTLE], ct, stm, n == 3)
             if m:
                 return m, 1
             return np.int32(0), 0
@@ -357,11 +361,11 @@ def resolve_san(bb, mb, st, ct, buf, a, b, chk, pinned):
         return np.int32(0), -1
     tb = bit(to)
     if own & tb:
-        if piece == 0 and ff >= 0 and fr >= 0 and promo == 0 and st[1]:
+        if piece == 0 and ff >= 0 and fr >= 0 and promo == 0 and st[ST_CASTLE]:
             # King takes own rook (e1h1): castling, if legal, with that rook.
             frm = fr * 8 + ff
             for kingside in (True, False):
-                m = castle_move_for(bb, st[1], ct, stm, kingside)
+                m = castle_move_for(bb, st[ST_CASTLE], ct, stm, kingside)
                 if m and m_from(m) == frm and m_to(m) == to:
                     return m, 1
         return np.int32(0), 0
@@ -379,7 +383,7 @@ def resolve_san(bb, mb, st, ct, buf, a, b, chk, pinned):
         piece = 1
         if ff < 0:
             from_mask &= FILE_MASKS[tf]
-    ep = st[2]
+    ep = st[ST_EP]
     last_rank = 7 if stm == 0 else 0
     if piece == 1:
         if promo == 0 and tr == last_rank:
@@ -421,11 +425,11 @@ def resolve_san(bb, mb, st, ct, buf, a, b, chk, pinned):
     else:
         cands = KING_ATTACKS[to] & bb[5] & own
         # Standard chess: castling written as the king's two-step (Kg1, e1g1).
-        if st[1] and not ct[CT_CHESS960]:
+        if st[ST_CASTLE] and not ct[CT_CHESS960]:
             ksq = king_square(bb, stm)
             base = 0 if stm == 0 else 56
             if ksq == base + 4 and (to == base + 6 or to == base + 2) and (from_mask & bit(ksq)):
-                m = castle_move_for(bb, st[1], ct, stm, to == base + 6)
+                m = castle_move_for(bb, st[ST_CASTLE], ct, stm, to == base + 6)
                 if m:
                     return m, 1
     cands &= from_mask
@@ -450,7 +454,7 @@ def resolve_san(bb, mb, st, ct, buf, a, b, chk, pinned):
 @njit(**HOT)
 def _key_delta(mb, st, m):
     """Zobrist change of pieces + side to move made by move m (before it is played)."""
-    stm = st[0]
+    stm = st[ST_STM]
     frm = m_from(m)
     to = m_to(m)
     pt = mb[frm]
@@ -516,8 +520,8 @@ def _lookahead_repeat(bb, mb, st, ct, pkey, key, p, ws, ws97, cnow, moves, nmove
     the 2009+ window and in the 1997 window (where the move must not change castling-now)."""
     best = 0
     best97 = 0
-    stm = st[0]
-    rights = st[1]
+    stm = st[ST_STM]
+    rights = st[ST_CASTLE]
     if p - 1 < ws:
         return best, best97
     for i in range(nmoves):
@@ -606,14 +610,14 @@ def _record(
 ):
     """Compute and store the facts of the position now on the board at index p (key_bits: the
     seen-set of repetition_count)."""
-    stm = st[0]
-    legal_ep = has_legal_ep(bb, st) if st[2] >= 0 else False
-    k = pkey ^ ZOBRIST_CASTLE[st[1]]
+    stm = st[ST_STM]
+    legal_ep = has_legal_ep(bb, st) if st[ST_EP] >= 0 else False
+    k = pkey ^ ZOBRIST_CASTLE[st[ST_CASTLE]]
     if legal_ep:
-        k ^= ZOBRIST_EP_FILE[st[2] % 8]
+        k ^= ZOBRIST_EP_FILE[st[ST_EP] % 8]
     pu = np.uintp(p)  # unsigned: no negative-index wraparound code on the stores
     key[pu] = k
-    hmc[pu] = st[3]
+    hmc[pu] = st[ST_HMC]
     f = cnow << CASTLE_NOW_SHIFT
     if window_start:
         f |= FLAG_WINDOW_START
@@ -647,7 +651,7 @@ def _record(
     rn = 0
     rn97 = 0
     need_rep = has_move and n_twice[1 - stm] > 0
-    need_fifty = has_move and st[3] >= fifty_min_clock
+    need_fifty = has_move and st[ST_HMC] >= fifty_min_clock
     if need_rep or need_fifty:
         nm = gen_legal(bb, mb, st, ct, moves, 256)
         if need_rep:
@@ -960,13 +964,13 @@ def _replay_games(
             status[g] = S_INTERNAL
             continue
         g0 = p
-        pkey = piece_key(bb, mb, st[0])
+        pkey = piece_key(bb, mb, st[ST_STM])
         # Unknown until the side's first %clk: no clock value is recorded for plies 0 and 1.
         last_clk[0] = np.nan
         last_clk[1] = np.nan
         ws = p
         ws97 = p
-        cnow = castle_now_bits(bb, st[1], ct) if want97 else 0
+        cnow = castle_now_bits(bb, st[ST_CASTLE], ct) if want97 else 0
         n_twice[0] = 0
         n_twice[1] = 0
         _record_call(
@@ -986,7 +990,7 @@ def _replay_games(
             rep_next,
             rep_next97,
             clock,
-            last_clk[st[0]],
+            last_clk[st[ST_STM]],
             fifty_min_clock,
             moves,
             scratch,
@@ -1049,10 +1053,10 @@ def _replay_games(
                             + np.int64((d >> np.uint64(40)) & _B0) * 10
                             + np.int64((d >> np.uint64(48)) & _B0)
                         )
-                        last_clk[1 - st[0]] = float(secs)
+                        last_clk[1 - st[ST_STM]] = float(secs)
                         i += 18
                         continue
-                j = _comment_end(buf, i, e, plies, last_clk, flags, p, 1 - st[0])
+                j = _comment_end(buf, i, e, plies, last_clk, flags, p, 1 - st[ST_STM])
                 if j < 0:
                     _fail(status, err_ply, err_s, err_e, g, S_UNTERMINATED, plies, i, min(i + 20, e))
                     break
@@ -1088,9 +1092,9 @@ def _replay_games(
                         break
                     prev_ep_legal = (flags[p] & FLAG_LEGAL_EP) != 0
                     pkey ^= ZOBRIST_WHITE_TO_MOVE
-                    st[0] = 1 - st[0]
-                    st[2] = -1
-                    st[3] += 1
+                    st[ST_STM] = 1 - st[ST_STM]
+                    st[ST_EP] = -1
+                    st[ST_HMC] += 1
                     p += 1
                     plies += 1
                     if prev_ep_legal:
@@ -1113,7 +1117,7 @@ def _replay_games(
                         rep_next,
                         rep_next97,
                         clock,
-                        last_clk[st[0]],
+                        last_clk[st[ST_STM]],
                         fifty_min_clock,
                         moves,
                         scratch,
@@ -1139,14 +1143,14 @@ def _replay_games(
                 err_ply[g] = plies
                 break
             # Play it.
-            rights_before = st[1]
+            rights_before = st[ST_CASTLE]
             prev_ep_legal = (flags[p] & FLAG_LEGAL_EP) != 0
             pkey ^= _key_delta(mb, st, m)
             _make_move_inl(bb, mb, st, ct, m)
-            irreversible = st[3] == 0 or st[1] != rights_before or prev_ep_legal
+            irreversible = st[ST_HMC] == 0 or st[ST_CASTLE] != rights_before or prev_ep_legal
             p += 1
             plies += 1
-            new_cnow = castle_now_bits(bb, st[1], ct) if want97 and st[1] else 0
+            new_cnow = castle_now_bits(bb, st[ST_CASTLE], ct) if want97 and st[ST_CASTLE] else 0
             window97 = irreversible or new_cnow != cnow
             cnow = new_cnow
             if irreversible:
@@ -1170,7 +1174,7 @@ def _replay_games(
                 rep_next,
                 rep_next97,
                 clock,
-                last_clk[st[0]],
+                last_clk[st[ST_STM]],
                 fifty_min_clock,
                 moves,
                 scratch,

@@ -11,6 +11,10 @@ import numpy as np
 
 from analyzer.kinds.chess._polyglot import POLYGLOT_RANDOM
 
+# Indices of a position's state array `st` (analyzer.kinds.chess._board): side to move (0 white),
+# castling bits, en-passant square (-1: none), halfmove clock. Variants append theirs after these.
+ST_STM, ST_CASTLE, ST_EP, ST_HMC = 0, 1, 2, 3
+
 WHITE = 0
 BLACK = 1
 

@@ -45,6 +45,10 @@ from analyzer.kinds.chess._tables import (
     LIGHT_SQUARES,
     PAWN_ATTACKS,
     RANK_MASKS,
+    ST_CASTLE,
+    ST_EP,
+    ST_HMC,
+    ST_STM,
     ZOBRIST_CASTLE,
     ZOBRIST_EP_FILE,
     ZOBRIST_PIECE,
@@ -63,7 +67,9 @@ from analyzer.kinds.chess.variants._codes import (  # noqa: F401
 )
 
 # State indices.
-ST_STM, ST_CASTLE, ST_EP, ST_HMC, ST_CHECKS, ST_POCKET = 0, 1, 2, 3, 4, 6
+# After chess's ST_STM, ST_CASTLE, ST_EP, ST_HMC (0-3, analyzer.kinds.chess._tables): the checks
+# each side has left (three-check: white, black), then the pockets (crazyhouse).
+ST_CHECKS, ST_POCKET = 4, 6
 ST_SIZE = 16
 BB_PROMOTED = 8
 BB_SIZE = 9
