@@ -259,12 +259,6 @@ def castle_legal_for(bb, rights, ct, color, kingside):
 
 
 @njit(**HOT)
-def castle_legal(bb, st, ct, kingside):
-    """Castling of the side to move is legal now (rights, empty path, no check on the way)."""
-    return castle_move_for(bb, st[ST_CASTLE], ct, st[ST_STM], kingside) != 0
-
-
-@njit(**HOT)
 def _push_if_legal(bb, stm, frm, to, promo, flag, ep_cap, moving_king, out, n, limit):
     if n >= limit:
         return n
