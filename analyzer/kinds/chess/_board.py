@@ -22,6 +22,14 @@ from numba import njit
 from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 
 from analyzer.kinds.chess._tables import (
+    BB_BISHOPS,
+    BB_BLACK,
+    BB_KINGS,
+    BB_KNIGHTS,
+    BB_PAWNS,
+    BB_QUEENS,
+    BB_ROOKS,
+    BB_WHITE,
     BETWEEN,
     BISHOP_EMPTY,
     CASTLE_BK,
@@ -139,9 +147,15 @@ def is_attacked(bb, sq, by_mask, occ, target_color):
     """Does a piece in `by_mask` attack `sq` with occupancy `occ`? `target_color` owns `sq` (for
     pawns). Leapers first; a slider on one of sq's empty-board lines attacks it when nothing in
     `occ` stands between (no ray tracing; most squares have no such slider)."""
-    if ((KNIGHT_ATTACKS[sq] & bb[1]) | (PAWN_ATTACKS[target_color, sq] & bb[0]) | (KING_ATTACKS[sq] & bb[5])) & by_mask:
+    if (
+        (KNIGHT_ATTACKS[sq] & bb[BB_KNIGHTS])
+        | (PAWN_ATTACKS[target_color, sq] & bb[BB_PAWNS])
+        | (KING_ATTACKS[sq] & bb[BB_KINGS])
+    ) & by_mask:
         return True
-    sliders = ((BISHOP_EMPTY[sq] & (bb[2] | bb[4])) | (ROOK_EMPTY[sq] & (bb[3] | bb[4]))) & by_mask
+    sliders = (
+        (BISHOP_EMPTY[sq] & (bb[BB_BISHOPS] | bb[BB_QUEENS])) | (ROOK_EMPTY[sq] & (bb[BB_ROOKS] | bb[BB_QUEENS]))
+    ) & by_mask
     while sliders:
         s = lsb(sliders)
         sliders &= sliders - U1
@@ -152,7 +166,7 @@ def is_attacked(bb, sq, by_mask, occ, target_color):
 
 @njit(**HOT)
 def king_square(bb, color):
-    k = bb[5] & bb[6 + color]
+    k = bb[BB_KINGS] & bb[BB_WHITE + color]
     if k == U0:
         return -1
     return lsb(k)
@@ -161,11 +175,11 @@ def king_square(bb, color):
 @njit(**HOT)
 def is_safe_after(bb, stm, frm, to, ep_cap_sq, moving_king):
     """Is the own king safe after moving frm->to (captured piece on `to`, or on ep_cap_sq)?"""
-    occ = bb[6] | bb[7]
+    occ = bb[BB_WHITE] | bb[BB_BLACK]
     fb = bit(frm)
     tb = bit(to)
     occ2 = (occ & ~fb) | tb
-    enemy = bb[7 - stm] & ~tb
+    enemy = bb[BB_BLACK - stm] & ~tb
     if ep_cap_sq >= 0:
         cb = bit(ep_cap_sq)
         occ2 &= ~cb
@@ -225,7 +239,7 @@ def castle_move_for(bb, rights, ct, color, kingside):
     if not (rights & (1 << i)):
         return np.int32(0)
     r = ct[CT_ROOK + i]
-    kings = bb[5] & bb[6 + color]
+    kings = bb[BB_KINGS] & bb[BB_WHITE + color]
     if r < 0 or kings == U0:
         return np.int32(0)
     k = lsb(kings)
@@ -234,11 +248,11 @@ def castle_move_for(bb, rights, ct, color, kingside):
     rb = bit(r)
     ktb = bit(kt)
     rtb = bit(rt)
-    occ = bb[6] | bb[7]
+    occ = bb[BB_WHITE] | bb[BB_BLACK]
     kpath = BETWEEN[k, kt]
     if (occ ^ kb ^ rb) & (kpath | BETWEEN[r, rt] | ktb | rtb):
         return np.int32(0)
-    enemy = bb[7 - color]
+    enemy = bb[BB_BLACK - color]
     occ_k = occ ^ kb
     path = kpath | kb
     while path:
@@ -272,8 +286,8 @@ def _push_if_legal(bb, stm, frm, to, promo, flag, ep_cap, moving_king, out, n, l
 def gen_legal(bb, mb, st, ct, out, limit):
     """Write up to `limit` legal moves into `out`; return how many. limit=1 answers 'any legal move?'."""
     stm = st[ST_STM]
-    own = bb[6 + stm]
-    enemy = bb[7 - stm]
+    own = bb[BB_WHITE + stm]
+    enemy = bb[BB_BLACK - stm]
     occ = own | enemy
     n = 0
     # King first: it is the cheapest way to find a legal move quickly.
@@ -287,7 +301,7 @@ def gen_legal(bb, mb, st, ct, out, limit):
             if n >= limit:
                 return n
     # Knights, bishops, rooks, queens.
-    pieces = own & (bb[1] | bb[2] | bb[3] | bb[4])
+    pieces = own & (bb[BB_KNIGHTS] | bb[BB_BISHOPS] | bb[BB_ROOKS] | bb[BB_QUEENS])
     while pieces:
         frm = lsb(pieces)
         pieces &= pieces - U1
@@ -299,7 +313,7 @@ def gen_legal(bb, mb, st, ct, out, limit):
             if n >= limit:
                 return n
     # Pawns.
-    pawns = own & bb[0]
+    pawns = own & bb[BB_PAWNS]
     fwd = 8 if stm == 0 else -8
     last_rank = 7 if stm == 0 else 0
     start_rank = 1 if stm == 0 else 6
@@ -364,11 +378,13 @@ def checks_and_pins(bb, stm, ksq, pin_out):
     own = bb[np.uintp(6 + stm)]
     enemy = bb[np.uintp(7 - stm)]
     occ = own | enemy
-    if (KNIGHT_ATTACKS[k] & bb[1] & enemy) or (PAWN_ATTACKS[np.uintp(stm), k] & bb[0] & enemy):
+    if (KNIGHT_ATTACKS[k] & bb[BB_KNIGHTS] & enemy) or (PAWN_ATTACKS[np.uintp(stm), k] & bb[BB_PAWNS] & enemy):
         chk = True
     else:
         chk = False
-    snipers = ((ROOK_EMPTY[k] & (bb[3] | bb[4])) | (BISHOP_EMPTY[k] & (bb[2] | bb[4]))) & enemy
+    snipers = (
+        (ROOK_EMPTY[k] & (bb[BB_ROOKS] | bb[BB_QUEENS])) | (BISHOP_EMPTY[k] & (bb[BB_BISHOPS] | bb[BB_QUEENS]))
+    ) & enemy
     pinned = U0
     while snipers:
         s = np.uintp(lsb(snipers))
@@ -389,23 +405,23 @@ def has_legal_move(bb, mb, st, ct, chk, pinned, ksq, scratch):
     ksq: the king square of the side to move (the caller has it already)."""
     if not chk:
         stm = st[ST_STM]
-        own = bb[6 + stm]
-        enemy = bb[7 - stm]
+        own = bb[BB_WHITE + stm]
+        enemy = bb[BB_BLACK - stm]
         occ = own | enemy
         if ksq >= 0:
             free = own & ~pinned
             # Any unpinned pawn with an empty square ahead (the usual case, one shift).
-            fp = free & bb[0]
+            fp = free & bb[BB_PAWNS]
             ahead = (fp << np.uint64(8)) if stm == 0 else (fp >> np.uint64(8))
             if ahead & ~occ:
                 return True
-            n = free & bb[1]
+            n = free & bb[BB_KNIGHTS]
             while n:
                 frm = lsb(n)
                 n &= n - U1
                 if KNIGHT_ATTACKS[frm] & ~own:
                     return True
-            sl = own & (bb[2] | bb[3] | bb[4])
+            sl = own & (bb[BB_BISHOPS] | bb[BB_ROOKS] | bb[BB_QUEENS])
             while sl:
                 frm = lsb(sl)
                 sl &= sl - U1
@@ -414,7 +430,7 @@ def has_legal_move(bb, mb, st, ct, chk, pinned, ksq, scratch):
                     t &= LINE[ksq, frm]
                 if t:
                     return True
-            pw = own & bb[0]
+            pw = own & bb[BB_PAWNS]
             fwd = 8 if stm == 0 else -8
             while pw:
                 frm = lsb(pw)
@@ -437,12 +453,12 @@ def has_legal_ep(bb, st):
     if ep < 0:
         return False
     stm = st[ST_STM]
-    own = bb[6 + stm]
-    occ = bb[6] | bb[7]
+    own = bb[BB_WHITE + stm]
+    occ = bb[BB_WHITE] | bb[BB_BLACK]
     if occ & bit(ep):
         return False
     # As python-chess: capturers on the fifth rank (white) / fourth rank (black).
-    cands = PAWN_ATTACKS[1 - stm, ep] & bb[0] & own & RANK_MASKS[4 if stm == 0 else 3]
+    cands = PAWN_ATTACKS[1 - stm, ep] & bb[BB_PAWNS] & own & RANK_MASKS[4 if stm == 0 else 3]
     cap = ep - 8 if stm == 0 else ep + 8
     while cands:
         frm = lsb(cands)
@@ -470,8 +486,8 @@ def make_move(bb, mb, st, ct, m):
         kt, rt = castle_targets(frm, to)
         ktb = bit(kt)
         rtb = bit(rt)
-        bb[5] = (bb[5] & ~fb) | ktb
-        bb[3] = (bb[3] & ~tb) | rtb
+        bb[BB_KINGS] = (bb[BB_KINGS] & ~fb) | ktb
+        bb[BB_ROOKS] = (bb[BB_ROOKS] & ~tb) | rtb
         bb[own_i] = (bb[own_i] & ~(fb | tb)) | ktb | rtb
         mb[frm] = 0
         mb[to] = 0
@@ -489,7 +505,7 @@ def make_move(bb, mb, st, ct, m):
     if flag == MF_EP:
         cap = to - 8 if stm == 0 else to + 8
         cb = bit(cap)
-        bb[0] &= ~cb
+        bb[BB_PAWNS] &= ~cb
         bb[opp_i] &= ~cb
         mb[cap] = 0
         captured = 1
@@ -518,7 +534,7 @@ def piece_key(bb, mb, stm):
     """Zobrist key of pieces and side to move (no castling, no en passant)."""
     k = U0
     for c in range(2):
-        occ = bb[6 + c]
+        occ = bb[BB_WHITE + c]
         while occ:
             sq = lsb(occ)
             occ &= occ - U1
@@ -557,15 +573,15 @@ def castle_now_bits(bb, rights, ct):
 
 @njit(**HOT)
 def _side_insufficient(bb, color):
-    own = bb[6 + color]
-    other = bb[7 - color]
-    if own & (bb[0] | bb[3] | bb[4]):
+    own = bb[BB_WHITE + color]
+    other = bb[BB_BLACK - color]
+    if own & (bb[BB_PAWNS] | bb[BB_ROOKS] | bb[BB_QUEENS]):
         return False
-    if own & bb[1]:
-        return popcount(own) <= 2 and not (other & ~bb[5] & ~bb[4])
-    if own & bb[2]:
-        same_colour = (not (bb[2] & DARK_SQUARES)) or (not (bb[2] & LIGHT_SQUARES))
-        return same_colour and not bb[0] and not bb[1]
+    if own & bb[BB_KNIGHTS]:
+        return popcount(own) <= 2 and not (other & ~bb[BB_KINGS] & ~bb[BB_QUEENS])
+    if own & bb[BB_BISHOPS]:
+        same_colour = (not (bb[BB_BISHOPS] & DARK_SQUARES)) or (not (bb[BB_BISHOPS] & LIGHT_SQUARES))
+        return same_colour and not bb[BB_PAWNS] and not bb[BB_KNIGHTS]
     return True
 
 

@@ -56,6 +56,14 @@ from analyzer.kinds.chess._board import (
     rook_attacks,
 )
 from analyzer.kinds.chess._tables import (
+    BB_BISHOPS,
+    BB_BLACK,
+    BB_KINGS,
+    BB_KNIGHTS,
+    BB_PAWNS,
+    BB_QUEENS,
+    BB_ROOKS,
+    BB_WHITE,
     CT_CHESS960,
     CT_SIZE,
     FILE_MASKS,
@@ -307,8 +315,8 @@ def resolve_san(bb, mb, st, ct, buf, a, b, chk, pinned):
     if b <= a:
         return np.int32(0), -1
     stm = st[ST_STM]
-    own = bb[6 + stm]
-    enemy = bb[7 - stm]
+    own = bb[BB_WHITE + stm]
+    enemy = bb[BB_BLACK - stm]
     occ = own | enemy
     # Castling: O-O, O-O-O, 0-0, 0-0-0.
     c0 = _at(buf, a)
@@ -398,7 +406,7 @@ def resolve_san(bb, mb, st, ct, buf, a, b, chk, pinned):
     if piece == 1:
         fwd = 8 if stm == 0 else -8
         if (enemy & tb) or (to == ep and not (occ & tb)):
-            cands = PAWN_ATTACKS[1 - stm, to] & bb[0] & own
+            cands = PAWN_ATTACKS[1 - stm, to] & bb[BB_PAWNS] & own
             if to == ep and not (enemy & tb):
                 if tr != (5 if stm == 0 else 2):
                     cands = U0
@@ -407,23 +415,23 @@ def resolve_san(bb, mb, st, ct, buf, a, b, chk, pinned):
         elif not (occ & tb):
             f1 = to - fwd
             if 0 <= f1 < 64:
-                if bb[0] & own & bit(f1):
+                if bb[BB_PAWNS] & own & bit(f1):
                     cands = bit(f1)
                 elif not (occ & bit(f1)) and tr == (3 if stm == 0 else 4):
                     f2 = f1 - fwd
-                    if bb[0] & own & bit(f2):
+                    if bb[BB_PAWNS] & own & bit(f2):
                         cands = bit(f2)
                         flag = MF_DOUBLE
     elif piece == 2:
-        cands = KNIGHT_ATTACKS[to] & bb[1] & own
+        cands = KNIGHT_ATTACKS[to] & bb[BB_KNIGHTS] & own
     elif piece == 3:
-        cands = bishop_attacks(to, occ) & bb[2] & own
+        cands = bishop_attacks(to, occ) & bb[BB_BISHOPS] & own
     elif piece == 4:
-        cands = rook_attacks(to, occ) & bb[3] & own
+        cands = rook_attacks(to, occ) & bb[BB_ROOKS] & own
     elif piece == 5:
-        cands = (bishop_attacks(to, occ) | rook_attacks(to, occ)) & bb[4] & own
+        cands = (bishop_attacks(to, occ) | rook_attacks(to, occ)) & bb[BB_QUEENS] & own
     else:
-        cands = KING_ATTACKS[to] & bb[5] & own
+        cands = KING_ATTACKS[to] & bb[BB_KINGS] & own
         # Standard chess: castling written as the king's two-step (Kg1, e1g1).
         if st[ST_CASTLE] and not ct[CT_CHESS960]:
             ksq = king_square(bb, stm)
@@ -641,7 +649,7 @@ def _record(
         f |= FLAG_CHECKMATE
     else:
         f |= FLAG_STALEMATE
-    if not (bb[0] | bb[3] | bb[4]):
+    if not (bb[BB_PAWNS] | bb[BB_ROOKS] | bb[BB_QUEENS]):
         if insufficient_material(bb):
             f |= FLAG_INSUFFICIENT
     # Repetition bookkeeping for the intended-move lookahead.

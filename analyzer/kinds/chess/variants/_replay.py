@@ -55,6 +55,9 @@ from analyzer.kinds.chess._replay import (
     repetition_count,
 )
 from analyzer.kinds.chess._tables import (
+    BB_BLACK,
+    BB_KINGS,
+    BB_WHITE,
     CASTLE_MASK_BY_SQUARE,
     ZOBRIST_EP_FILE,
     ZOBRIST_PIECE,
@@ -117,14 +120,14 @@ VF_LICHESS_INSUFFICIENT = 16
 def variant_outcome(v, bb, st, vend, has_move, chk):
     """VF_WIN / VF_LOSS / VF_DRAW bits: python-chess is_variant_win/loss/draw for the side to move."""
     stm = st[ST_STM]
-    own = bb[6 + stm]
-    opp = bb[7 - stm]
+    own = bb[BB_WHITE + stm]
+    opp = bb[BB_BLACK - stm]
     occ = own | opp
     r = 0
     if v == V_KOTH:
-        if bb[5] & own & CENTER:
+        if bb[BB_KINGS] & own & CENTER:
             r |= VF_WIN
-        if bb[5] & opp & CENTER:
+        if bb[BB_KINGS] & opp & CENTER:
             r |= VF_LOSS
     elif v == V_THREECHECK:
         mine = st[ST_CHECKS + stm]
@@ -139,10 +142,10 @@ def variant_outcome(v, bb, st, vend, has_move, chk):
         if own == U0 or (not chk and not vend and not has_move):
             r |= VF_WIN
     elif v == V_ATOMIC:
-        if bb[5]:
-            if not (bb[5] & opp):
+        if bb[BB_KINGS]:
+            if not (bb[BB_KINGS] & opp):
                 r |= VF_WIN
-            if not (bb[5] & own):
+            if not (bb[BB_KINGS] & own):
                 r |= VF_LOSS
     elif v == V_HORDE:
         if occ == U0:
@@ -153,8 +156,8 @@ def variant_outcome(v, bb, st, vend, has_move, chk):
             if opp == U0:
                 r |= VF_WIN
     elif v == V_RACINGKINGS:
-        w8 = (bb[5] & bb[6] & RANK_8) != U0
-        b8 = (bb[5] & bb[7] & RANK_8) != U0
+        w8 = (bb[BB_KINGS] & bb[BB_WHITE] & RANK_8) != U0
+        b8 = (bb[BB_KINGS] & bb[BB_BLACK] & RANK_8) != U0
         if w8 and b8:
             r |= VF_DRAW
         own8 = w8 if stm == 0 else b8
@@ -244,7 +247,7 @@ def resolve_san(v, bb, mb, st, buf, a, b, pseudo, bb2, mb2, st2):
         if not (0 <= tf < 8 and 0 <= tr < 8):
             return np.int32(0), -1
         to = tr * 8 + tf
-        if pt == 6 or (bb[6] | bb[7]) & bit(to) or st[ST_POCKET + 5 * stm + pt - 1] <= 0:
+        if pt == 6 or (bb[BB_WHITE] | bb[BB_BLACK]) & bit(to) or st[ST_POCKET + 5 * stm + pt - 1] <= 0:
             return np.int32(0), 0
         if pt == 1 and BACKRANKS & bit(to):
             return np.int32(0), 0

@@ -6,7 +6,7 @@ import functools
 
 import numpy as np
 
-from analyzer.kinds.chess._tables import ST_CASTLE, ST_EP, ST_HMC, ST_STM
+from analyzer.kinds.chess._tables import BB_BLACK, BB_WHITE, ST_CASTLE, ST_EP, ST_HMC, ST_STM
 from analyzer.kinds.chess.variants import PYCHESS_CLASS
 from analyzer.kinds.chess.variants._board import ST_CHECKS
 from analyzer.kinds.chess.variants._codes import V_CRAZYHOUSE, V_THREECHECK
@@ -26,9 +26,9 @@ def arrays_of_board(board, v: int):
     mb = np.zeros(64, np.int8)
     for sq, piece in board.piece_map().items():
         bb[piece.piece_type - 1] |= np.uint64(1 << sq)
-        bb[6 + (0 if piece.color else 1)] |= np.uint64(1 << sq)
+        bb[BB_WHITE + (0 if piece.color else 1)] |= np.uint64(1 << sq)
         mb[sq] = piece.piece_type
-    bb[8] = np.uint64(board.promoted & (int(bb[6]) | int(bb[7])))
+    bb[8] = np.uint64(board.promoted & (int(bb[BB_WHITE]) | int(bb[BB_BLACK])))
     rights = board.clean_castling_rights()
     c = 0
     if rights & chess.BB_H1:
