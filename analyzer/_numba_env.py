@@ -43,6 +43,39 @@ def _source_stamp() -> str:
     return digest.hexdigest()[:16]
 
 
+# A cache folder of other sources (an older version, another checkout) not used for this long
+# is removed when a new one is made: each holds 15-30 MB of machine code, and a developer's
+# cache had grown to 46 folders (676 MB). A folder in use is touched at every start.
+STALE_CACHE_DAYS = 30
+
+
+def prune_stale(base: str, keep: str, max_age_days: float = STALE_CACHE_DAYS) -> list[str]:
+    """Remove the source-stamp folders under `base` (16 hex digits, as _source_stamp names
+    them; nothing else is touched) other than `keep` not used for `max_age_days`. Returns what
+    was removed. Best effort: a folder another process removes or uses meanwhile is skipped."""
+    import shutil
+    import time
+
+    removed = []
+    cutoff = time.time() - max_age_days * 86400
+    try:
+        names = os.listdir(base)
+    except OSError:
+        return removed
+    for name in names:
+        if name == keep or len(name) != 16 or any(c not in "0123456789abcdef" for c in name):
+            continue
+        path = os.path.join(base, name)
+        try:
+            if os.path.islink(path) or not os.path.isdir(path) or os.stat(path).st_mtime >= cutoff:
+                continue
+            shutil.rmtree(path)
+        except OSError:
+            continue
+        removed.append(path)
+    return removed
+
+
 def _ensure_cache_dir() -> None:
     if os.environ.get("NUMBA_CACHE_DIR"):
         return
@@ -50,14 +83,17 @@ def _ensure_cache_dir() -> None:
     for base in (_default_cache_dir(), os.path.join(tempfile.gettempdir(), f"analyzer-numba-{os.getuid()}")):
         path = os.path.join(base, stamp)
         try:
+            new = not os.path.isdir(path)
             os.makedirs(path, exist_ok=True)
             probe = os.path.join(path, ".write-probe")
             with open(probe, "w"):
                 pass
-            os.remove(probe)
+            os.remove(probe)  # also marks the folder as used now (its mtime): see prune_stale
         except OSError:
             continue
         os.environ["NUMBA_CACHE_DIR"] = path
+        if new:
+            prune_stale(base, stamp)
         return
 
 

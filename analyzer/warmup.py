@@ -188,14 +188,14 @@ def _compile_chess_replay() -> None:
     """Compile the chess replay kernel alone, with the argument types analyze_block passes."""
     import numpy as np
 
-    from analyzer.kinds.chess import _replay as R, analyze as A
+    from analyzer.kinds.chess import _replay as replay_kernels, analyze as chess_analyze
 
     text = b"1. e4 e5 *\n"
     buf = np.frombuffer(text, dtype=np.uint8)  # read-only, as the scan's text
     ends = np.array([len(text)], np.int64)
-    bb, mb, st, ct = A._STD_START
-    fb = A._fact_buffers(64)
-    R.replay_batch(
+    bb, mb, st, ct = chess_analyze._STD_START
+    fb = chess_analyze._fact_buffers(64)
+    replay_kernels.replay_batch(
         buf,
         np.zeros(1, np.int64),
         ends,
@@ -227,7 +227,7 @@ def _side_compile() -> None:
     import numpy as np
 
     from analyzer.codes import S_OK
-    from analyzer.kinds.chess import _replay as R
+    from analyzer.kinds.chess import _replay as replay_kernels
 
     def stub(
         buf,
@@ -263,5 +263,5 @@ def _side_compile() -> None:
         clock[:n] = np.nan
         return n
 
-    R.replay_batch = stub
+    replay_kernels.replay_batch = stub
     _warm_kind("chess")

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 
 def _run(code, env, cwd=None):
@@ -50,6 +51,45 @@ def test_cache_dir_changes_with_any_source_file(tmp_path):
     assert dirs[0] != dirs[1]
     r = _run(code, dict(env, PYTHONPATH=str(tmp_path / "src0")), cwd=tmp_path)
     assert r.stdout.strip() == dirs[0]  # same sources, same cache
+
+
+def test_new_cache_dir_prunes_only_stale_stamp_dirs(tmp_path):
+    """Every source edit or upgrade makes a new 15-30 MB folder; when one is made, stamp folders
+    not used for 30 days go. Recent ones, other names, files and symlinks stay (nothing that
+    is not a cache folder of ours is touched)."""
+    base = tmp_path / "cache" / "analyzer" / "numba"
+    old = time.time() - 40 * 86400
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "thesis.docx").write_text("x")
+    made = {}
+    for name, kind, age in [
+        ("0123456789abcdef", "dir", old),  # stale stamp folder: removed
+        ("fedcba9876543210", "dir", time.time() - 86400),  # used yesterday: kept
+        ("notes-0123456789", "dir", old),  # not a stamp name: kept
+        ("00000000000000aa", "file", old),  # a file: kept
+        ("11111111111111bb", "link", old),  # a symlink to elsewhere: kept, target untouched
+    ]:
+        path = base / name
+        base.mkdir(parents=True, exist_ok=True)
+        if kind == "dir":
+            path.mkdir()
+            (path / "k.nbi").write_text("x")
+        elif kind == "file":
+            path.write_text("x")
+        else:
+            path.symlink_to(victim)
+        os.utime(path, (age, age), follow_symlinks=False)
+        made[name] = path
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"))
+    env.pop("NUMBA_CACHE_DIR", None)
+    r = _run("import analyzer._numba_env, os; print(os.environ['NUMBA_CACHE_DIR'])", env)
+    assert r.returncode == 0, r.stderr
+    assert os.path.isdir(r.stdout.strip())
+    assert not made["0123456789abcdef"].exists()
+    for name in ("fedcba9876543210", "notes-0123456789", "00000000000000aa", "11111111111111bb"):
+        assert os.path.lexists(made[name]), name
+    assert (victim / "thesis.docx").exists()
 
 
 def test_unwritable_user_cache_falls_back_and_kernels_run(tmp_path):

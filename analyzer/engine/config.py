@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
 
 # Text per work unit. Sequential inputs (one reader cuts the text): 16 MiB; larger units hold
 # more fresh memory at once (lichess_sample x10, one frame, 1 worker: 64 MiB units 111-119k
@@ -100,3 +104,6 @@ class UnitSpec:
     damage: str | None = None  # the input was damaged at the end of this region
     input_bytes: int = 0  # input (compressed) bytes this unit stands for, for progress
     options: dict = field(default_factory=dict)  # what the game kind reads of the source (InputInfo.options)
+    # every game start in the text (offsets from text_start), as the planner's scanner found them
+    # (plan.GameStarts): the region uses them instead of scanning the text again (sequential inputs)
+    game_starts: np.ndarray | None = None

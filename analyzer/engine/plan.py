@@ -93,7 +93,8 @@ def split_pieces(pieces: list, s: int) -> tuple[list, list]:
 class GameStarts:
     """Game starts of a text read piece by piece, found by the same scanner that splits games
     (pgn._scan.find_games), so a unit boundary is always where a whole-file read would start a
-    game: with or without tags, with or without blank lines between games.
+    game: with or without tags, with or without blank lines between games. The units carry
+    them (UnitSpec.game_starts), so the region does not scan their text again.
 
     Only the text from the last known game start on is held for scanning (the game in
     progress). Inside a game larger than the limit, cut by the reader, the next start is found
@@ -103,6 +104,7 @@ class GameStarts:
         self.draughts = draughts
         self.tail = bytearray()  # text from `base` on
         self.base = 0  # offset of tail[0]: a game start (or the start of the text)
+        self.last = -1  # the last start reported
         self.skipper: Skipper | None = None
         self._starts = np.empty(0, np.int64)  # find_games output buffer, grown as needed
 
@@ -111,12 +113,13 @@ class GameStarts:
         the cut will (the text from `at` on is fed again)."""
         self.tail = bytearray()
         self.base = at
+        self.last = at - 1
         self.skipper = Skipper(after_oversized=True)
 
     def feed(self, piece) -> np.ndarray:
-        """Add the next piece; returns the game starts found in it (offsets in the whole text,
-        ascending, int64)."""
-        found = []
+        """Add the next piece; returns the game starts found in it that were not reported
+        before (offsets in the whole text, ascending, int64): every start find_games finds in
+        the whole text, the first one included."""
         if self.skipper is not None:
             s = self.skipper.feed(piece)
             if s < 0:
@@ -124,7 +127,6 @@ class GameStarts:
             piece = self.skipper.text[s - self.skipper.base :]
             self.base += s
             self.skipper = None
-            found.append(np.array([self.base], np.int64))
         self.tail += piece
         buf = np.frombuffer(self.tail, dtype=np.uint8)
         buf.flags.writeable = False  # the kernel is compiled for read-only text (one signature)
@@ -132,16 +134,40 @@ class GameStarts:
             need = len(buf) // 2 + 2
             if len(self._starts) < need:  # reused: fresh memory costs a page fault per 4 KiB
                 self._starts = np.empty(max(need, 2 * len(self._starts)), np.int64)
+            self._starts[0] = -1
             ng, consumed = _scan.find_games(buf, len(buf), False, self.draughts, self._starts)
         finally:
             del buf
-        if ng > 1:
-            found.append(self._starts[1:ng] + self.base)
+        # find_games (not final) returns (found - 1, start of the last one found), or (0, 0)
+        # when it found none; starts[0] tells "one, at 0" from "none".
+        found = ng + 1 if (ng > 0 or consumed > 0 or self._starts[0] == 0) else 0
+        new = self._starts[:found] + self.base
+        new = new[new > self.last]
+        if len(new):
+            self.last = int(new[-1])
         if consumed > 0:
-            found.append(np.array([self.base + consumed], np.int64))  # the game in progress starts there
             del self.tail[:consumed]
             self.base += int(consumed)
-        return np.concatenate(found) if found else _NO_STARTS
+        return new
+
+    def finish(self) -> np.ndarray:
+        """The end of the text: the starts only a final scan finds (as the region's last call)."""
+        if self.skipper is not None or not self.tail:
+            return _NO_STARTS
+        buf = np.frombuffer(self.tail, dtype=np.uint8)
+        buf.flags.writeable = False
+        try:
+            need = len(buf) // 2 + 2
+            if len(self._starts) < need:
+                self._starts = np.empty(need, np.int64)
+            ng, _ = _scan.find_games(buf, len(buf), True, self.draughts, self._starts)
+        finally:
+            del buf
+        new = self._starts[:ng] + self.base
+        new = new[new > self.last]
+        if len(new):
+            self.last = int(new[-1])
+        return new
 
 
 _NO_STARTS = np.empty(0, np.int64)
@@ -168,7 +194,7 @@ def iter_sequential_units(info: sources.InputInfo, cfg: Config, editions: list, 
     damage = None
     leading_fragment = False
     scanner = GameStarts(draughts=kinds.get(info.game_type).draughts_markers)
-    known = _NO_STARTS  # game starts after base, ascending
+    known = _NO_STARTS  # game starts from base on, ascending
     stream = sources.open_stream(info.path, info.compression, info.size)
     counted = 0  # input bytes accounted to units so far
     try:
@@ -184,7 +210,7 @@ def iter_sequential_units(info: sources.InputInfo, cfg: Config, editions: list, 
             pieces.append(chunk)
             size += len(chunk)
             new = scanner.feed(chunk)
-            known = np.concatenate((known, new[new > base])) if len(new) else known
+            known = np.concatenate((known, new[new >= base])) if len(new) else known
             while True:
                 i = int(np.searchsorted(known, base + cfg.unit_text_bytes))
                 cut = int(known[i]) if i < len(known) else -1
@@ -196,6 +222,7 @@ def iter_sequential_units(info: sources.InputInfo, cfg: Config, editions: list, 
                 payload, pieces = split_pieces(pieces, cut - base)
                 size -= cut - base
                 now = stream.input_count()
+                own = known[: int(np.searchsorted(known, cut))]
                 yield UnitSpec(
                     info.name,
                     info.game_type,
@@ -210,18 +237,21 @@ def iter_sequential_units(info: sources.InputInfo, cfg: Config, editions: list, 
                     input_bytes=now - counted,
                     input_size=info.size,
                     options=info.options(),
+                    game_starts=own - base,
                 )
                 counted = now
                 leading_fragment = forced
                 base = cut
                 k += 1
-                known = known[np.searchsorted(known, base, side="right") :]
+                known = known[np.searchsorted(known, base) :]
                 if forced:
                     scanner.skip_from(cut)
                     new = scanner.feed(b"".join(pieces))
-                    known = new[new > base]
+                    known = new[new >= base]
             if exc is not None:
                 break
+        new = scanner.finish()
+        known = np.concatenate((known, new[new >= base])) if len(new) else known
         counted = stream.input_count() - counted
     finally:
         try:
@@ -243,4 +273,5 @@ def iter_sequential_units(info: sources.InputInfo, cfg: Config, editions: list, 
         input_bytes=counted,
         input_size=info.size,
         options=info.options(),
+        game_starts=None if damage else known - base,
     )

@@ -112,6 +112,7 @@ class RegionAnalyzer:
         block_size: int = 8 << 20,
         max_game_bytes: int = 16 << 20,
         options: dict | None = None,
+        game_starts: np.ndarray | None = None,
     ):
         self.game_type = game_type
         self.draughts_markers = kinds.get(game_type).draughts_markers
@@ -128,6 +129,10 @@ class RegionAnalyzer:
         self.end_offset: int | None = None  # the region ends at the first strong start at or after this
         self.done = False
         self.stats = RegionStats()
+        # Every game start of the region's text (region offsets, ascending), when the planner
+        # found them already (UnitSpec.game_starts): used instead of scanning the text again,
+        # as long as the text being processed begins at one of them (see _split).
+        self.game_starts = game_starts
 
     @property
     def skipping(self) -> bool:
@@ -261,7 +266,7 @@ class RegionAnalyzer:
         # A view, not a copy; it is released before the processed text is cut off below.
         buf = np.frombuffer(self.pending, dtype=np.uint8)
         buf.flags.writeable = False  # the kernels are compiled (and warmed up) for read-only text
-        starts, ends, consumed = split_games(buf, final, draughts=self.draughts_markers)
+        starts, ends, consumed = self._split(buf, final)
         n = len(starts)
         if n == 0 and not final:
             if len(self.pending) > self.max_game_bytes:
@@ -295,6 +300,24 @@ class RegionAnalyzer:
             self.pending = self.pending[consumed:]
         self.offset += consumed
         return consumed > 0
+
+    def _split(self, buf: np.ndarray, final: bool) -> tuple[np.ndarray, np.ndarray, int]:
+        """(starts, ends, consumed) of the complete games in the pending text, as split_games
+        gives them: from the planner's game starts when the pending text begins at one (or at
+        the region's start), else (after a skip that landed elsewhere) by scanning, from then on."""
+        known = self.game_starts
+        if known is not None:
+            lo = int(np.searchsorted(known, self.offset))
+            if self.offset == 0 or (lo < len(known) and known[lo] == self.offset):
+                hi = int(np.searchsorted(known, self.offset + len(buf)))
+                inside = known[lo:hi] - self.offset
+                if len(inside) == 0:
+                    return inside, inside, len(buf) if final else 0
+                if final:
+                    return inside, np.append(inside[1:], len(buf)), len(buf)
+                return inside[:-1], inside[1:], int(inside[-1])
+            self.game_starts = None
+        return split_games(buf, final, draughts=self.draughts_markers)
 
     def _oversized(self, buf: np.ndarray) -> None:
         """The pending text is one game larger than the limit: report it (from `buf`, a copy of

@@ -121,6 +121,7 @@ def run_unit(spec: UnitSpec, cfg: Config, hold: bool = False) -> dict:
             block_size=cfg.block_size,
             max_game_bytes=cfg.max_game_bytes,
             options=spec.options,
+            game_starts=spec.game_starts,
         )
         reason = None
         if spec.frames is not None:

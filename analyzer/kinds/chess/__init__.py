@@ -60,9 +60,9 @@ def fide_key(fen: str) -> int:
     import chess
     import numpy as np
 
-    from analyzer.kinds.chess import _board as B
+    from analyzer.kinds.chess import _board as board
     from analyzer.kinds.chess.analyze import _start_arrays
 
     bb, mb, st, _ = _start_arrays(chess.Board(fen))
-    pkey = np.uint64(B.piece_key(bb, mb, st[0]))
-    return int(B.fide_key_from_piece_key(bb, st, pkey, bool(B.has_legal_ep(bb, st))))
+    pkey = np.uint64(board.piece_key(bb, mb, st[board.ST_STM]))
+    return int(board.fide_key_from_piece_key(bb, st, pkey, bool(board.has_legal_ep(bb, st))))

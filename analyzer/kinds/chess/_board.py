@@ -24,6 +24,14 @@ from numba import njit
 from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 
 from analyzer.kinds.chess._tables import (
+    BB_BISHOPS,
+    BB_BLACK,
+    BB_KINGS,
+    BB_KNIGHTS,
+    BB_PAWNS,
+    BB_QUEENS,
+    BB_ROOKS,
+    BB_WHITE,
     BETWEEN,
     BISHOP_EMPTY,
     CASTLE_BK,
@@ -52,6 +60,10 @@ from analyzer.kinds.chess._tables import (
     RANK_MASKS,
     RAYS,
     ROOK_EMPTY,
+    ST_CASTLE,
+    ST_EP,
+    ST_HMC,
+    ST_STM,
     ZOBRIST_CASTLE,
     ZOBRIST_EP_FILE,
     ZOBRIST_PIECE,
@@ -137,9 +149,15 @@ def is_attacked(bb, sq, by_mask, occ, target_color):
     """Does a piece in `by_mask` attack `sq` with occupancy `occ`? `target_color` owns `sq` (for
     pawns). Leapers first; a slider on one of sq's empty-board lines attacks it when nothing in
     `occ` stands between (no ray tracing; most squares have no such slider)."""
-    if ((KNIGHT_ATTACKS[sq] & bb[1]) | (PAWN_ATTACKS[target_color, sq] & bb[0]) | (KING_ATTACKS[sq] & bb[5])) & by_mask:
+    if (
+        (KNIGHT_ATTACKS[sq] & bb[BB_KNIGHTS])
+        | (PAWN_ATTACKS[target_color, sq] & bb[BB_PAWNS])
+        | (KING_ATTACKS[sq] & bb[BB_KINGS])
+    ) & by_mask:
         return True
-    sliders = ((BISHOP_EMPTY[sq] & (bb[2] | bb[4])) | (ROOK_EMPTY[sq] & (bb[3] | bb[4]))) & by_mask
+    sliders = (
+        (BISHOP_EMPTY[sq] & (bb[BB_BISHOPS] | bb[BB_QUEENS])) | (ROOK_EMPTY[sq] & (bb[BB_ROOKS] | bb[BB_QUEENS]))
+    ) & by_mask
     while sliders:
         s = lsb(sliders)
         sliders &= sliders - U1
@@ -150,7 +168,7 @@ def is_attacked(bb, sq, by_mask, occ, target_color):
 
 @njit(**HOT)
 def king_square(bb, color):
-    k = bb[5] & bb[6 + color]
+    k = bb[BB_KINGS] & bb[BB_WHITE + color]
     if k == U0:
         return -1
     return lsb(k)
@@ -159,11 +177,11 @@ def king_square(bb, color):
 @njit(**HOT)
 def is_safe_after(bb, stm, frm, to, ep_cap_sq, moving_king):
     """Is the own king safe after moving frm->to (captured piece on `to`, or on ep_cap_sq)?"""
-    occ = bb[6] | bb[7]
+    occ = bb[BB_WHITE] | bb[BB_BLACK]
     fb = bit(frm)
     tb = bit(to)
     occ2 = (occ & ~fb) | tb
-    enemy = bb[7 - stm] & ~tb
+    enemy = bb[BB_BLACK - stm] & ~tb
     if ep_cap_sq >= 0:
         cb = bit(ep_cap_sq)
         occ2 &= ~cb
@@ -223,7 +241,7 @@ def castle_move_for(bb, rights, ct, color, kingside):
     if not (rights & (1 << i)):
         return np.int32(0)
     r = ct[CT_ROOK + i]
-    kings = bb[5] & bb[6 + color]
+    kings = bb[BB_KINGS] & bb[BB_WHITE + color]
     if r < 0 or kings == U0:
         return np.int32(0)
     k = lsb(kings)
@@ -232,11 +250,11 @@ def castle_move_for(bb, rights, ct, color, kingside):
     rb = bit(r)
     ktb = bit(kt)
     rtb = bit(rt)
-    occ = bb[6] | bb[7]
+    occ = bb[BB_WHITE] | bb[BB_BLACK]
     kpath = BETWEEN[k, kt]
     if (occ ^ kb ^ rb) & (kpath | BETWEEN[r, rt] | ktb | rtb):
         return np.int32(0)
-    enemy = bb[7 - color]
+    enemy = bb[BB_BLACK - color]
     occ_k = occ ^ kb
     path = kpath | kb
     while path:
@@ -257,12 +275,6 @@ def castle_legal_for(bb, rights, ct, color, kingside):
 
 
 @njit(**HOT)
-def castle_legal(bb, st, ct, kingside):
-    """Castling of the side to move is legal now (rights, empty path, no check on the way)."""
-    return castle_move_for(bb, st[1], ct, st[0], kingside) != 0
-
-
-@njit(**HOT)
 def _push_if_legal(bb, stm, frm, to, promo, flag, ep_cap, moving_king, out, n, limit):
     if n >= limit:
         return n
@@ -275,9 +287,9 @@ def _push_if_legal(bb, stm, frm, to, promo, flag, ep_cap, moving_king, out, n, l
 @njit(**HOT)
 def gen_legal(bb, mb, st, ct, out, limit):
     """Write up to `limit` legal moves into `out`; return how many. limit=1 answers 'any legal move?'."""
-    stm = st[0]
-    own = bb[6 + stm]
-    enemy = bb[7 - stm]
+    stm = st[ST_STM]
+    own = bb[BB_WHITE + stm]
+    enemy = bb[BB_BLACK - stm]
     occ = own | enemy
     n = 0
     # King first: it is the cheapest way to find a legal move quickly.
@@ -291,7 +303,7 @@ def gen_legal(bb, mb, st, ct, out, limit):
             if n >= limit:
                 return n
     # Knights, bishops, rooks, queens.
-    pieces = own & (bb[1] | bb[2] | bb[3] | bb[4])
+    pieces = own & (bb[BB_KNIGHTS] | bb[BB_BISHOPS] | bb[BB_ROOKS] | bb[BB_QUEENS])
     while pieces:
         frm = lsb(pieces)
         pieces &= pieces - U1
@@ -303,11 +315,11 @@ def gen_legal(bb, mb, st, ct, out, limit):
             if n >= limit:
                 return n
     # Pawns.
-    pawns = own & bb[0]
+    pawns = own & bb[BB_PAWNS]
     fwd = 8 if stm == 0 else -8
     last_rank = 7 if stm == 0 else 0
     start_rank = 1 if stm == 0 else 6
-    ep = st[2]
+    ep = st[ST_EP]
     while pawns:
         frm = lsb(pawns)
         pawns &= pawns - U1
@@ -345,12 +357,12 @@ def gen_legal(bb, mb, st, ct, out, limit):
             if n >= limit:
                 return n
     # Castling.
-    if st[1]:
-        m = castle_move_for(bb, st[1], ct, stm, True)
+    if st[ST_CASTLE]:
+        m = castle_move_for(bb, st[ST_CASTLE], ct, stm, True)
         if m and n < limit:
             out[n] = m
             n += 1
-        m = castle_move_for(bb, st[1], ct, stm, False)
+        m = castle_move_for(bb, st[ST_CASTLE], ct, stm, False)
         if m and n < limit:
             out[n] = m
             n += 1
@@ -368,11 +380,13 @@ def checks_and_pins(bb, stm, ksq, pin_out):
     own = bb[np.uintp(6 + stm)]
     enemy = bb[np.uintp(7 - stm)]
     occ = own | enemy
-    if (KNIGHT_ATTACKS[k] & bb[1] & enemy) or (PAWN_ATTACKS[np.uintp(stm), k] & bb[0] & enemy):
+    if (KNIGHT_ATTACKS[k] & bb[BB_KNIGHTS] & enemy) or (PAWN_ATTACKS[np.uintp(stm), k] & bb[BB_PAWNS] & enemy):
         chk = True
     else:
         chk = False
-    snipers = ((ROOK_EMPTY[k] & (bb[3] | bb[4])) | (BISHOP_EMPTY[k] & (bb[2] | bb[4]))) & enemy
+    snipers = (
+        (ROOK_EMPTY[k] & (bb[BB_ROOKS] | bb[BB_QUEENS])) | (BISHOP_EMPTY[k] & (bb[BB_BISHOPS] | bb[BB_QUEENS]))
+    ) & enemy
     pinned = U0
     while snipers:
         s = np.uintp(lsb(snipers))
@@ -392,24 +406,24 @@ def has_legal_move(bb, mb, st, ct, chk, pinned, ksq, scratch):
     pin line) with a pseudo-legal target has a legal move. Falls back to gen_legal otherwise.
     ksq: the king square of the side to move (the caller has it already)."""
     if not chk:
-        stm = st[0]
-        own = bb[6 + stm]
-        enemy = bb[7 - stm]
+        stm = st[ST_STM]
+        own = bb[BB_WHITE + stm]
+        enemy = bb[BB_BLACK - stm]
         occ = own | enemy
         if ksq >= 0:
             free = own & ~pinned
             # Any unpinned pawn with an empty square ahead (the usual case, one shift).
-            fp = free & bb[0]
+            fp = free & bb[BB_PAWNS]
             ahead = (fp << np.uint64(8)) if stm == 0 else (fp >> np.uint64(8))
             if ahead & ~occ:
                 return True
-            n = free & bb[1]
+            n = free & bb[BB_KNIGHTS]
             while n:
                 frm = lsb(n)
                 n &= n - U1
                 if KNIGHT_ATTACKS[frm] & ~own:
                     return True
-            sl = own & (bb[2] | bb[3] | bb[4])
+            sl = own & (bb[BB_BISHOPS] | bb[BB_ROOKS] | bb[BB_QUEENS])
             while sl:
                 frm = lsb(sl)
                 sl &= sl - U1
@@ -418,7 +432,7 @@ def has_legal_move(bb, mb, st, ct, chk, pinned, ksq, scratch):
                     t &= LINE[ksq, frm]
                 if t:
                     return True
-            pw = own & bb[0]
+            pw = own & bb[BB_PAWNS]
             fwd = 8 if stm == 0 else -8
             while pw:
                 frm = lsb(pw)
@@ -437,16 +451,16 @@ def has_legal_move(bb, mb, st, ct, chk, pinned, ksq, scratch):
 @njit(**HOT)
 def has_legal_ep(bb, st):
     """A legal en-passant capture exists (FIDE 9.2.2 identity; python-chess has_legal_en_passant)."""
-    ep = st[2]
+    ep = st[ST_EP]
     if ep < 0:
         return False
-    stm = st[0]
-    own = bb[6 + stm]
-    occ = bb[6] | bb[7]
+    stm = st[ST_STM]
+    own = bb[BB_WHITE + stm]
+    occ = bb[BB_WHITE] | bb[BB_BLACK]
     if occ & bit(ep):
         return False
     # As python-chess: capturers on the fifth rank (white) / fourth rank (black).
-    cands = PAWN_ATTACKS[1 - stm, ep] & bb[0] & own & RANK_MASKS[4 if stm == 0 else 3]
+    cands = PAWN_ATTACKS[1 - stm, ep] & bb[BB_PAWNS] & own & RANK_MASKS[4 if stm == 0 else 3]
     cap = ep - 8 if stm == 0 else ep + 8
     while cands:
         frm = lsb(cands)
@@ -459,7 +473,7 @@ def has_legal_ep(bb, st):
 @njit(**HOT)
 def make_move(bb, mb, st, ct, m):
     """Play legal move `m` in place; return the captured piece type (0 = none)."""
-    stm = st[0]
+    stm = st[ST_STM]
     frm = m_from(m)
     to = m_to(m)
     promo = m_promo(m)
@@ -474,17 +488,17 @@ def make_move(bb, mb, st, ct, m):
         kt, rt = castle_targets(frm, to)
         ktb = bit(kt)
         rtb = bit(rt)
-        bb[5] = (bb[5] & ~fb) | ktb
-        bb[3] = (bb[3] & ~tb) | rtb
+        bb[BB_KINGS] = (bb[BB_KINGS] & ~fb) | ktb
+        bb[BB_ROOKS] = (bb[BB_ROOKS] & ~tb) | rtb
         bb[own_i] = (bb[own_i] & ~(fb | tb)) | ktb | rtb
         mb[frm] = 0
         mb[to] = 0
         mb[kt] = 6
         mb[rt] = 4
-        st[1] &= ~(ct[frm] | ct[to])
-        st[2] = -1
-        st[3] += 1
-        st[0] = 1 - stm
+        st[ST_CASTLE] &= ~(ct[frm] | ct[to])
+        st[ST_EP] = -1
+        st[ST_HMC] += 1
+        st[ST_STM] = 1 - stm
         return 0
     captured = mb[to]
     if captured:
@@ -493,7 +507,7 @@ def make_move(bb, mb, st, ct, m):
     if flag == MF_EP:
         cap = to - 8 if stm == 0 else to + 8
         cb = bit(cap)
-        bb[0] &= ~cb
+        bb[BB_PAWNS] &= ~cb
         bb[opp_i] &= ~cb
         mb[cap] = 0
         captured = 1
@@ -504,16 +518,16 @@ def make_move(bb, mb, st, ct, m):
     bb[newpt - 1] |= tb
     mb[to] = newpt
     # Castling rights, en passant, clock, side to move.
-    st[1] &= ~(ct[frm] | ct[to])
+    st[ST_CASTLE] &= ~(ct[frm] | ct[to])
     if flag == MF_DOUBLE:
-        st[2] = (frm + to) // 2
+        st[ST_EP] = (frm + to) // 2
     else:
-        st[2] = -1
+        st[ST_EP] = -1
     if pt == 1 or captured:
-        st[3] = 0
+        st[ST_HMC] = 0
     else:
-        st[3] += 1
-    st[0] = 1 - stm
+        st[ST_HMC] += 1
+    st[ST_STM] = 1 - stm
     return captured
 
 
@@ -522,7 +536,7 @@ def piece_key(bb, mb, stm):
     """Zobrist key of pieces and side to move (no castling, no en passant)."""
     k = U0
     for c in range(2):
-        occ = bb[6 + c]
+        occ = bb[BB_WHITE + c]
         while occ:
             sq = lsb(occ)
             occ &= occ - U1
@@ -534,9 +548,9 @@ def piece_key(bb, mb, stm):
 
 @njit(**HOT)
 def fide_key_from_piece_key(bb, st, pkey, legal_ep):
-    k = pkey ^ ZOBRIST_CASTLE[st[1]]
+    k = pkey ^ ZOBRIST_CASTLE[st[ST_CASTLE]]
     if legal_ep:
-        k ^= ZOBRIST_EP_FILE[st[2] % 8]
+        k ^= ZOBRIST_EP_FILE[st[ST_EP] % 8]
     return k
 
 
@@ -561,15 +575,15 @@ def castle_now_bits(bb, rights, ct):
 
 @njit(**HOT)
 def _side_insufficient(bb, color):
-    own = bb[6 + color]
-    other = bb[7 - color]
-    if own & (bb[0] | bb[3] | bb[4]):
+    own = bb[BB_WHITE + color]
+    other = bb[BB_BLACK - color]
+    if own & (bb[BB_PAWNS] | bb[BB_ROOKS] | bb[BB_QUEENS]):
         return False
-    if own & bb[1]:
-        return popcount(own) <= 2 and not (other & ~bb[5] & ~bb[4])
-    if own & bb[2]:
-        same_colour = (not (bb[2] & DARK_SQUARES)) or (not (bb[2] & LIGHT_SQUARES))
-        return same_colour and not bb[0] and not bb[1]
+    if own & bb[BB_KNIGHTS]:
+        return popcount(own) <= 2 and not (other & ~bb[BB_KINGS] & ~bb[BB_QUEENS])
+    if own & bb[BB_BISHOPS]:
+        same_colour = (not (bb[BB_BISHOPS] & DARK_SQUARES)) or (not (bb[BB_BISHOPS] & LIGHT_SQUARES))
+        return same_colour and not bb[BB_PAWNS] and not bb[BB_KNIGHTS]
     return True
 
 

@@ -27,6 +27,10 @@ from analyzer.codes import S_AMBIGUOUS, S_BAD_TOKEN, S_ILLEGAL, S_INTERNAL, S_NO
 from analyzer.kinds.chess._board import (
     HOT,
     JIT,
+    ST_CASTLE,
+    ST_EP,
+    ST_HMC,
+    ST_STM,
     U0,
     U1,
     bishop_attacks,
@@ -52,6 +56,14 @@ from analyzer.kinds.chess._board import (
     rook_attacks,
 )
 from analyzer.kinds.chess._tables import (
+    BB_BISHOPS,
+    BB_BLACK,
+    BB_KINGS,
+    BB_KNIGHTS,
+    BB_PAWNS,
+    BB_QUEENS,
+    BB_ROOKS,
+    BB_WHITE,
     CT_CHESS960,
     CT_SIZE,
     FILE_MASKS,
@@ -302,9 +314,9 @@ def resolve_san(bb, mb, st, ct, buf, a, b, chk, pinned):
         b -= 4
     if b <= a:
         return np.int32(0), -1
-    stm = st[0]
-    own = bb[6 + stm]
-    enemy = bb[7 - stm]
+    stm = st[ST_STM]
+    own = bb[BB_WHITE + stm]
+    enemy = bb[BB_BLACK - stm]
     occ = own | enemy
     # Castling: O-O, O-O-O, 0-0, 0-0-0.
     c0 = _at(buf, a)
@@ -316,7 +328,7 @@ def resolve_san(bb, mb, st, ct, buf, a, b, chk, pinned):
             and _at(buf, a + 2) == c0
             and (n == 3 or (_at(buf, a + 3) == 45 and _at(buf, a + 4) == c0))
         ):
-            m = castle_move_for(bb, st[1], ct, stm, n == 3)
+            m = castle_move_for(bb, st[ST_CASTLE], ct, stm, n == 3)
             if m:
                 return m, 1
             return np.int32(0), 0
@@ -357,11 +369,11 @@ def resolve_san(bb, mb, st, ct, buf, a, b, chk, pinned):
         return np.int32(0), -1
     tb = bit(to)
     if own & tb:
-        if piece == 0 and ff >= 0 and fr >= 0 and promo == 0 and st[1]:
+        if piece == 0 and ff >= 0 and fr >= 0 and promo == 0 and st[ST_CASTLE]:
             # King takes own rook (e1h1): castling, if legal, with that rook.
             frm = fr * 8 + ff
             for kingside in (True, False):
-                m = castle_move_for(bb, st[1], ct, stm, kingside)
+                m = castle_move_for(bb, st[ST_CASTLE], ct, stm, kingside)
                 if m and m_from(m) == frm and m_to(m) == to:
                     return m, 1
         return np.int32(0), 0
@@ -379,7 +391,7 @@ def resolve_san(bb, mb, st, ct, buf, a, b, chk, pinned):
         piece = 1
         if ff < 0:
             from_mask &= FILE_MASKS[tf]
-    ep = st[2]
+    ep = st[ST_EP]
     last_rank = 7 if stm == 0 else 0
     if piece == 1:
         if promo == 0 and tr == last_rank:
@@ -394,7 +406,7 @@ def resolve_san(bb, mb, st, ct, buf, a, b, chk, pinned):
     if piece == 1:
         fwd = 8 if stm == 0 else -8
         if (enemy & tb) or (to == ep and not (occ & tb)):
-            cands = PAWN_ATTACKS[1 - stm, to] & bb[0] & own
+            cands = PAWN_ATTACKS[1 - stm, to] & bb[BB_PAWNS] & own
             if to == ep and not (enemy & tb):
                 if tr != (5 if stm == 0 else 2):
                     cands = U0
@@ -403,29 +415,29 @@ def resolve_san(bb, mb, st, ct, buf, a, b, chk, pinned):
         elif not (occ & tb):
             f1 = to - fwd
             if 0 <= f1 < 64:
-                if bb[0] & own & bit(f1):
+                if bb[BB_PAWNS] & own & bit(f1):
                     cands = bit(f1)
                 elif not (occ & bit(f1)) and tr == (3 if stm == 0 else 4):
                     f2 = f1 - fwd
-                    if bb[0] & own & bit(f2):
+                    if bb[BB_PAWNS] & own & bit(f2):
                         cands = bit(f2)
                         flag = MF_DOUBLE
     elif piece == 2:
-        cands = KNIGHT_ATTACKS[to] & bb[1] & own
+        cands = KNIGHT_ATTACKS[to] & bb[BB_KNIGHTS] & own
     elif piece == 3:
-        cands = bishop_attacks(to, occ) & bb[2] & own
+        cands = bishop_attacks(to, occ) & bb[BB_BISHOPS] & own
     elif piece == 4:
-        cands = rook_attacks(to, occ) & bb[3] & own
+        cands = rook_attacks(to, occ) & bb[BB_ROOKS] & own
     elif piece == 5:
-        cands = (bishop_attacks(to, occ) | rook_attacks(to, occ)) & bb[4] & own
+        cands = (bishop_attacks(to, occ) | rook_attacks(to, occ)) & bb[BB_QUEENS] & own
     else:
-        cands = KING_ATTACKS[to] & bb[5] & own
+        cands = KING_ATTACKS[to] & bb[BB_KINGS] & own
         # Standard chess: castling written as the king's two-step (Kg1, e1g1).
-        if st[1] and not ct[CT_CHESS960]:
+        if st[ST_CASTLE] and not ct[CT_CHESS960]:
             ksq = king_square(bb, stm)
             base = 0 if stm == 0 else 56
             if ksq == base + 4 and (to == base + 6 or to == base + 2) and (from_mask & bit(ksq)):
-                m = castle_move_for(bb, st[1], ct, stm, to == base + 6)
+                m = castle_move_for(bb, st[ST_CASTLE], ct, stm, to == base + 6)
                 if m:
                     return m, 1
     cands &= from_mask
@@ -450,7 +462,7 @@ def resolve_san(bb, mb, st, ct, buf, a, b, chk, pinned):
 @njit(**HOT)
 def _key_delta(mb, st, m):
     """Zobrist change of pieces + side to move made by move m (before it is played)."""
-    stm = st[0]
+    stm = st[ST_STM]
     frm = m_from(m)
     to = m_to(m)
     pt = mb[frm]
@@ -516,8 +528,8 @@ def _lookahead_repeat(bb, mb, st, ct, pkey, key, p, ws, ws97, cnow, moves, nmove
     the 2009+ window and in the 1997 window (where the move must not change castling-now)."""
     best = 0
     best97 = 0
-    stm = st[0]
-    rights = st[1]
+    stm = st[ST_STM]
+    rights = st[ST_CASTLE]
     if p - 1 < ws:
         return best, best97
     for i in range(nmoves):
@@ -606,14 +618,14 @@ def _record(
 ):
     """Compute and store the facts of the position now on the board at index p (key_bits: the
     seen-set of repetition_count)."""
-    stm = st[0]
-    legal_ep = has_legal_ep(bb, st) if st[2] >= 0 else False
-    k = pkey ^ ZOBRIST_CASTLE[st[1]]
+    stm = st[ST_STM]
+    legal_ep = has_legal_ep(bb, st) if st[ST_EP] >= 0 else False
+    k = pkey ^ ZOBRIST_CASTLE[st[ST_CASTLE]]
     if legal_ep:
-        k ^= ZOBRIST_EP_FILE[st[2] % 8]
+        k ^= ZOBRIST_EP_FILE[st[ST_EP] % 8]
     pu = np.uintp(p)  # unsigned: no negative-index wraparound code on the stores
     key[pu] = k
-    hmc[pu] = st[3]
+    hmc[pu] = st[ST_HMC]
     f = cnow << CASTLE_NOW_SHIFT
     if window_start:
         f |= FLAG_WINDOW_START
@@ -637,7 +649,7 @@ def _record(
         f |= FLAG_CHECKMATE
     else:
         f |= FLAG_STALEMATE
-    if not (bb[0] | bb[3] | bb[4]):
+    if not (bb[BB_PAWNS] | bb[BB_ROOKS] | bb[BB_QUEENS]):
         if insufficient_material(bb):
             f |= FLAG_INSUFFICIENT
     # Repetition bookkeeping for the intended-move lookahead.
@@ -647,7 +659,7 @@ def _record(
     rn = 0
     rn97 = 0
     need_rep = has_move and n_twice[1 - stm] > 0
-    need_fifty = has_move and st[3] >= fifty_min_clock
+    need_fifty = has_move and st[ST_HMC] >= fifty_min_clock
     if need_rep or need_fifty:
         nm = gen_legal(bb, mb, st, ct, moves, 256)
         if need_rep:
@@ -960,13 +972,13 @@ def _replay_games(
             status[g] = S_INTERNAL
             continue
         g0 = p
-        pkey = piece_key(bb, mb, st[0])
+        pkey = piece_key(bb, mb, st[ST_STM])
         # Unknown until the side's first %clk: no clock value is recorded for plies 0 and 1.
         last_clk[0] = np.nan
         last_clk[1] = np.nan
         ws = p
         ws97 = p
-        cnow = castle_now_bits(bb, st[1], ct) if want97 else 0
+        cnow = castle_now_bits(bb, st[ST_CASTLE], ct) if want97 else 0
         n_twice[0] = 0
         n_twice[1] = 0
         _record_call(
@@ -986,7 +998,7 @@ def _replay_games(
             rep_next,
             rep_next97,
             clock,
-            last_clk[st[0]],
+            last_clk[st[ST_STM]],
             fifty_min_clock,
             moves,
             scratch,
@@ -1049,10 +1061,10 @@ def _replay_games(
                             + np.int64((d >> np.uint64(40)) & _B0) * 10
                             + np.int64((d >> np.uint64(48)) & _B0)
                         )
-                        last_clk[1 - st[0]] = float(secs)
+                        last_clk[1 - st[ST_STM]] = float(secs)
                         i += 18
                         continue
-                j = _comment_end(buf, i, e, plies, last_clk, flags, p, 1 - st[0])
+                j = _comment_end(buf, i, e, plies, last_clk, flags, p, 1 - st[ST_STM])
                 if j < 0:
                     _fail(status, err_ply, err_s, err_e, g, S_UNTERMINATED, plies, i, min(i + 20, e))
                     break
@@ -1088,9 +1100,9 @@ def _replay_games(
                         break
                     prev_ep_legal = (flags[p] & FLAG_LEGAL_EP) != 0
                     pkey ^= ZOBRIST_WHITE_TO_MOVE
-                    st[0] = 1 - st[0]
-                    st[2] = -1
-                    st[3] += 1
+                    st[ST_STM] = 1 - st[ST_STM]
+                    st[ST_EP] = -1
+                    st[ST_HMC] += 1
                     p += 1
                     plies += 1
                     if prev_ep_legal:
@@ -1113,7 +1125,7 @@ def _replay_games(
                         rep_next,
                         rep_next97,
                         clock,
-                        last_clk[st[0]],
+                        last_clk[st[ST_STM]],
                         fifty_min_clock,
                         moves,
                         scratch,
@@ -1139,14 +1151,14 @@ def _replay_games(
                 err_ply[g] = plies
                 break
             # Play it.
-            rights_before = st[1]
+            rights_before = st[ST_CASTLE]
             prev_ep_legal = (flags[p] & FLAG_LEGAL_EP) != 0
             pkey ^= _key_delta(mb, st, m)
             _make_move_inl(bb, mb, st, ct, m)
-            irreversible = st[3] == 0 or st[1] != rights_before or prev_ep_legal
+            irreversible = st[ST_HMC] == 0 or st[ST_CASTLE] != rights_before or prev_ep_legal
             p += 1
             plies += 1
-            new_cnow = castle_now_bits(bb, st[1], ct) if want97 and st[1] else 0
+            new_cnow = castle_now_bits(bb, st[ST_CASTLE], ct) if want97 and st[ST_CASTLE] else 0
             window97 = irreversible or new_cnow != cnow
             cnow = new_cnow
             if irreversible:
@@ -1170,7 +1182,7 @@ def _replay_games(
                 rep_next,
                 rep_next97,
                 clock,
-                last_clk[st[0]],
+                last_clk[st[ST_STM]],
                 fifty_min_clock,
                 moves,
                 scratch,

@@ -28,11 +28,12 @@ MF_EP = 1
 MF_CASTLE = 2
 MF_DOUBLE = 3
 
-# Indices in the uint64 bitboard array `bb`.
+# Indices in the uint64 bitboard array `bb`: one bitboard per piece type, then per colour.
+BB_PAWNS, BB_KNIGHTS, BB_BISHOPS, BB_ROOKS, BB_QUEENS, BB_KINGS = 0, 1, 2, 3, 4, 5
 BB_WHITE = 6
 BB_BLACK = 7
 
-# Indices in the int64 state array `st`.
+# Indices in the int64 state array `st` (variants append theirs after these: variants._board).
 ST_STM = 0
 ST_CASTLE = 1
 ST_EP = 2  # en-passant target square after a double push (pseudo, as in python-chess), -1 if none

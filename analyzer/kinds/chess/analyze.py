@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from analyzer import codes
-from analyzer.kinds.chess import _replay as R, _rules as K
+from analyzer.kinds.chess import _replay as replay_kernels, _rules as rule_kernels
 from analyzer.kinds.chess._tables import CT_CHESS960, CT_ROOK, CT_SIZE, STANDARD_CASTLING
 from analyzer.kinds.chess.editions import IDENTITY_FIDE_1997, ChessEdition
 from analyzer.kinds.chess.variants import variant_code
@@ -237,7 +237,7 @@ def analyze_block(
     f_key, f_hmc, f_flags = fb["key"], fb["hmc"], fb["flags"]
     f_next, f_next97, f_clock = fb["rep_next"], fb["rep_next97"], fb["clock"]
     want97 = any(ed.identity == IDENTITY_FIDE_1997 for ed in editions)
-    total = R.replay_batch(
+    total = replay_kernels.replay_batch(
         buf,
         mt_start,
         ends,
@@ -334,7 +334,7 @@ def analyze_block(
     date_for_rules = pc.coalesce(headers["utc_date"], headers["date_tag"])
 
     game_facts = np.empty((n, codes.N_GAME_FACTS), np.int32)
-    K.game_facts(pos_off, facts["key"], facts["hmc"], facts["flags"], game_facts)
+    rule_kernels.game_facts(pos_off, facts["key"], facts["hmc"], facts["flags"], game_facts)
     seen = np.concatenate([[0], np.cumsum(~np.isnan(facts["clock"]))])
     has_clock = (seen[pos_off[1:]] - seen[pos_off[:-1]]) > 0
 
@@ -386,7 +386,7 @@ def _rules(pos_off, stm0, result_code, time_forfeit, auto_on, params, facts, ev_
     """The rule kernel over the block's facts with one parameter vector: (verdicts, events)."""
     out = np.empty((len(stm0), codes.N_VERDICT), np.int32)
     events = run_rule_kernel(
-        lambda ev: K.apply_rules(
+        lambda ev: rule_kernels.apply_rules(
             pos_off,
             stm0,
             result_code,

@@ -81,17 +81,3 @@ def variant_from_filename(path: str) -> int | None:
     if not m:
         return None
     return _FILE_KEYS.get(m.group(1).lower())
-
-
-def variant_name(code: int) -> str:
-    """The Lichess name of a code ("King of the Hill", ...)."""
-    return {
-        V_CRAZYHOUSE: "Crazyhouse",
-        V_ANTICHESS: "Antichess",
-        V_ATOMIC: "Atomic",
-        V_HORDE: "Horde",
-        V_KOTH: "King of the Hill",
-        V_RACINGKINGS: "Racing Kings",
-        V_THREECHECK: "Three-check",
-        V_STANDARD: "Standard",
-    }[code]

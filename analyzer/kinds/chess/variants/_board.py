@@ -37,6 +37,14 @@ from analyzer.kinds.chess._board import (
     popcount,
 )
 from analyzer.kinds.chess._tables import (
+    BB_BISHOPS,
+    BB_BLACK,
+    BB_KINGS,
+    BB_KNIGHTS,
+    BB_PAWNS,
+    BB_QUEENS,
+    BB_ROOKS,
+    BB_WHITE,
     BETWEEN,
     CASTLE_MASK_BY_SQUARE,
     DARK_SQUARES,
@@ -45,6 +53,10 @@ from analyzer.kinds.chess._tables import (
     LIGHT_SQUARES,
     PAWN_ATTACKS,
     RANK_MASKS,
+    ST_CASTLE,
+    ST_EP,
+    ST_HMC,
+    ST_STM,
     ZOBRIST_CASTLE,
     ZOBRIST_EP_FILE,
     ZOBRIST_PIECE,
@@ -63,7 +75,9 @@ from analyzer.kinds.chess.variants._codes import (  # noqa: F401
 )
 
 # State indices.
-ST_STM, ST_CASTLE, ST_EP, ST_HMC, ST_CHECKS, ST_POCKET = 0, 1, 2, 3, 4, 6
+# After chess's ST_STM, ST_CASTLE, ST_EP, ST_HMC (0-3, analyzer.kinds.chess._tables): the checks
+# each side has left (three-check: white, black), then the pockets (crazyhouse).
+ST_CHECKS, ST_POCKET = 4, 6
 ST_SIZE = 16
 BB_PROMOTED = 8
 BB_SIZE = 9
@@ -136,8 +150,8 @@ def _remove(bb, mb, sq):
     if pt:
         b = ~bit(sq)
         bb[pt - 1] &= b
-        bb[6] &= b
-        bb[7] &= b
+        bb[BB_WHITE] &= b
+        bb[BB_BLACK] &= b
         bb[BB_PROMOTED] &= b
         mb[sq] = 0
     return pt
@@ -148,7 +162,7 @@ def _put(bb, mb, sq, pt, color, promoted):
     _remove(bb, mb, sq)
     b = bit(sq)
     bb[pt - 1] |= b
-    bb[6 + color] |= b
+    bb[BB_WHITE + color] |= b
     if promoted:
         bb[BB_PROMOTED] |= b
     mb[sq] = pt
@@ -157,7 +171,7 @@ def _put(bb, mb, sq, pt, color, promoted):
 @njit(**HOT)
 def king_of(bb, color):
     """python-chess Board.king(color): the (non-promoted) king, -1 if none."""
-    k = bb[5] & bb[6 + color] & ~bb[BB_PROMOTED]
+    k = bb[BB_KINGS] & bb[BB_WHITE + color] & ~bb[BB_PROMOTED]
     if k == U0:
         return -1
     return msb(k)
@@ -166,13 +180,13 @@ def king_of(bb, color):
 @njit(**HOT)
 def attacked_by(bb, sq, color, occ):
     """Is square sq attacked by `color` (python-chess attackers_mask) with occupancy occ?"""
-    return is_attacked(bb, sq, bb[6 + color], occ, 1 - color)
+    return is_attacked(bb, sq, bb[BB_WHITE + color], occ, 1 - color)
 
 
 @njit(**HOT)
 def kings_connected(bb):
-    w = bb[5] & bb[6]
-    b = bb[5] & bb[7]
+    w = bb[BB_KINGS] & bb[BB_WHITE]
+    b = bb[BB_KINGS] & bb[BB_BLACK]
     while w:
         s = lsb(w)
         w &= w - U1
@@ -191,29 +205,29 @@ def in_check(v, bb, color):
     k = king_of(bb, color)
     if k < 0:
         return False
-    return attacked_by(bb, k, 1 - color, bb[6] | bb[7])
+    return attacked_by(bb, k, 1 - color, bb[BB_WHITE] | bb[BB_BLACK])
 
 
 @njit(**HOT)
 def variant_end(v, bb, st):
     """python-chess `is_variant_end()`."""
     if v == V_KOTH:
-        return (bb[5] & CENTER) != U0
+        return (bb[BB_KINGS] & CENTER) != U0
     if v == V_THREECHECK:
         return st[ST_CHECKS] <= 0 or st[ST_CHECKS + 1] <= 0
     if v == V_ANTICHESS or v == V_HORDE:
-        return bb[6] == U0 or bb[7] == U0
+        return bb[BB_WHITE] == U0 or bb[BB_BLACK] == U0
     if v == V_ATOMIC:
-        return (bb[5] & bb[6]) == U0 or (bb[5] & bb[7]) == U0
+        return (bb[BB_KINGS] & bb[BB_WHITE]) == U0 or (bb[BB_KINGS] & bb[BB_BLACK]) == U0
     if v == V_RACINGKINGS:
-        if not (bb[5] & RANK_8):
+        if not (bb[BB_KINGS] & RANK_8):
             return False
-        bk = bb[5] & bb[7]
+        bk = bb[BB_KINGS] & bb[BB_BLACK]
         if st[ST_STM] == 0 or (bk & RANK_8) or bk == U0:
             return True
         k = msb(bk)
-        targets = KING_ATTACKS[k] & RANK_8 & ~bb[7]
-        occ = bb[6] | bb[7]
+        targets = KING_ATTACKS[k] & RANK_8 & ~bb[BB_BLACK]
+        occ = bb[BB_WHITE] | bb[BB_BLACK]
         while targets:
             t = lsb(targets)
             targets &= targets - U1
@@ -230,7 +244,7 @@ def _attacked_for_king(v, bb, path, occ, color):
     if v == V_ANTICHESS:
         return False
     if v == V_ATOMIC:
-        ek = bb[5] & bb[7 - color]
+        ek = bb[BB_KINGS] & bb[BB_BLACK - color]
         while ek:
             s = lsb(ek)
             ek &= ek - U1
@@ -257,14 +271,14 @@ def castling_move(v, bb, mb, st, kingside):
     if not (rights & need):
         return np.int32(0)
     ksq = base + 4
-    if not (bb[5] & bb[6 + stm] & ~bb[BB_PROMOTED] & bit(ksq)):
+    if not (bb[BB_KINGS] & bb[BB_WHITE + stm] & ~bb[BB_PROMOTED] & bit(ksq)):
         return np.int32(0)
     rsq = base + 7 if kingside else base
-    if not (bb[3] & bb[6 + stm] & bit(rsq)):
+    if not (bb[BB_ROOKS] & bb[BB_WHITE + stm] & bit(rsq)):
         return np.int32(0)
     kto = base + 6 if kingside else base + 2
     rto = base + 5 if kingside else base + 3
-    occ = bb[6] | bb[7]
+    occ = bb[BB_WHITE] | bb[BB_BLACK]
     kb = bit(ksq)
     rb = bit(rsq)
     king_path = BETWEEN[ksq, kto]
@@ -293,11 +307,11 @@ def _push_promos(v, frm, to, out, n):
 def gen_pseudo(v, bb, mb, st, out):
     """python-chess generate_pseudo_legal_moves (+ Antichess king promotions, Crazyhouse drops)."""
     stm = st[ST_STM]
-    own = bb[6 + stm]
-    enemy = bb[7 - stm]
+    own = bb[BB_WHITE + stm]
+    enemy = bb[BB_BLACK - stm]
     occ = own | enemy
     n = 0
-    pcs = own & ~bb[0]
+    pcs = own & ~bb[BB_PAWNS]
     while pcs:
         frm = lsb(pcs)
         pcs &= pcs - U1
@@ -320,7 +334,7 @@ def gen_pseudo(v, bb, mb, st, out):
         if m:
             out[n] = m
             n += 1
-    pawns = own & bb[0]
+    pawns = own & bb[BB_PAWNS]
     if pawns:
         p = pawns
         while p:
@@ -384,7 +398,7 @@ def is_capture(bb, st, m):
         return False
     if m_flag(m) == MF_EP:
         return True
-    return (bb[7 - st[ST_STM]] & bit(m_to(m))) != U0
+    return (bb[BB_BLACK - st[ST_STM]] & bit(m_to(m))) != U0
 
 
 @njit(**HOT)
@@ -392,7 +406,7 @@ def is_zeroing(bb, st, m):
     """python-chess is_zeroing: pawn move, capture, or pawn drop."""
     if m_is_drop(m):
         return m_promo(m) == 1
-    return bool(bb[0] & bit(m_from(m))) or is_capture(bb, st, m)
+    return bool(bb[BB_PAWNS] & bit(m_from(m))) or is_capture(bb, st, m)
 
 
 @njit(**HOT)
@@ -414,7 +428,7 @@ def make_move(v, bb, mb, st, m):
     flag = m_flag(m)
     pt = mb[frm]
     tb = bit(to)
-    captured = mb[to] if (bb[7 - stm] & tb) else 0
+    captured = mb[to] if (bb[BB_BLACK - stm] & tb) else 0
     if pt == 1 or captured or flag == MF_EP:
         st[ST_HMC] = 0
     promoted = (bb[BB_PROMOTED] & bit(frm)) != U0
@@ -449,14 +463,14 @@ def make_move(v, bb, mb, st, m):
                 ct = 1 if was_promoted else captured
                 st[ST_POCKET + 5 * stm + ct - 1] += 1
             elif v == V_ATOMIC:
-                radius = KING_ATTACKS[to] & ~bb[0]
+                radius = KING_ATTACKS[to] & ~bb[BB_PAWNS]
                 cs = radius & CASTLE_SQUARES
                 while cs:
                     s = lsb(cs)
                     cs &= cs - U1
                     st[ST_CASTLE] &= ~CASTLE_MASK_BY_SQUARE[s]
                 _remove(bb, mb, to)
-                r = radius & (bb[6] | bb[7])
+                r = radius & (bb[BB_WHITE] | bb[BB_BLACK])
                 while r:
                     s = lsb(r)
                     r &= r - U1
@@ -464,7 +478,7 @@ def make_move(v, bb, mb, st, m):
     st[ST_STM] = 1 - stm
     if v == V_THREECHECK:
         k = king_of(bb, 1 - stm)
-        if k >= 0 and attacked_by(bb, k, stm, bb[6] | bb[7]):
+        if k >= 0 and attacked_by(bb, k, stm, bb[BB_WHITE] | bb[BB_BLACK]):
             st[ST_CHECKS + stm] -= 1
 
 
@@ -473,11 +487,11 @@ def legal_after(v, bb, mover):
     """Is the position after the mover's pseudo-legal move acceptable (python-chess is_legal)?"""
     if v == V_ANTICHESS:
         return True
-    occ = bb[6] | bb[7]
+    occ = bb[BB_WHITE] | bb[BB_BLACK]
     if v == V_ATOMIC:
-        if not (bb[5] & bb[6 + mover]):
+        if not (bb[BB_KINGS] & bb[BB_WHITE + mover]):
             return False  # own king exploded (also when both did)
-        if not (bb[5] & bb[7 - mover]):
+        if not (bb[BB_KINGS] & bb[BB_BLACK - mover]):
             return True  # the enemy king exploded
         if kings_connected(bb):
             return True
@@ -537,18 +551,18 @@ def gen_legal(v, bb, mb, st, out, pseudo, bb2, mb2, st2, limit):
 def legal_drop_squares(bb, stm):
     """python-chess CrazyhouseBoard.legal_drop_squares_mask: empty squares if not in check, the
     squares between king and a single checker, none in double check."""
-    occ = bb[6] | bb[7]
+    occ = bb[BB_WHITE] | bb[BB_BLACK]
     k = king_of(bb, stm)
     if k < 0:
         return ~occ
-    enemy = bb[7 - stm]
+    enemy = bb[BB_BLACK - stm]
     att = U0
     kb = bit(k)
-    att |= KNIGHT_ATTACKS[k] & bb[1] & enemy
-    att |= PAWN_ATTACKS[stm, k] & bb[0] & enemy
-    att |= KING_ATTACKS[k] & bb[5] & enemy
-    att |= piece_attacks(3, k, occ) & (bb[2] | bb[4]) & enemy
-    att |= piece_attacks(4, k, occ) & (bb[3] | bb[4]) & enemy
+    att |= KNIGHT_ATTACKS[k] & bb[BB_KNIGHTS] & enemy
+    att |= PAWN_ATTACKS[stm, k] & bb[BB_PAWNS] & enemy
+    att |= KING_ATTACKS[k] & bb[BB_KINGS] & enemy
+    att |= piece_attacks(3, k, occ) & (bb[BB_BISHOPS] | bb[BB_QUEENS]) & enemy
+    att |= piece_attacks(4, k, occ) & (bb[BB_ROOKS] | bb[BB_QUEENS]) & enemy
     if att == U0:
         return ~occ
     if att & (att - U1):
@@ -572,10 +586,10 @@ def any_legal(v, bb, mb, st, pseudo, bb2, mb2, st2):
     if v == V_ANTICHESS:
         return gen_pseudo(v, bb, mb, st, pseudo) > 0  # with or without captures, some move is legal
     stm = st[ST_STM]
-    own = bb[6 + stm]
-    enemy = bb[7 - stm]
+    own = bb[BB_WHITE + stm]
+    enemy = bb[BB_BLACK - stm]
     occ = own | enemy
-    pcs = own & ~bb[0]
+    pcs = own & ~bb[BB_PAWNS]
     while pcs:
         frm = lsb(pcs)
         pcs &= pcs - U1
@@ -589,7 +603,7 @@ def any_legal(v, bb, mb, st, pseudo, bb2, mb2, st2):
             t &= t - U1
             if _try(v, bb, mb, st, encode(frm, to, 0, MF_NORMAL), stm, bb2, mb2, st2):
                 return True
-    pawns = own & bb[0]
+    pawns = own & bb[BB_PAWNS]
     fwd = 8 if stm == 0 else -8
     while pawns:
         frm = lsb(pawns)
@@ -618,30 +632,30 @@ def any_legal(v, bb, mb, st, pseudo, bb2, mb2, st2):
 def any_capture(bb, st):
     """Does the side to move have a pseudo-legal capture (Antichess: captures are compulsory)?"""
     stm = st[ST_STM]
-    own = bb[6 + stm]
-    enemy = bb[7 - stm]
+    own = bb[BB_WHITE + stm]
+    enemy = bb[BB_BLACK - stm]
     occ = own | enemy
-    pcs = own & ~bb[0]
+    pcs = own & ~bb[BB_PAWNS]
     while pcs:
         frm = lsb(pcs)
         pcs &= pcs - U1
-        if bb[5] & bit(frm):
+        if bb[BB_KINGS] & bit(frm):
             if KING_ATTACKS[frm] & enemy:
                 return True
-        elif bb[1] & bit(frm):
+        elif bb[BB_KNIGHTS] & bit(frm):
             if KNIGHT_ATTACKS[frm] & enemy:
                 return True
         else:
             a = U0
-            if bb[2] & bit(frm):
+            if bb[BB_BISHOPS] & bit(frm):
                 a = piece_attacks(3, frm, occ)
-            elif bb[3] & bit(frm):
+            elif bb[BB_ROOKS] & bit(frm):
                 a = piece_attacks(4, frm, occ)
             else:
                 a = piece_attacks(5, frm, occ)
             if a & enemy:
                 return True
-    pawns = own & bb[0]
+    pawns = own & bb[BB_PAWNS]
     p = pawns
     while p:
         frm = lsb(p)
@@ -660,8 +674,8 @@ def san_candidates(v, bb, mb, st, piece, to, promo, out):
     """The pseudo-legal moves (as gen_pseudo makes them, castling aside) of a `piece` to `to` with
     promotion `promo`: what a SAN without a full origin square can mean."""
     stm = st[ST_STM]
-    own = bb[6 + stm]
-    enemy = bb[7 - stm]
+    own = bb[BB_WHITE + stm]
+    enemy = bb[BB_BLACK - stm]
     occ = own | enemy
     tb = bit(to)
     n = 0
@@ -671,7 +685,7 @@ def san_candidates(v, bb, mb, st, piece, to, promo, out):
         if promo:
             return 0
         if piece == 6:
-            fr = KING_ATTACKS[to] & bb[5] & own
+            fr = KING_ATTACKS[to] & bb[BB_KINGS] & own
         else:
             fr = piece_attacks(piece, to, occ) & bb[piece - 1] & own
         while fr:
@@ -685,7 +699,7 @@ def san_candidates(v, bb, mb, st, piece, to, promo, out):
         return 0
     if promo == 6 and v != V_ANTICHESS:
         return 0
-    pawns = own & bb[0]
+    pawns = own & bb[BB_PAWNS]
     if enemy & tb:
         fr = PAWN_ATTACKS[1 - stm, to] & pawns
         while fr:
@@ -738,10 +752,10 @@ def has_legal_ep(v, bb, mb, st, bb2, mb2, st2):
     if ep < 0:
         return False
     stm = st[ST_STM]
-    occ = bb[6] | bb[7]
+    occ = bb[BB_WHITE] | bb[BB_BLACK]
     if occ & bit(ep):
         return False
-    c = bb[0] & bb[6 + stm] & PAWN_ATTACKS[1 - stm, ep] & RANK_MASKS[4 if stm == 0 else 3]
+    c = bb[BB_PAWNS] & bb[BB_WHITE + stm] & PAWN_ATTACKS[1 - stm, ep] & RANK_MASKS[4 if stm == 0 else 3]
     if c == U0:
         return False
     if variant_end(v, bb, st):
@@ -753,7 +767,7 @@ def has_legal_ep(v, bb, mb, st, bb2, mb2, st2):
         c &= c - U1
         copy_pos(bb, mb, st, bb2, mb2, st2)
         make_move(v, bb2, mb2, st2, encode(frm, ep, 0, MF_EP))
-        occ2 = bb2[6] | bb2[7]
+        occ2 = bb2[BB_WHITE] | bb2[BB_BLACK]
         if v == V_ATOMIC:
             # is_into_check: not (kings apart and own king attacked); an exploded own king is no check
             if kings_connected(bb2):
@@ -773,7 +787,7 @@ def position_key(v, bb, mb, st, legal_ep):
     """Hash of python-chess's _transposition_key() of the variant board."""
     k = U0
     for c in range(2):
-        o = bb[6 + c]
+        o = bb[BB_WHITE + c]
         while o:
             sq = lsb(o)
             o &= o - U1
@@ -799,62 +813,62 @@ def position_key(v, bb, mb, st, legal_ep):
 
 @njit(**HOT)
 def _std_side_insufficient(bb, color):
-    own = bb[6 + color]
-    other = bb[7 - color]
-    if own & (bb[0] | bb[3] | bb[4]):
+    own = bb[BB_WHITE + color]
+    other = bb[BB_BLACK - color]
+    if own & (bb[BB_PAWNS] | bb[BB_ROOKS] | bb[BB_QUEENS]):
         return False
-    if own & bb[1]:
-        return popcount(own) <= 2 and not (other & ~bb[5] & ~bb[4])
-    if own & bb[2]:
-        same_colour = (not (bb[2] & DARK_SQUARES)) or (not (bb[2] & LIGHT_SQUARES))
-        return same_colour and not bb[0] and not bb[1]
+    if own & bb[BB_KNIGHTS]:
+        return popcount(own) <= 2 and not (other & ~bb[BB_KINGS] & ~bb[BB_QUEENS])
+    if own & bb[BB_BISHOPS]:
+        same_colour = (not (bb[BB_BISHOPS] & DARK_SQUARES)) or (not (bb[BB_BISHOPS] & LIGHT_SQUARES))
+        return same_colour and not bb[BB_PAWNS] and not bb[BB_KNIGHTS]
     return True
 
 
 @njit(**HOT)
 def _atomic_side_insufficient(bb, color):
-    own = bb[6 + color]
-    other = bb[7 - color]
-    if not (other & bb[5]):
+    own = bb[BB_WHITE + color]
+    other = bb[BB_BLACK - color]
+    if not (other & bb[BB_KINGS]):
         return False
-    if not (own & ~bb[5]):
+    if not (own & ~bb[BB_KINGS]):
         return True
-    occ = bb[6] | bb[7]
-    if other & ~bb[5]:
-        if occ == (bb[2] | bb[5]):
-            if not (bb[2] & bb[6] & DARK_SQUARES):
-                return not (bb[2] & bb[7] & LIGHT_SQUARES)
-            if not (bb[2] & bb[6] & LIGHT_SQUARES):
-                return not (bb[2] & bb[7] & DARK_SQUARES)
+    occ = bb[BB_WHITE] | bb[BB_BLACK]
+    if other & ~bb[BB_KINGS]:
+        if occ == (bb[BB_BISHOPS] | bb[BB_KINGS]):
+            if not (bb[BB_BISHOPS] & bb[BB_WHITE] & DARK_SQUARES):
+                return not (bb[BB_BISHOPS] & bb[BB_BLACK] & LIGHT_SQUARES)
+            if not (bb[BB_BISHOPS] & bb[BB_WHITE] & LIGHT_SQUARES):
+                return not (bb[BB_BISHOPS] & bb[BB_BLACK] & DARK_SQUARES)
         return False
-    if bb[4] or bb[0]:
+    if bb[BB_QUEENS] or bb[BB_PAWNS]:
         return False
-    if popcount(bb[1] | bb[2] | bb[3]) == 1:
+    if popcount(bb[BB_KNIGHTS] | bb[BB_BISHOPS] | bb[BB_ROOKS]) == 1:
         return True
-    if occ == (bb[1] | bb[5]):
-        return popcount(bb[1]) <= 2
+    if occ == (bb[BB_KNIGHTS] | bb[BB_KINGS]):
+        return popcount(bb[BB_KNIGHTS]) <= 2
     return False
 
 
 @njit(**HOT)
 def _anti_side_insufficient(bb, stm, color):
-    own = bb[6 + color]
-    other = bb[7 - color]
-    occ = bb[6] | bb[7]
+    own = bb[BB_WHITE + color]
+    other = bb[BB_BLACK - color]
+    occ = bb[BB_WHITE] | bb[BB_BLACK]
     if not own:
         return False
     if not other:
         return True
-    if occ == bb[2]:
+    if occ == bb[BB_BISHOPS]:
         we_light = (own & LIGHT_SQUARES) != U0
         we_dark = (own & DARK_SQUARES) != U0
         they_all_dark = not (other & LIGHT_SQUARES)
         they_all_light = not (other & DARK_SQUARES)
         return (we_light and they_all_dark) or (we_dark and they_all_light)
-    if occ == bb[1] and popcount(bb[1]) == 2:
+    if occ == bb[BB_KNIGHTS] and popcount(bb[BB_KNIGHTS]) == 2:
         a = stm == color
-        b = (bb[6] & LIGHT_SQUARES) != U0
-        c = (bb[7] & DARK_SQUARES) != U0
+        b = (bb[BB_WHITE] & LIGHT_SQUARES) != U0
+        c = (bb[BB_BLACK] & DARK_SQUARES) != U0
         return a ^ b ^ c
     return False
 
@@ -865,15 +879,15 @@ def insufficient_material(v, bb, st):
     if v == V_KOTH or v == V_RACINGKINGS or v == V_HORDE:
         return False  # Horde: Black (the king side) never has insufficient material in PC
     if v == V_THREECHECK:
-        return (bb[6] | bb[7]) == bb[5]
+        return (bb[BB_WHITE] | bb[BB_BLACK]) == bb[BB_KINGS]
     if v == V_CRAZYHOUSE:
-        total = popcount(bb[6] | bb[7])
+        total = popcount(bb[BB_WHITE] | bb[BB_BLACK])
         for i in range(10):
             total += st[ST_POCKET + i]
         return (
             total <= 3
             and bb[BB_PROMOTED] == U0
-            and not (bb[0] | bb[3] | bb[4])
+            and not (bb[BB_PAWNS] | bb[BB_ROOKS] | bb[BB_QUEENS])
             and st[ST_POCKET + 0] == 0
             and st[ST_POCKET + 5] == 0
             and st[ST_POCKET + 3] == 0
@@ -893,13 +907,13 @@ def _pawn_blocked(bb, sq):
     """scalachess pawnBlockedByPawn, approximated: the square ahead holds a pawn and the pawn has
     no pseudo-legal capture (scalachess asks for no legal move of that pawn)."""
     b = bit(sq)
-    if not (bb[0] & b):
+    if not (bb[BB_PAWNS] & b):
         return False
-    color = 0 if (bb[6] & b) else 1
+    color = 0 if (bb[BB_WHITE] & b) else 1
     ahead = sq + 8 if color == 0 else sq - 8
-    if ahead < 0 or ahead > 63 or not (bb[0] & bit(ahead)):
+    if ahead < 0 or ahead > 63 or not (bb[BB_PAWNS] & bit(ahead)):
         return False
-    return not (PAWN_ATTACKS[color, sq] & bb[7 - color])
+    return not (PAWN_ATTACKS[color, sq] & bb[BB_BLACK - color])
 
 
 @njit(**HOT)
@@ -910,21 +924,21 @@ def _is_light(sq):
 @njit(**HOT)
 def lichess_insufficient(v, bb, mb, st, out, pseudo, bb2, mb2, st2, bb3, mb3, st3, out2):
     """scalachess Variant.isInsufficientMaterial (the automatic draw) per variant."""
-    occ = bb[6] | bb[7]
+    occ = bb[BB_WHITE] | bb[BB_BLACK]
     if v == V_KOTH or v == V_RACINGKINGS or v == V_CRAZYHOUSE:
         return False
     if v == V_THREECHECK:
-        return occ == bb[5]
+        return occ == bb[BB_KINGS]
     if v == V_ATOMIC:
-        opposite = (bb[2] & LIGHT_SQUARES) != U0 and (bb[2] & DARK_SQUARES) != U0
+        opposite = (bb[BB_BISHOPS] & LIGHT_SQUARES) != U0 and (bb[BB_BISHOPS] & DARK_SQUARES) != U0
         n = popcount(occ)
-        if popcount(bb[6]) >= 2 and popcount(bb[7]) >= 2:
-            if occ == (bb[5] | bb[2]) and n <= 4 and opposite:
+        if popcount(bb[BB_WHITE]) >= 2 and popcount(bb[BB_BLACK]) >= 2:
+            if occ == (bb[BB_KINGS] | bb[BB_BISHOPS]) and n <= 4 and opposite:
                 return True
-        elif occ == (bb[5] | bb[1]):
+        elif occ == (bb[BB_KINGS] | bb[BB_KNIGHTS]):
             if n <= 4:
                 return True
-        elif occ == (bb[5] | bb[3] | bb[2] | bb[1]) and not opposite and n <= 3:
+        elif occ == (bb[BB_KINGS] | bb[BB_ROOKS] | bb[BB_BISHOPS] | bb[BB_KNIGHTS]) and not opposite and n <= 3:
             return True
         # atomicClosedPosition
         o = occ
@@ -934,16 +948,16 @@ def lichess_insufficient(v, bb, mb, st, out, pseudo, bb2, mb2, st2, bb3, mb3, st
             pt = mb[s]
             if not (pt == 6 or pt == 3 or (pt == 1 and _pawn_blocked(bb, s))):
                 return False
-        if bb[2]:
-            s = lsb(bb[2])
-            side = 0 if (bb[6] & bit(s)) else 1
+        if bb[BB_BISHOPS]:
+            s = lsb(bb[BB_BISHOPS])
+            side = 0 if (bb[BB_WHITE] & bit(s)) else 1
             light = _is_light(s)
             o = occ
             while o:
                 q = lsb(o)
                 o &= o - U1
                 pt = mb[q]
-                mine = (bb[6 + side] & bit(q)) != U0
+                mine = (bb[BB_WHITE + side] & bit(q)) != U0
                 ok = (
                     pt == 6
                     or (pt == 1 and mine)
@@ -954,10 +968,10 @@ def lichess_insufficient(v, bb, mb, st, out, pseudo, bb2, mb2, st2, bb3, mb3, st
                     return False
         return True
     if v == V_ANTICHESS:
-        if (bb[2] | bb[0]) != occ:
+        if (bb[BB_BISHOPS] | bb[BB_PAWNS]) != occ:
             return False
-        wb = bb[2] & bb[6]
-        bl = bb[2] & bb[7]
+        wb = bb[BB_BISHOPS] & bb[BB_WHITE]
+        bl = bb[BB_BISHOPS] & bb[BB_BLACK]
         if wb == U0 or bl == U0:
             return False
         w_light = (wb & LIGHT_SQUARES) != U0
@@ -968,13 +982,13 @@ def lichess_insufficient(v, bb, mb, st, out, pseudo, bb2, mb2, st2, bb3, mb3, st
             return False
         if w_light == b_light:
             return False
-        p = bb[0] & bb[6]
+        p = bb[BB_PAWNS] & bb[BB_WHITE]
         while p:
             s = lsb(p)
             p &= p - U1
             if _is_light(s) == b_light or not _pawn_blocked(bb, s):
                 return False
-        p = bb[0] & bb[7]
+        p = bb[BB_PAWNS] & bb[BB_BLACK]
         while p:
             s = lsb(p)
             p &= p - U1
@@ -983,7 +997,7 @@ def lichess_insufficient(v, bb, mb, st, out, pseudo, bb2, mb2, st2, bb3, mb3, st
         return True
     if v == V_HORDE:
         # hordeClosedPosition
-        white = bb[6]
+        white = bb[BB_WHITE]
         if popcount(white) == 1 and attacked_by(bb, lsb(white), 1, occ):
             return False
         if st[ST_STM] == 0:

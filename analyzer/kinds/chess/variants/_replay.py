@@ -21,7 +21,7 @@ import analyzer._numba_env  # NUMBA_CACHE_DIR before numba loads or compiles ker
 import numpy as np
 from numba import njit
 
-from analyzer.kinds.chess._board import HOT, JIT, U0, U1, bit
+from analyzer.kinds.chess._board import HOT, JIT, ST_CASTLE, ST_EP, ST_HMC, ST_STM, U0, U1, bit
 from analyzer.kinds.chess._replay import (
     _NAN32,
     FLAG_CHECK,
@@ -55,6 +55,9 @@ from analyzer.kinds.chess._replay import (
     repetition_count,
 )
 from analyzer.kinds.chess._tables import (
+    BB_BLACK,
+    BB_KINGS,
+    BB_WHITE,
     CASTLE_MASK_BY_SQUARE,
     ZOBRIST_EP_FILE,
     ZOBRIST_PIECE,
@@ -116,15 +119,15 @@ VF_LICHESS_INSUFFICIENT = 16
 @njit(**HOT)
 def variant_outcome(v, bb, st, vend, has_move, chk):
     """VF_WIN / VF_LOSS / VF_DRAW bits: python-chess is_variant_win/loss/draw for the side to move."""
-    stm = st[0]
-    own = bb[6 + stm]
-    opp = bb[7 - stm]
+    stm = st[ST_STM]
+    own = bb[BB_WHITE + stm]
+    opp = bb[BB_BLACK - stm]
     occ = own | opp
     r = 0
     if v == V_KOTH:
-        if bb[5] & own & CENTER:
+        if bb[BB_KINGS] & own & CENTER:
             r |= VF_WIN
-        if bb[5] & opp & CENTER:
+        if bb[BB_KINGS] & opp & CENTER:
             r |= VF_LOSS
     elif v == V_THREECHECK:
         mine = st[ST_CHECKS + stm]
@@ -139,10 +142,10 @@ def variant_outcome(v, bb, st, vend, has_move, chk):
         if own == U0 or (not chk and not vend and not has_move):
             r |= VF_WIN
     elif v == V_ATOMIC:
-        if bb[5]:
-            if not (bb[5] & opp):
+        if bb[BB_KINGS]:
+            if not (bb[BB_KINGS] & opp):
                 r |= VF_WIN
-            if not (bb[5] & own):
+            if not (bb[BB_KINGS] & own):
                 r |= VF_LOSS
     elif v == V_HORDE:
         if occ == U0:
@@ -153,8 +156,8 @@ def variant_outcome(v, bb, st, vend, has_move, chk):
             if opp == U0:
                 r |= VF_WIN
     elif v == V_RACINGKINGS:
-        w8 = (bb[5] & bb[6] & RANK_8) != U0
-        b8 = (bb[5] & bb[7] & RANK_8) != U0
+        w8 = (bb[BB_KINGS] & bb[BB_WHITE] & RANK_8) != U0
+        b8 = (bb[BB_KINGS] & bb[BB_BLACK] & RANK_8) != U0
         if w8 and b8:
             r |= VF_DRAW
         own8 = w8 if stm == 0 else b8
@@ -204,7 +207,7 @@ def resolve_san(v, bb, mb, st, buf, a, b, pseudo, bb2, mb2, st2):
         b -= 1
     if b <= a:
         return np.int32(0), -1
-    stm = st[0]
+    stm = st[ST_STM]
     c0 = buf[a]
     n = b - a
     # Castling.
@@ -244,7 +247,7 @@ def resolve_san(v, bb, mb, st, buf, a, b, pseudo, bb2, mb2, st2):
         if not (0 <= tf < 8 and 0 <= tr < 8):
             return np.int32(0), -1
         to = tr * 8 + tf
-        if pt == 6 or (bb[6] | bb[7]) & bit(to) or st[ST_POCKET + 5 * stm + pt - 1] <= 0:
+        if pt == 6 or (bb[BB_WHITE] | bb[BB_BLACK]) & bit(to) or st[ST_POCKET + 5 * stm + pt - 1] <= 0:
             return np.int32(0), 0
         if pt == 1 and BACKRANKS & bit(to):
             return np.int32(0), 0
@@ -357,12 +360,12 @@ def _record(
     key_bits,
 ):
     """Facts of the position now on the board, stored at index p."""
-    stm = st[0]
+    stm = st[ST_STM]
     vend = variant_end(v, bb, st)
-    legal_ep = st[2] >= 0 and has_legal_ep(v, bb, mb, st, bb2, mb2, st2)
+    legal_ep = st[ST_EP] >= 0 and has_legal_ep(v, bb, mb, st, bb2, mb2, st2)
     k = position_key(v, bb, mb, st, legal_ep)
     key[p] = k
-    hmc[p] = st[3]
+    hmc[p] = st[ST_HMC]
     f = 0
     if window_start:
         f |= FLAG_WINDOW_START | FLAG_WINDOW97
@@ -392,7 +395,7 @@ def _record(
         key_bits[2 + (p & 1)] |= U1 << (k >> np.uint64(58))
     rn = 0
     need_rep = has_move and n_twice[1 - stm] > 0 and p - 1 >= ws
-    need_fifty = has_move and st[3] >= fifty_min_clock and v != V_CRAZYHOUSE
+    need_fifty = has_move and st[ST_HMC] >= fifty_min_clock and v != V_CRAZYHOUSE
     if need_rep:
         # Every pseudo-legal move; legality is checked only for a move whose position was seen
         # twice (rare). Key of the position after a quiet piece move or a drop, from this
@@ -402,8 +405,8 @@ def _record(
         nm = gen_pseudo(v, bb, mb, st, moves)
         base = k ^ ZOBRIST_WHITE_TO_MOVE
         if legal_ep:
-            base ^= ZOBRIST_EP_FILE[st[2] % 8]
-        rights = st[1]
+            base ^= ZOBRIST_EP_FILE[st[ST_EP] % 8]
+        rights = st[ST_CASTLE]
         twice = key_bits[2 + ((p - 1) & 1)]  # top-6-bit filter of the keys seen twice, that parity
         for i in range(nm):
             m = moves[i]
@@ -565,7 +568,7 @@ def replay_batch(
             rep_next,
             rep_next97,
             clock,
-            last_clk[st[0]],
+            last_clk[st[ST_STM]],
             vflags,
             fifty_min_clock,
             moves,
@@ -595,7 +598,7 @@ def replay_batch(
             at_line_start = line_start
             line_start = False
             if c == 123:
-                j = _comment_end(buf, i, e, plies, last_clk, flags, p, 1 - st[0])
+                j = _comment_end(buf, i, e, plies, last_clk, flags, p, 1 - st[ST_STM])
                 if j < 0:
                     _fail(status, err_ply, err_s, err_e, g, S_UNTERMINATED, plies, i, min(i + 20, e))
                     break
@@ -628,12 +631,12 @@ def replay_batch(
                         status[g] = S_INTERNAL
                         break
                     prev_ep_legal = (flags[p] & FLAG_LEGAL_EP) != 0
-                    mover = st[0]
-                    st[0] = 1 - mover
-                    st[2] = -1
-                    st[3] += 1
+                    mover = st[ST_STM]
+                    st[ST_STM] = 1 - mover
+                    st[ST_EP] = -1
+                    st[ST_HMC] += 1
                     irreversible = prev_ep_legal
-                    if v == V_THREECHECK and in_check(v, bb, st[0]):
+                    if v == V_THREECHECK and in_check(v, bb, st[ST_STM]):
                         st[ST_CHECKS + mover] -= 1
                         irreversible = True
                     p += 1
@@ -654,7 +657,7 @@ def replay_batch(
                         rep_next,
                         rep_next97,
                         clock,
-                        last_clk[st[0]],
+                        last_clk[st[ST_STM]],
                         vflags,
                         fifty_min_clock,
                         moves,
@@ -681,14 +684,14 @@ def replay_batch(
                 break
             # python-chess is_irreversible, on the position before the move.
             prev_ep_legal = (flags[p] & FLAG_LEGAL_EP) != 0
-            rights_before = st[1]
+            rights_before = st[ST_CASTLE]
             checks_before = st[ST_CHECKS] + st[ST_CHECKS + 1]
             zero = is_zeroing(bb, st, m)
             make_move(v, bb, mb, st, m)
             if v == V_CRAZYHOUSE:
-                irreversible = st[1] != rights_before
+                irreversible = st[ST_CASTLE] != rights_before
             else:
-                irreversible = zero or st[1] != rights_before or prev_ep_legal
+                irreversible = zero or st[ST_CASTLE] != rights_before or prev_ep_legal
                 if v == V_THREECHECK and st[ST_CHECKS] + st[ST_CHECKS + 1] != checks_before:
                     irreversible = True
             p += 1
@@ -709,7 +712,7 @@ def replay_batch(
                 rep_next,
                 rep_next97,
                 clock,
-                last_clk[st[0]],
+                last_clk[st[ST_STM]],
                 vflags,
                 fifty_min_clock,
                 moves,

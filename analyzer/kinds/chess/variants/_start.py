@@ -6,7 +6,9 @@ import functools
 
 import numpy as np
 
+from analyzer.kinds.chess._tables import BB_BLACK, BB_WHITE, ST_CASTLE, ST_EP, ST_HMC, ST_STM
 from analyzer.kinds.chess.variants import PYCHESS_CLASS
+from analyzer.kinds.chess.variants._board import ST_CHECKS
 from analyzer.kinds.chess.variants._codes import V_CRAZYHOUSE, V_THREECHECK
 
 
@@ -24,9 +26,9 @@ def arrays_of_board(board, v: int):
     mb = np.zeros(64, np.int8)
     for sq, piece in board.piece_map().items():
         bb[piece.piece_type - 1] |= np.uint64(1 << sq)
-        bb[6 + (0 if piece.color else 1)] |= np.uint64(1 << sq)
+        bb[BB_WHITE + (0 if piece.color else 1)] |= np.uint64(1 << sq)
         mb[sq] = piece.piece_type
-    bb[8] = np.uint64(board.promoted & (int(bb[6]) | int(bb[7])))
+    bb[8] = np.uint64(board.promoted & (int(bb[BB_WHITE]) | int(bb[BB_BLACK])))
     rights = board.clean_castling_rights()
     c = 0
     if rights & chess.BB_H1:
@@ -38,15 +40,15 @@ def arrays_of_board(board, v: int):
     if rights & chess.BB_A8:
         c |= 8
     st = np.zeros(16, np.int64)
-    st[0] = 0 if board.turn else 1
-    st[1] = c
-    st[2] = -1 if board.ep_square is None else board.ep_square
-    st[3] = board.halfmove_clock
+    st[ST_STM] = 0 if board.turn else 1
+    st[ST_CASTLE] = c
+    st[ST_EP] = -1 if board.ep_square is None else board.ep_square
+    st[ST_HMC] = board.halfmove_clock
     if v == V_THREECHECK:
-        st[4] = board.remaining_checks[chess.WHITE]
-        st[5] = board.remaining_checks[chess.BLACK]
+        st[ST_CHECKS] = board.remaining_checks[chess.WHITE]
+        st[ST_CHECKS + 1] = board.remaining_checks[chess.BLACK]
     else:
-        st[4] = st[5] = 3
+        st[ST_CHECKS] = st[ST_CHECKS + 1] = 3
     if v == V_CRAZYHOUSE:
         for color, base in ((chess.WHITE, 6), (chess.BLACK, 11)):
             for pt in range(1, 6):
