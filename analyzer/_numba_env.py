@@ -56,7 +56,7 @@ def prune_stale(base: str, keep: str, max_age_days: float = STALE_CACHE_DAYS) ->
     import shutil
     import time
 
-    removed = []
+    removed: list[str] = []
     cutoff = time.time() - max_age_days * 86400
     try:
         names = os.listdir(base)
