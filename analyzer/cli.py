@@ -320,9 +320,10 @@ def cmd_scan(args) -> int:
 
     skip_registry_refresh_on_cache_hits()
 
-    def prepare(game_kinds) -> None:
-        ensure_compiled(game_kinds)  # a machine's first run: only the kinds of these inputs
+    def prepare(game_kinds) -> bool:
+        compiled = ensure_compiled(game_kinds)  # a machine's first run: only the kinds of these inputs
         gc.freeze()  # the imported modules' objects need no cyclic-GC passes during the scan (GIL time)
+        return compiled
 
     try:
         summary, code = run_scan(

@@ -205,10 +205,23 @@ def run_scan(
         if removed:
             log.info("removed %d temporary file(s) left by an interrupted run", removed)
         plans = plan_sources(infos, cfg, force)
+        compile_seconds = 0.0
         if prepare is not None:
-            prepare({p.info.game_type for p in plans if p.action == "run"})
+            t_prepare = time.time()
+            if prepare({p.info.game_type for p in plans if p.action == "run"}):
+                compile_seconds = time.time() - t_prepare
         summary, code = _run(
-            plans, cfg, workers, engine, scheduler, progress_interval, progress_mode, log_stream, t0, lock
+            plans,
+            cfg,
+            workers,
+            engine,
+            scheduler,
+            progress_interval,
+            progress_mode,
+            log_stream,
+            t0,
+            lock,
+            compile_seconds,
         )
         return summary, code
     finally:
@@ -286,7 +299,19 @@ def _frame_indexes(plans) -> dict:
     return out
 
 
-def _run(plans, cfg, workers, engine, scheduler, progress_interval, progress_mode, log_stream, t0, lock=None):
+def _run(
+    plans,
+    cfg,
+    workers,
+    engine,
+    scheduler,
+    progress_interval,
+    progress_mode,
+    log_stream,
+    t0,
+    lock=None,
+    compile_seconds: float = 0.0,
+):
     todo_bytes = [p.info.size for p in plans if p.action == "run"]
     total = sum(todo_bytes) if todo_bytes and all(b >= 0 for b in todo_bytes) else None
     progress = Progress(progress_mode, progress_interval, total, log_stream or sys.stderr)
@@ -355,7 +380,14 @@ def _run(plans, cfg, workers, engine, scheduler, progress_interval, progress_mod
         executor.close()
         progress.close()
     summary = make_summary(
-        [outcomes[i] for i in sorted(outcomes)], failures, time.time() - t0, cfg, workers, executor, progress
+        [outcomes[i] for i in sorted(outcomes)],
+        failures,
+        time.time() - t0,
+        cfg,
+        workers,
+        executor,
+        progress,
+        compile_seconds,
     )
     if lock is not None and getattr(lock, "lost", None):
         summary["accounting_errors"].append(lock.lost + "; its results may be mixed with that run's: rerun")

@@ -14,8 +14,17 @@ def _merge(into: dict, counts: dict) -> None:
 
 
 def make_summary(
-    results: list[dict], failures: list[dict], seconds: float, cfg, workers: int, executor, progress
+    results: list[dict],
+    failures: list[dict],
+    seconds: float,
+    cfg,
+    workers: int,
+    executor,
+    progress,
+    compile_seconds: float = 0.0,
 ) -> dict:
+    """The run's summary (printed, and saved as run.json). `seconds`: the whole run;
+    `compile_seconds`: of it, compiling kernels on a machine's first run (not in games/s)."""
     import numba
     import pyarrow
 
@@ -82,7 +91,8 @@ def make_summary(
         "games_analyzed": analyzed,
         "games_reused": games - analyzed,
         "seconds": round(seconds, 3),
-        "games_per_second": round(analyzed / seconds, 1) if seconds and analyzed else None,
+        "compile_seconds": round(compile_seconds, 3),
+        "games_per_second": round(analyzed / work, 1) if (work := seconds - compile_seconds) > 0 and analyzed else None,
         "rules": dict(sorted(rules.items())),
         "events": dict(sorted(events.items())),
         "sources": per_source,
@@ -148,8 +158,10 @@ def human(summary: dict) -> str:
             lines.append(f"  {ed:<{ew}}  " + "  ".join(f"{d.get(c, 0):>16,}" for c in _RULES_SHOWN))
     rate = summary["games_per_second"]
     reused = f", {summary['games_reused']:,} reused from an earlier run" if summary["games_reused"] else ""
+    compiling = summary.get("compile_seconds") or 0
     lines.append(
         f"{summary['games_analyzed']:,} games analyzed in {summary['seconds']:.1f} s"
+        + (f", {compiling:.0f} s of it compiling kernels (first run only)" if compiling >= 0.5 else "")
         + (f" ({rate:,.0f}/s)" if rate else "")
         + reused
         + f"; tables in {summary['out']}"
