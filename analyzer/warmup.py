@@ -34,10 +34,11 @@ _DRAUGHTS = b"""[GameType "25"]
 """
 
 
-# A cold compile on a shared 2-core VM (wall seconds, measured 2026-12-01): chess 42-49 with
-# the replay kernel alone 25-30 s of CPU (the other chess kernels compile beside it in a second
-# process when there is a second core), Russian draughts ~12.
-COMPILE_SECONDS = {"chess": 45, "russian_draughts": 15}
+# A cold compile on a shared 2-core VM (wall seconds, measured 2026-12-01 after the kernels
+# compile once per argument type): chess 31 on one core, 18 in two processes (the replay kernel
+# in one, the other chess kernels beside it); Russian draughts ~9 more.
+COMPILE_SECONDS = {"chess": 31, "russian_draughts": 9}  # one process
+COMPILE_SECONDS_TWO_PROCESSES = {"chess": 18, "russian_draughts": 9}
 _SAMPLES = {"chess": ("warmup-chess.pgn", _CHESS), "russian_draughts": ("warmup-draughts.pdn", _DRAUGHTS)}
 
 
@@ -77,7 +78,7 @@ def ensure_compiled(kinds=None) -> bool:
     log.warning(
         "compiling numba kernels for this machine, first run only (%s), about %d s%s; `analyzer warmup` does it ahead",
         ", ".join(missing),
-        sum(COMPILE_SECONDS.get(k, 20) for k in missing),
+        sum((COMPILE_SECONDS_TWO_PROCESSES if workers > 1 else COMPILE_SECONDS).get(k, 20) for k in missing),
         f", {workers} processes" if workers > 1 else "",
     )
     t0 = time.time()
