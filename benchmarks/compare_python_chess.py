@@ -80,7 +80,9 @@ class EngineView:
     def __init__(self, res):
         import numpy as np
 
-        games = [g for g in res.games.to_pylist() if g.get("edition") in (ref.EDITION, None)]
+        # one games row per game; the rule columns of the edition compared are in verdicts
+        verdicts = {v["game_index"]: v for v in res.verdicts.to_pylist() if v["edition"] == ref.EDITION}
+        games = [{**g, **verdicts.get(g["game_index"], {})} for g in res.games.to_pylist()]
         games.sort(key=lambda g: g["game_index"])
         self.games = games
         self.row_of_offset = {g["byte_offset"]: i for i, g in enumerate(games)}
