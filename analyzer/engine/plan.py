@@ -213,6 +213,25 @@ def iter_sequential_units(info: sources.InputInfo, cfg: Config, editions: list, 
     an uncompressed regular file or object carry their byte range (`text_range`) instead of
     their text, and the worker reads it; compressed inputs must still be decoded here."""
     ranged = describe and info.compression == "none" and info.seekable
+
+    def unit(k: int, start: int, end: int, pieces: list, starts: np.ndarray | None, **kw) -> UnitSpec:
+        """Unit k: the text [start, end) (its read pieces, or its byte range when `ranged`) and
+        its game starts (whole-text offsets; the unit holds them from `start`)."""
+        return UnitSpec(
+            info.name,
+            info.game_type,
+            k,
+            info.path,
+            editions=list(editions),
+            text_start=start,
+            payload=None if ranged else pieces,
+            text_range=(start, end) if ranged else None,
+            input_size=info.size,
+            options=info.options(),
+            game_starts=None if starts is None else starts - start,
+            **kw,
+        )
+
     k = 0
     base = 0  # offset of pieces[0] in the whole text
     pieces: list = []
@@ -248,22 +267,15 @@ def iter_sequential_units(info: sources.InputInfo, cfg: Config, editions: list, 
                 payload, pieces = split_pieces(pieces, cut - base)
                 size -= cut - base
                 now = stream.input_count()
-                own = known[: int(np.searchsorted(known, cut))]
-                yield UnitSpec(
-                    info.name,
-                    info.game_type,
+                yield unit(
                     k,
-                    info.path,
-                    editions=list(editions),
-                    text_start=base,
-                    payload=None if ranged else payload,
-                    text_range=(base, cut) if ranged else None,
+                    base,
+                    cut,
+                    payload,
+                    known[: int(np.searchsorted(known, cut))],
                     leading_fragment=leading_fragment,
                     trailing_fragment=forced,
                     input_bytes=now - counted,
-                    input_size=info.size,
-                    options=info.options(),
-                    game_starts=own - base,
                 )
                 counted = now
                 leading_fragment = forced
@@ -285,19 +297,13 @@ def iter_sequential_units(info: sources.InputInfo, cfg: Config, editions: list, 
         except Exception:  # noqa: BLE001
             pass
     end = base + sum(len(p) for p in pieces)
-    yield UnitSpec(
-        info.name,
-        info.game_type,
+    yield unit(
         k,
-        info.path,
-        editions=list(editions),
-        text_start=base,
-        payload=None if ranged else pieces,
-        text_range=(base, end) if ranged else None,
+        base,
+        end,
+        pieces,
+        None if damage else known,
         leading_fragment=leading_fragment,
         damage=damage,
         input_bytes=counted,
-        input_size=info.size,
-        options=info.options(),
-        game_starts=None if damage else known - base,
     )
