@@ -100,3 +100,27 @@ def test_region_with_planner_starts_writes_the_same_tables(name):
         assert scanned[0] == given[0]
         for a, b in zip(scanned[1], given[1]):
             assert (a is None and b is None) or a.equals(b), name
+
+
+def test_units_carry_their_starts_unless_described_by_byte_range(tmp_path):
+    """Units whose text the planner holds carry its game starts (offsets from the unit's start,
+    equal to a split of the unit's text); units sent as byte ranges (Dask, process pools) do not,
+    so their descriptions stay small."""
+    from analyzer.engine.config import Config
+    from analyzer.engine.plan import iter_sequential_units
+    from analyzer.io import sources
+
+    text = read_data("lichess_small.pgn")
+    src = tmp_path / "s.pgn"
+    src.write_bytes(text)
+    info = sources.inspect(str(src))
+    cfg = Config(out=str(tmp_path / "o"), editions=[], unit_text_bytes=1 << 20)
+    units = list(iter_sequential_units(info, cfg, []))
+    assert len(units) > 3
+    for u in units:
+        unit_text = b"".join(u.payload)
+        want, _ = game_spans(unit_text)
+        assert u.game_starts is not None and u.game_starts.tolist() == want.tolist()
+    described = list(iter_sequential_units(info, cfg, [], describe=True))
+    assert [u.text_range for u in described] == [(u.text_start, u.text_start + len(b"".join(u.payload))) for u in units]
+    assert all(u.game_starts is None and u.payload is None for u in described)

@@ -228,7 +228,9 @@ def iter_sequential_units(info: sources.InputInfo, cfg: Config, editions: list, 
             text_range=(start, end) if ranged else None,
             input_size=info.size,
             options=info.options(),
-            game_starts=None if starts is None else starts - start,
+            # not for ranged units: their description stays small (a Dask graph holds them), and
+            # their worker reads the text anyway; the region scans it there
+            game_starts=None if starts is None or ranged else starts - start,
             **kw,
         )
 
