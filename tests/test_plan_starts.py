@@ -5,6 +5,8 @@ tables as one that scans."""
 
 from __future__ import annotations
 
+import functools
+import os
 import random
 
 import numpy as np
@@ -14,19 +16,20 @@ import pytest
 from analyzer.engine.plan import GameStarts
 from analyzer.engine.region import RegionAnalyzer
 from analyzer.kinds import resolve_editions
-from conftest import game_spans, read_data
+from conftest import FIXTURES, game_spans, read_data
 
 
+@functools.cache
 def _texts() -> dict[str, tuple[bytes, bool]]:
     """Inputs whose game boundaries are hard to find, and real games (name -> (text, draughts))."""
     small = read_data("lichess_small.pgn")[:400_000]
     games = small.split(b"\n\n[Event ")
     no_blank = b"\n[Event ".join(g.replace(b"\n\n", b"\n") for g in games[:200])
-    crlf = b"\r\n\r\n[Event ".join(games[:150]).replace(b"\n", b"\r\n")
+    crlf = b"\r\n\r\n[Event ".join(g.replace(b"\n", b"\r\n") for g in games[:150])
     return {
         "lichess_small": (small, False),
         "edge_cases": (read_data("edge_cases.pgn")[:300_000], False),
-        "hostile": (_hostile(), False),
+        "hostile": (_read(os.path.join(FIXTURES, "hostile", "mixed.pgn")), False),
         "leading junk": (b"\xef\xbb\xbfjunk line\n% escape\n\n" + small[:50_000], False),
         "tagless": (b"1. e4 *\n\n" * 3000 + b"1. d4 d5 1-0\n1. c4 0-1\n" * 2000, False),
         "no blank lines": (no_blank, False),
@@ -40,11 +43,8 @@ def _texts() -> dict[str, tuple[bytes, bool]]:
     }
 
 
-def _hostile() -> bytes:
-    import os
-
-    here = os.path.dirname(os.path.abspath(__file__))
-    with open(os.path.join(here, "fixtures", "hostile", "mixed.pgn"), "rb") as fh:
+def _read(path: str) -> bytes:
+    with open(path, "rb") as fh:
         return fh.read()
 
 
