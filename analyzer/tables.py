@@ -15,9 +15,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from analyzer import codes
+from analyzer import arrow_compute as ac, codes
 from analyzer.measures import apply_measures
 
 _DICT = pa.dictionary(pa.int32(), pa.string())
@@ -299,10 +298,10 @@ def time_control_class(text: str | None) -> str | None:
 
 def _derived_tc(tc: pa.Array) -> pa.Array:
     if not pa.types.is_dictionary(tc.type):
-        tc = tc.dictionary_encode()
+        tc = ac.dictionary_encode(tc)
     classes = [time_control_class(v) for v in tc.dictionary.to_pylist()]
     codes_ = np.array([_TC_CLASSES.index(c) if c else -1 for c in classes] + [-1], np.int32)
-    idx = tc.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+    idx = ac.fill_null(tc.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64)
     return coded(codes_[idx], _TC_CLASSES)
 
 
@@ -313,12 +312,12 @@ def _rating_band(white: pa.Array, black: pa.Array) -> pa.Array:
     w = (
         white.to_numpy(zero_copy_only=False)
         if white.null_count == 0
-        else white.fill_null(0).to_numpy(zero_copy_only=False)
+        else ac.fill_null(white, 0).to_numpy(zero_copy_only=False)
     )
     b = (
         black.to_numpy(zero_copy_only=False)
         if black.null_count == 0
-        else black.fill_null(0).to_numpy(zero_copy_only=False)
+        else ac.fill_null(black, 0).to_numpy(zero_copy_only=False)
     )
     ok = (w > 0) & (b > 0)
     band = np.where(ok, np.clip(((w.astype(np.int64) + b) // 2) // 200, 0, len(_BANDS) - 1), -1)
@@ -335,31 +334,32 @@ def _platform(site: pa.Array, event: pa.Array) -> pa.Array:
     # Lichess games (a Lichess dump is all of them) are told by a prefix test alone; the
     # lower-casing and the regular expressions run only on the other rows.
     code = np.zeros(len(site), np.int64)
-    rest = np.flatnonzero(~pc.starts_with(site, "https://lichess.org/").fill_null(False).to_numpy(zero_copy_only=False))
+    lichess_site = ac.fill_null(ac.starts_with(site, "https://lichess.org/"), False)
+    rest = np.flatnonzero(~lichess_site.to_numpy(zero_copy_only=False))
     if len(rest):
         idx = pa.array(rest)
-        s = pc.utf8_lower(site.take(idx).fill_null(""))
-        e = pc.utf8_lower(event.take(idx).fill_null(""))
-        both = pc.binary_join_element_wise(s, e, " | ")
-        lichess = pc.match_substring(both, "lichess.org").to_numpy(zero_copy_only=False)
-        chesscom = pc.match_substring(both, "chess.com").to_numpy(zero_copy_only=False)
-        online = pc.match_substring_regex(both, _ONLINE).to_numpy(zero_copy_only=False)
-        unknown = pc.match_substring_regex(s, r"^\s*(\?*|-)\s*$").to_numpy(zero_copy_only=False)
+        s = ac.utf8_lower(ac.fill_null(ac.take(site, idx), ""))
+        e = ac.utf8_lower(ac.fill_null(ac.take(event, idx), ""))
+        both = ac.join_with(s, e, " | ")
+        lichess = ac.match_substring(both, "lichess.org").to_numpy(zero_copy_only=False)
+        chesscom = ac.match_substring(both, "chess.com").to_numpy(zero_copy_only=False)
+        online = ac.match_substring_regex(both, _ONLINE).to_numpy(zero_copy_only=False)
+        unknown = ac.match_substring_regex(s, r"^\s*(\?*|-)\s*$").to_numpy(zero_copy_only=False)
         code[rest] = np.where(lichess, 0, np.where(chesscom, 1, np.where(online | unknown, 3, 2)))
     return coded(code, _PLATFORMS)
 
 
 def _date(utc_date: pa.Array, date_tag: pa.Array) -> pa.Array:
     """A date from UTCDate, else Date; parsed once per distinct text (a dump has a month's)."""
-    raw = pc.coalesce(utc_date, date_tag).dictionary_encode()
-    words = pc.utf8_trim_whitespace(raw.dictionary)
+    raw = ac.dictionary_encode(ac.coalesce(utc_date, date_tag))
+    words = ac.utf8_trim_whitespace(raw.dictionary)
     out = None
     for fmt in ("%Y.%m.%d", "%Y-%m-%d", "%Y/%m/%d"):
-        d = pc.strptime(words, format=fmt, unit="s", error_is_null=True)
-        out = d if out is None else pc.coalesce(out, d)
+        d = ac.strptime(words, fmt)
+        out = d if out is None else ac.coalesce(out, d)
     if out is None or len(words) == 0:
         return pa.nulls(len(raw), pa.date32())
-    return out.cast(pa.date32()).take(raw.indices)
+    return ac.take(ac.cast(out, pa.date32()), raw.indices)
 
 
 def _side_result(result_code: np.ndarray, side: np.ndarray) -> np.ndarray:
@@ -517,10 +517,10 @@ def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
             col = table.column(i)
             if col.type != fld.type:
                 if pa.types.is_dictionary(fld.type) and not pa.types.is_dictionary(col.type):
-                    col = col.cast(pa.string()).dictionary_encode()
-                    col = col.cast(fld.type)
+                    col = ac.dictionary_encode(ac.cast(col, pa.string()))
+                    col = ac.cast(col, fld.type)
                 else:
-                    col = col.cast(fld.type)
+                    col = ac.cast(col, fld.type)
             cols.append(col)
         else:
             cols.append(pa.nulls(n, fld.type))

@@ -9,9 +9,9 @@ from __future__ import annotations
 import os
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from analyzer import arrow_compute as ac
 from analyzer.engine import layout
 from analyzer.engine.parts import read_json, write_json, write_table
 from analyzer.engine.store import is_remote, open_store
@@ -53,10 +53,10 @@ def _shift(table: pa.Table, game_base: int, text_start: int) -> pa.Table:
     """Unit-local game_index (and byte_offset, where the table has one) -> the source's."""
     meta = table.schema.metadata
     i = table.schema.get_field_index("game_index")
-    table = table.set_column(i, "game_index", pc.add(table.column(i), game_base))
+    table = table.set_column(i, "game_index", ac.add(table.column(i), game_base))
     j = table.schema.get_field_index("byte_offset")
     if j >= 0:
-        table = table.set_column(j, "byte_offset", pc.add(table.column(j), text_start))
+        table = table.set_column(j, "byte_offset", ac.add(table.column(j), text_start))
     return table.replace_schema_metadata(meta)
 
 

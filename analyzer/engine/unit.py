@@ -10,7 +10,7 @@ import traceback
 import numpy as np
 import pyarrow as pa
 
-from analyzer import tables
+from analyzer import arrow_compute as ac, tables
 from analyzer.engine import layout
 from analyzer.engine.config import READ_CHUNK, Config, UnitSpec, unit_fingerprint, version
 from analyzer.engine.parts import HeldPart, PartWriter, write_json
@@ -216,7 +216,7 @@ def _count_combined(into: dict, columns: list) -> None:
     counted under "-"."""
     codes_, names = [], []
     for col in columns:
-        c = col.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64) + 1
+        c = ac.fill_null(col.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64) + 1
         codes_.append(c)
         names.append(["-"] + col.dictionary.to_pylist())
     key = np.zeros(len(codes_[0]), np.int64)
@@ -235,8 +235,6 @@ def _count_combined(into: dict, columns: list) -> None:
 def count(counts: dict, games: pa.Table, verdicts: pa.Table, events: pa.Table) -> None:
     """Add a block's status, rule, event and outcome counts to the unit's record: counted over
     the dictionary codes with numpy, no per-row strings (this runs under the GIL per block)."""
-    import pyarrow.compute as pc
-
     for batch in games.to_batches():
         st_codes, st_names = _codes(batch.column("status"))
         for name, n in zip(st_names, np.bincount(st_codes, minlength=len(st_names))):
@@ -244,7 +242,7 @@ def count(counts: dict, games: pa.Table, verdicts: pa.Table, events: pa.Table) -
     for batch in verdicts.to_batches():
         ed_codes, ed_names = _codes(batch.column("edition"))
         for colname in RULE_COLUMNS:
-            valid = pc.is_valid(batch.column(colname)).to_numpy(zero_copy_only=False)
+            valid = ac.is_valid(batch.column(colname)).to_numpy(zero_copy_only=False)
             for name, n in zip(ed_names, np.bincount(ed_codes[valid], minlength=len(ed_names))):
                 _add(counts["rules"], f"{name}:{colname}", n)
     for batch in events.to_batches():

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from analyzer import arrow_compute as ac
 from analyzer.pgn import _scan
 
 
@@ -95,10 +95,10 @@ def dict_strings(buf, vs, ve, esc) -> tuple[pa.DictionaryArray, np.ndarray]:
     if u >= 0:
         f = first[:u]
         dictionary, exact = strings(buf, vs[f], ve[f], esc[f])
-        if exact or pc.count_distinct(dictionary).as_py() == u:  # undecodable bytes may make two alike
+        if exact or ac.count_distinct(dictionary) == u:  # undecodable bytes may make two alike
             return pa.DictionaryArray.from_arrays(pa.array(codes, mask=codes < 0), dictionary), codes
-    arr = strings(buf, vs, ve, esc)[0].dictionary_encode()
-    codes = arr.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int32)
+    arr = ac.dictionary_encode(strings(buf, vs, ve, esc)[0])
+    codes = ac.fill_null(arr.indices, -1).to_numpy(zero_copy_only=False).astype(np.int32)
     return arr, codes
 
 

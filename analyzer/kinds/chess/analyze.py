@@ -15,9 +15,8 @@ import threading
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from analyzer import codes
+from analyzer import arrow_compute as ac, codes
 from analyzer.kinds.chess import _replay as replay_kernels, _rules as rule_kernels
 from analyzer.kinds.chess._tables import CT_CHESS960, CT_ROOK, CT_SIZE, STANDARD_CASTLING
 from analyzer.kinds.chess.editions import IDENTITY_FIDE_1997, ChessEdition
@@ -331,7 +330,7 @@ def analyze_block(
     for code, text in ((codes.RESULT_WHITE, "1-0"), (codes.RESULT_BLACK, "0-1"), (codes.RESULT_DRAW, "1/2-1/2")):
         result_code[dict_lookup(result_codes, [v == text for v in result_texts])] = code
     time_forfeit = dict_lookup(termination_codes, [v == "Time forfeit" for v in termination.dictionary.to_pylist()])
-    date_for_rules = pc.coalesce(headers["utc_date"], headers["date_tag"])
+    date_for_rules = ac.coalesce(headers["utc_date"], headers["date_tag"])
 
     game_facts = np.empty((n, codes.N_GAME_FACTS), np.int32)
     rule_kernels.game_facts(pos_off, facts["key"], facts["hmc"], facts["flags"], game_facts)
@@ -342,7 +341,7 @@ def analyze_block(
     ev_cap = max(64, len(facts["key"]) // 8)
     for ed in editions:
         if ed.automatic_repetitions_from:
-            auto_on = pc.fill_null(pc.greater_equal(date_for_rules, ed.automatic_repetitions_from), True)
+            auto_on = ac.fill_null(ac.greater_equal(date_for_rules, ed.automatic_repetitions_from), True)
             auto_on = auto_on.to_numpy(zero_copy_only=False).astype(np.bool_)
         else:
             auto_on = np.ones(n, np.bool_)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from analyzer import codes
+from analyzer import arrow_compute as ac, codes
 from analyzer.kinds.russian_draughts import pdn
 from analyzer.kinds.russian_draughts._board import initial_position
 from analyzer.kinds.russian_draughts._replay import RES_NONE, replay_batch
@@ -154,7 +154,7 @@ def _results(tags: TagValues, facts: Facts, n: int) -> tuple[pa.Array, np.ndarra
         raw = col.dictionary.to_pylist()
         for g in np.nonzero(other)[0]:
             values[g] = raw[cds[g]]
-        column = pa.array(values, pa.string()).dictionary_encode()
+        column = ac.dictionary_encode(pa.array(values, pa.string()))
     else:
         from analyzer.tables import coded
 
