@@ -92,16 +92,21 @@ def test_quiet_shows_no_progress_or_info(tmp_path, small_text):
 
 
 def test_first_run_says_it_compiles(tmp_path, small_text):
-    """On an empty kernel cache: one line before compiling, progress lines while it runs."""
+    """On an empty kernel cache: one line before compiling, progress lines while it runs; the
+    kernels of both kinds read (chess and draughts: on two cores the draughts ones compile in
+    the second process, beside the chess replay) are in the cache afterwards."""
     src = tmp_path / "g.pgn"
     src.write_bytes(small_text[:20_000])
+    pdn = tmp_path / "d.pdn"
+    pdn.write_bytes(b'[GameType "25"]\n[Result "1-0"]\n\n1. c3-d4 d6-e5 2. b2-c3 1-0\n')
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
     t0 = time.time()
-    r = _run("scan", str(src), "--out", str(tmp_path / "o"), "--progress", "none", env=env)
+    r = _run("scan", str(src), str(pdn), "--out", str(tmp_path / "o"), "--progress", "none", env=env)
     assert r.returncode == 0, r.stderr
     lines = r.stderr.splitlines()
-    assert "compiling numba kernels for this machine, first run only" in lines[0]
+    assert "compiling numba kernels for this machine, first run only (chess, russian_draughts)" in lines[0]
     assert "analyzer warmup" in lines[0]
+    assert all((tmp_path / "cache" / f".analyzer-warm-{k}").exists() for k in ("chess", "russian_draughts"))
     if time.time() - t0 > 25:
         assert any("still compiling" in ln for ln in lines)
     # the summary tells the compile apart: games/s is the scan's, not diluted by a minute of compiling
@@ -110,7 +115,7 @@ def test_first_run_says_it_compiles(tmp_path, small_text):
     assert 0 < summary["compile_seconds"] < summary["seconds"]
     work = summary["seconds"] - summary["compile_seconds"]
     assert abs(summary["games_per_second"] / (summary["games_analyzed"] / work) - 1) < 0.05  # rounded to ms
-    r = _run("scan", str(src), "--out", str(tmp_path / "o2"), "--progress", "none", env=env)
+    r = _run("scan", str(src), str(pdn), "--out", str(tmp_path / "o2"), "--progress", "none", env=env)
     assert r.returncode == 0 and "compiling" not in r.stderr and "compiling" not in r.stdout
     assert json.loads((tmp_path / "o2" / "_manifest" / "run.json").read_text())["compile_seconds"] == 0
 
