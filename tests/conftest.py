@@ -83,6 +83,34 @@ def edge_path() -> str:
     return need("edge_cases.pgn")
 
 
+def load_perft_blocks(path: str) -> list:
+    """tricky.perft / random.perft / chess960.perft: blocks of `id NAME`, `epd FEN4`, `perft D N`
+    lines -> [(id, fen, {depth: nodes})]. One reader for every perft file, so that they are all
+    read alike."""
+    out = []
+    cur = None
+    with open(path) as fh:
+        for line in fh:
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            key, _, rest = line.partition(" ")
+            if key == "id":
+                cur = [rest.strip(), None, {}]
+                out.append(cur)
+            elif key == "epd":
+                if cur is None or cur[1] is not None:  # an epd without its own id line
+                    cur = [f"{os.path.basename(path)}-{len(out) + 1}", None, {}]
+                    out.append(cur)
+                fields = rest.split()
+                fen = " ".join(fields[:4])
+                cur[1] = fen + " 0 1" if len(fields) == 4 else " ".join(fields)
+            elif key == "perft":
+                d, n = rest.split()
+                cur[2][int(d)] = int(n)
+    return [tuple(x) for x in out]
+
+
 # ---------------------------------------------------------------------------------------------
 # Analyzing text in tests
 
