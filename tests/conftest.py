@@ -9,6 +9,9 @@ not find it is skipped with the reason `SHARED_MISSING`.
 from __future__ import annotations
 
 import os
+import pathlib
+import shutil
+import subprocess
 
 import pytest
 import zstandard
@@ -109,6 +112,19 @@ def load_perft_blocks(path: str) -> list:
                 d, n = rest.split()
                 cur[2][int(d)] = int(n)
     return [tuple(x) for x in out]
+
+
+def pzstd_file(tmp_path, text: bytes, name: str = "games") -> pathlib.Path:
+    """`text` as a multi-frame file tmp_path/NAME.pgn.zst: pzstd at level 1 cuts ~2 MiB frames,
+    which is what the frame planner and the frame-unit tests need (the plain copy is removed)."""
+    if shutil.which("pzstd") is None:
+        pytest.fail("pzstd (Debian package zstd) is required; .ci/run installs it")
+    plain = tmp_path / f"{name}.pgn"
+    plain.write_bytes(text)
+    packed = tmp_path / f"{name}.pgn.zst"
+    subprocess.run(["pzstd", "-q", "-1", "-p", "2", "-f", "-o", str(packed), str(plain)], check=True)
+    plain.unlink()
+    return packed
 
 
 # ---------------------------------------------------------------------------------------------
