@@ -111,17 +111,31 @@ def _sniff(head: bytes) -> str:
     return "none"
 
 
-class _Prefixed(io.RawIOBase):
+class _Wrapper(io.RawIOBase):
+    """A readable raw stream over another one (`inner`) that it owns: closing it closes the
+    inner stream too, and marks this one closed even when that fails."""
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def readable(self):
+        return True
+
+    def close(self):
+        try:
+            self.inner.close()
+        finally:
+            super().close()
+
+
+class _Prefixed(_Wrapper):
     """A stream that was read from before (to sniff it): the bytes read first, then the rest.
     Pipes, FIFOs and process substitution cannot be reopened or rewound, so the sniffed head
     is kept and given back to the one reader that follows."""
 
     def __init__(self, head: bytes, raw):
+        super().__init__(raw)
         self.head = head
-        self.raw = raw
-
-    def readable(self):
-        return True
 
     def readinto(self, b):
         if self.head:
@@ -129,13 +143,7 @@ class _Prefixed(io.RawIOBase):
             b[:n] = self.head[:n]
             self.head = self.head[n:]
             return n
-        return self.raw.readinto(b)
-
-    def close(self):
-        try:
-            self.raw.close()
-        finally:
-            super().close()
+        return self.inner.readinto(b)
 
 
 _STREAMS: dict[str, _Prefixed] = {}  # path of a non-seekable input -> its sniffed, unread stream
@@ -305,26 +313,17 @@ def _decoder(raw, compression: str):
     return raw
 
 
-class _Counting(io.RawIOBase):
+class _Counting(_Wrapper):
     """Counts the (compressed) bytes read from the input, for progress."""
 
     def __init__(self, raw):
-        self.raw = raw
+        super().__init__(raw)
         self.count = 0
 
-    def readable(self):
-        return True
-
     def readinto(self, b):
-        n = self.raw.readinto(b)
+        n = self.inner.readinto(b)
         self.count += n or 0
         return n
-
-    def close(self):
-        try:
-            self.raw.close()
-        finally:
-            super().close()
 
 
 def open_stream(path: str, compression: str, size: int | None = None):
@@ -350,31 +349,22 @@ def open_stream(path: str, compression: str, size: int | None = None):
     return stream
 
 
-class _WithCount(io.RawIOBase):
+class _WithCount(_Wrapper):
     def __init__(self, stream, counting):
-        self.stream = stream
+        super().__init__(stream)
         self.counting = counting
-
-    def readable(self):
-        return True
 
     def input_count(self) -> int:
         return self.counting.count
 
     def read(self, n=-1):
-        return self.stream.read(n)
+        return self.inner.read(n)
 
     def read1(self, n=-1):
-        return self.stream.read1(n)
+        return self.inner.read1(n)
 
     def readinto(self, b):
-        return self.stream.readinto(b)
-
-    def close(self):
-        try:
-            self.stream.close()
-        finally:
-            super().close()
+        return self.inner.readinto(b)
 
 
 class _ZstdFrameTracker:
@@ -461,25 +451,22 @@ class _ZstdFrameTracker:
                 self.state, self.want = "magic", 4
 
 
-class _ZstdStream(io.RawIOBase):
+class _ZstdStream(_Wrapper):
     """Decoded bytes of a zstd input; raises ZstdError at the end when the input was cut
     inside a frame (a truncated download) instead of ending quietly."""
 
     def __init__(self, reader, tracker: _ZstdFrameTracker):
-        self.reader = reader
+        super().__init__(reader)
         self.tracker = tracker
 
-    def readable(self):
-        return True
-
     def read(self, n=-1):
-        data = self.reader.read(n)
+        data = self.inner.read(n)
         if not data and n != 0:
             self._check_end()
         return data
 
     def read1(self, n=-1):
-        data = self.reader.read1(n)
+        data = self.inner.read1(n)
         if not data and n != 0:
             self._check_end()
         return data
@@ -489,12 +476,6 @@ class _ZstdStream(io.RawIOBase):
             raise zstandard.ZstdError(
                 f"the zstd input ends inside a frame after {self.tracker.consumed} compressed bytes (truncated)"
             )
-
-    def close(self):
-        try:
-            self.reader.close()
-        finally:
-            super().close()
 
 
 @dataclass(frozen=True)
