@@ -484,6 +484,18 @@ class Frame:
     size: int  # compressed size
 
 
+def _frame_after_header(head: bytes, offset: int) -> Frame | None:
+    """The zstd frame that the 12 bytes `head`, read at `offset`, announce as pzstd's skippable
+    header (magic, length 4, compressed size), or None if they are short or not such a header:
+    the one reading of a header for the local and the ranged walks and for next_frame."""
+    if len(head) < 12:
+        return None
+    magic, length, csize = struct.unpack("<III", head)
+    if not (SKIPPABLE_LO <= magic <= SKIPPABLE_HI) or length != 4:
+        return None
+    return Frame(offset + 12, csize)
+
+
 def pzstd_frames(path: str, size: int | None = None, stats: dict | None = None) -> list[Frame] | None:
     """Frames of a pzstd file, found by walking the 12-byte skippable headers without decoding.
 
@@ -499,14 +511,11 @@ def pzstd_frames(path: str, size: int | None = None, stats: dict | None = None) 
         pos = 0
         while pos < size:
             fh.seek(pos)
-            head = fh.read(12)
-            if len(head) < 12:
+            frame = _frame_after_header(fh.read(12), pos)
+            if frame is None:
                 return None
-            magic, length, csize = struct.unpack("<III", head)
-            if not (SKIPPABLE_LO <= magic <= SKIPPABLE_HI) or length != 4:
-                return None
-            frames.append(Frame(pos + 12, csize))
-            pos += 12 + csize
+            frames.append(frame)
+            pos = frame.offset + frame.size
         if pos != size:
             return None
     return frames if len(frames) > 1 else None
@@ -535,13 +544,12 @@ def _walk_url(url: str, size: int, stats: dict | None) -> list[Frame] | None:
             reads += 1
             if len(block) < 12:
                 return None
-        head = block[pos - block_start : pos - block_start + 12]
-        magic, length, csize = struct.unpack("<III", head)
-        if not (SKIPPABLE_LO <= magic <= SKIPPABLE_HI) or length != 4:
+        frame = _frame_after_header(block[pos - block_start : pos - block_start + 12], pos)
+        if frame is None:
             return None
-        frames.append(Frame(pos + 12, csize))
-        ahead = WALK_AHEAD if csize + 24 <= WALK_AHEAD else 0
-        pos += 12 + csize
+        frames.append(frame)
+        ahead = WALK_AHEAD if frame.size + 24 <= WALK_AHEAD else 0
+        pos = frame.offset + frame.size
     if stats is not None:
         stats["reads"] = stats.get("reads", 0) + reads
     if pos != size:
@@ -560,12 +568,7 @@ def next_frame(path: str, offset: int, size: int | None) -> Frame | None:
         with open(path, "rb") as fh:
             fh.seek(offset)
             head = fh.read(12)
-    if len(head) < 12:
-        return None
-    magic, length, csize = struct.unpack("<III", head)
-    if not (SKIPPABLE_LO <= magic <= SKIPPABLE_HI) or length != 4:
-        return None
-    return Frame(offset + 12, csize)
+    return _frame_after_header(head, offset)
 
 
 _frame_buffers = threading.local()
