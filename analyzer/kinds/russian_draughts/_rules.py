@@ -152,11 +152,12 @@ def _run_start(stronger, p0, side, p):
 
 
 @numba.njit(**JIT)
-def _end_by(ne, fire, out, col, rule, g, p, p0, stm, p_nlegal, s, ev):
-    """A king ending's automatic end at ply p if `fire`, the side to move has a move (p_nlegal[s]:
-    read only then, not at every ply) and it has not ended the game before: its verdict
-    column and its event (counter: plies since the run began). Returns ne."""
-    if fire and p_nlegal[s] > 0 and out[g, col] < 0:
+def _end_by(ne, out, col, rule, g, p, p0, stm, p_nlegal, s, ev):
+    """A king ending's automatic end at ply p, where its count is reached: if the side to move
+    has a move and the ending has not ended the game before, its verdict column and its event
+    (counter: plies since the run began). Returns ne. The callers test the count first, so the
+    call and the p_nlegal read happen only there, as before this helper."""
+    if p_nlegal[s] > 0 and out[g, col] < 0:
         out[g, col] = p
         ne = _emit(ne, g, p, rule, K_AUTO, stm, -1, p - p0, ev)
     return ne
@@ -271,9 +272,8 @@ def apply_rules(
             # ---------------- king endings (automatic)
             kvk, diag, diag_on, small = _config(p_wm[s], p_wk[s], p_bm[s], p_bk[s], diag_fmjd, small_fmjd)
             kvk_p0, kvk_side = _run_start(kvk, kvk_p0, kvk_side, p)
-            if kvk_p0 >= 0:
-                fire = p == _threshold(kvk_p0, p_stm[base + kvk_p0], kvk_side, kvk_moves, mode)
-                ne = _end_by(ne, fire, out, V_KINGS_VS_KING, R_KINGS_VS_KING, g, p, kvk_p0, stm, p_nlegal, s, ev)
+            if kvk_p0 >= 0 and p == _threshold(kvk_p0, p_stm[base + kvk_p0], kvk_side, kvk_moves, mode):
+                ne = _end_by(ne, out, V_KINGS_VS_KING, R_KINGS_VS_KING, g, p, kvk_p0, stm, p_nlegal, s, ev)
             run_p0, diag_side = _run_start(diag if diag_fmjd or diag_on else -1, diag_p0, diag_side, p)
             if run_p0 != diag_p0:  # a new run, or none
                 diag_p0 = run_p0
@@ -285,11 +285,11 @@ def apply_rules(
                     fire = diag_count >= 2 * diag_moves
                 else:
                     fire = p == _threshold(diag_p0, p_stm[base + diag_p0], diag_side, diag_moves, mode)
-                ne = _end_by(ne, fire, out, V_MAIN_DIAGONAL, R_MAIN_DIAGONAL, g, p, diag_p0, stm, p_nlegal, s, ev)
+                if fire:
+                    ne = _end_by(ne, out, V_MAIN_DIAGONAL, R_MAIN_DIAGONAL, g, p, diag_p0, stm, p_nlegal, s, ev)
             small_p0, small_side = _run_start(small, small_p0, small_side, p)
-            if small_p0 >= 0:
-                fire = p == _threshold(small_p0, p_stm[base + small_p0], small_side, small_moves, mode)
-                ne = _end_by(ne, fire, out, V_SMALL_ENDING, R_SMALL_ENDING, g, p, small_p0, stm, p_nlegal, s, ev)
+            if small_p0 >= 0 and p == _threshold(small_p0, p_stm[base + small_p0], small_side, small_moves, mode):
+                ne = _end_by(ne, out, V_SMALL_ENDING, R_SMALL_ENDING, g, p, small_p0, stm, p_nlegal, s, ev)
         # First automatic end: the earliest automatic rule (on a tie, the first in this order).
         for r in (R_BALANCE, R_KINGS_VS_KING, R_MAIN_DIAGONAL, R_SMALL_ENDING, R_KING_MOVES):
             if r == R_BALANCE:
