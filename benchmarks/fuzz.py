@@ -160,6 +160,19 @@ def apply_mutations(text: bytes, muts: list[tuple[int, int, bytes]]):
     return b"".join(out), ranges
 
 
+def disjoint(edits: list) -> list:
+    """The edits (start, end, bytes) in order of position, each overlapping an earlier one
+    dropped, so that they can be applied one after the other without touching each other."""
+    edits = sorted(edits, key=lambda m: (m[0], m[1]))
+    kept = []
+    end = -1
+    for m in edits:
+        if m[0] > end:
+            kept.append(m)
+            end = max(m[1], m[0])
+    return kept
+
+
 def random_mutations(rng: random.Random, text: bytes) -> list[tuple[int, int, bytes]]:
     n = len(text)
     if n == 0:
@@ -182,15 +195,7 @@ def random_mutations(rng: random.Random, text: bytes) -> list[tuple[int, int, by
             muts.append((x, x, text[a : a + rng.randrange(1, 300)]))
         else:
             muts.append((x, x + rng.randrange(0, 4), bytes(rng.randrange(256) for _ in range(rng.randrange(1, 6)))))
-    # Keep them disjoint (drop overlapping ones).
-    muts.sort(key=lambda m: (m[0], m[1]))
-    kept = []
-    end = -1
-    for m in muts:
-        if m[0] > end:
-            kept.append(m)
-            end = max(m[1], m[0])
-    return kept
+    return disjoint(muts)
 
 
 # ---------------------------------------------------------------------------------------------

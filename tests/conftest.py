@@ -9,6 +9,9 @@ not find it is skipped with the reason `SHARED_MISSING`.
 from __future__ import annotations
 
 import os
+import pathlib
+import shutil
+import subprocess
 
 import pytest
 import zstandard
@@ -81,6 +84,47 @@ def small_path() -> str:
 @pytest.fixture(scope="session")
 def edge_path() -> str:
     return need("edge_cases.pgn")
+
+
+def load_perft_blocks(path: str) -> list:
+    """tricky.perft / random.perft / chess960.perft: blocks of `id NAME`, `epd FEN4`, `perft D N`
+    lines -> [(id, fen, {depth: nodes})]. One reader for every perft file, so that they are all
+    read alike."""
+    out = []
+    cur = None
+    with open(path) as fh:
+        for line in fh:
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            key, _, rest = line.partition(" ")
+            if key == "id":
+                cur = [rest.strip(), None, {}]
+                out.append(cur)
+            elif key == "epd":
+                if cur is None or cur[1] is not None:  # an epd without its own id line
+                    cur = [f"{os.path.basename(path)}-{len(out) + 1}", None, {}]
+                    out.append(cur)
+                fields = rest.split()
+                fen = " ".join(fields[:4])
+                cur[1] = fen + " 0 1" if len(fields) == 4 else " ".join(fields)
+            elif key == "perft":
+                d, n = rest.split()
+                cur[2][int(d)] = int(n)
+    return [tuple(x) for x in out]
+
+
+def pzstd_file(tmp_path, text: bytes, name: str = "games") -> pathlib.Path:
+    """`text` as a multi-frame file tmp_path/NAME.pgn.zst: pzstd at level 1 cuts ~2 MiB frames,
+    which is what the frame planner and the frame-unit tests need (the plain copy is removed)."""
+    if shutil.which("pzstd") is None:
+        pytest.fail("pzstd (Debian package zstd) is required; .ci/run installs it")
+    plain = tmp_path / f"{name}.pgn"
+    plain.write_bytes(text)
+    packed = tmp_path / f"{name}.pgn.zst"
+    subprocess.run(["pzstd", "-q", "-1", "-p", "2", "-f", "-o", str(packed), str(plain)], check=True)
+    plain.unlink()
+    return packed
 
 
 # ---------------------------------------------------------------------------------------------

@@ -216,6 +216,28 @@ EVENT_RULES = ("threefold", "fifty", "fivefold", "seventyfive")
 EVENT_FIELDS = ("ply", "rule", "kind", "side", "repetition_count", "halfmove_clock", "clock_seconds", "outcome")
 
 
+def perft(board: chess.Board, depth: int) -> int:
+    """python-chess's leaf count of `board` at `depth` (depth >= 1): the independent count the
+    perft files are checked against (that they were read right)."""
+    if depth == 1:
+        return board.legal_moves.count()
+    n = 0
+    for move in board.legal_moves:
+        board.push(move)
+        n += perft(board, depth - 1)
+        board.pop()
+    return n
+
+
+def _counted_check(board: chess.Board, calls: collections.Counter, possible: bool, name: str, *args: int) -> bool:
+    """python-chess's `board.name(*args)`, called only where it can be true (`possible`, a
+    provably exact shortcut); the calls made are counted in `calls[name]`."""
+    if not possible:
+        return False
+    calls[name] += 1
+    return bool(getattr(board, name)(*args))
+
+
 def analyze_game(game: chess.pgn.Game, index: int = 0, exhaustive: bool = False) -> GameOracle:
     """Replay the mainline of `game` with python-chess and compute every expected value."""
     board = game.board()
@@ -264,36 +286,12 @@ def analyze_game(game: chess.pgn.Game, index: int = 0, exhaustive: bool = False)
 
         hmc = board.halfmove_clock
         # --- python-chess verdicts (with provably exact shortcuts) ---
-        if count >= 3:
-            calls["is_repetition"] += 1
-            rep3 = board.is_repetition(3)
-        else:
-            rep3 = False
-        if count >= 5:
-            calls["is_fivefold_repetition"] += 1
-            five = board.is_fivefold_repetition()
-        else:
-            five = False
-        if repeated_in_window > 0:
-            calls["can_claim_threefold_repetition"] += 1
-            claim3 = board.can_claim_threefold_repetition()
-        else:
-            claim3 = False
-        if hmc >= 100:
-            calls["is_fifty_moves"] += 1
-            fifty = board.is_fifty_moves()
-        else:
-            fifty = False
-        if hmc >= 99:
-            calls["can_claim_fifty_moves"] += 1
-            claim50 = board.can_claim_fifty_moves()
-        else:
-            claim50 = False
-        if hmc >= 150:
-            calls["is_seventyfive_moves"] += 1
-            s75 = board.is_seventyfive_moves()
-        else:
-            s75 = False
+        rep3 = _counted_check(board, calls, count >= 3, "is_repetition", 3)
+        five = _counted_check(board, calls, count >= 5, "is_fivefold_repetition")
+        claim3 = _counted_check(board, calls, repeated_in_window > 0, "can_claim_threefold_repetition")
+        fifty = _counted_check(board, calls, hmc >= 100, "is_fifty_moves")
+        claim50 = _counted_check(board, calls, hmc >= 99, "can_claim_fifty_moves")
+        s75 = _counted_check(board, calls, hmc >= 150, "is_seventyfive_moves")
         mate = board.is_checkmate()
         stale = board.is_stalemate()
         insuff = board.is_insufficient_material()
@@ -336,6 +334,18 @@ def _first(seq: Iterable[bool]) -> int | None:
         if v:
             return i
     return None
+
+
+# Why a drawn game was drawn: the first of these per-ply flags true at its last position (in
+# this order of precedence), else agreement.
+DRAW_REASON_FLAGS = (
+    ("stalemate", "stalemate"),
+    ("insufficient", "insufficient_material"),
+    ("fivefold", "fivefold"),
+    ("seventyfive", "seventyfive"),
+    ("claim3", "threefold"),
+    ("claim50", "fifty"),
+)
 
 
 def _columns(o: GameOracle) -> dict:
@@ -399,20 +409,8 @@ def _columns(o: GameOracle) -> dict:
     if result == "1/2-1/2":
         if o.headers.get("Termination") == "Time forfeit":
             reason = "timeout_vs_insufficient_material"
-        elif f["stalemate"][n]:
-            reason = "stalemate"
-        elif f["insufficient"][n]:
-            reason = "insufficient_material"
-        elif f["fivefold"][n]:
-            reason = "fivefold"
-        elif f["seventyfive"][n]:
-            reason = "seventyfive"
-        elif f["claim3"][n]:
-            reason = "threefold"
-        elif f["claim50"][n]:
-            reason = "fifty"
         else:
-            reason = "agreement"
+            reason = next((name for flag, name in DRAW_REASON_FLAGS if f[flag][n]), "agreement")
     cols["draw_reason"] = reason
     cols["final_repetition_count"] = o.rep_count[n]
     cols["final_halfmove_clock"] = o.halfmove_clock[n]

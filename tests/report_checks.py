@@ -110,6 +110,30 @@ def text_problems(fig, min_size: float = 9.0) -> list[str]:
     return problems
 
 
+def check_print_figures(figs, freeze_layout, width: float | None = None) -> None:
+    """Lay out each figure for print with `freeze_layout` (analyzer.report.figures', passed in:
+    this module holds no report code), a layout warning being an error, and assert that its
+    text is readable and never overlaps (and, given, its width in inches). The figures are
+    closed whatever happens, so that a failure leaves no open figures behind."""
+    import warnings
+
+    import matplotlib.pyplot as plt
+    import pytest
+
+    try:
+        for f in figs:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")  # e.g. "constrained_layout not applied"
+                freeze_layout(f.fig)
+            assert text_problems(f.fig) == [], f.name
+            if width is not None:
+                w, _ = f.fig.get_size_inches()
+                assert w == pytest.approx(width)
+    finally:
+        for f in figs:
+            plt.close(f.fig)
+
+
 def cli(*args, cwd=None, timeout=900):
     """Run `python -m analyzer ...` with this checkout's package; the last stdout line (JSON for
     scan)."""

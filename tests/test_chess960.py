@@ -32,7 +32,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import reference as ref
-from conftest import verdict_rows
+from conftest import load_perft_blocks, verdict_rows
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "fixtures")
@@ -52,26 +52,7 @@ def _analyze(data: bytes, editions=(ref.EDITION,)):
 # perft
 
 
-def load_perft(path: str) -> list:
-    """`id N` / `epd FEN4` / `perft D COUNT` blocks -> [(id, fen, {depth: count})]."""
-    out = []
-    with open(path) as fh:
-        for line in fh:
-            line = line.strip()
-            if not line or line.startswith("#"):
-                continue
-            key, _, rest = line.partition(" ")
-            if key == "id":
-                out.append([rest.strip(), None, {}])
-            elif key == "epd":
-                out[-1][1] = rest.strip() + " 0 1"
-            elif key == "perft":
-                d, n = rest.split()
-                out[-1][2][int(d)] = int(n)
-    return [tuple(x) for x in out]
-
-
-PERFT = load_perft(PERFT_FIXTURE)
+PERFT = load_perft_blocks(PERFT_FIXTURE)
 
 
 def _perft(fen: str, depth: int) -> int:
@@ -88,7 +69,7 @@ def test_perft_fixture_parsed():
 
 @pytest.mark.skipif(not os.path.exists(PERFT_SHARED), reason=f"{PERFT_SHARED} not available")
 def test_perft_fixture_is_a_copy_of_the_shared_file():
-    shared = {pid: (fen, counts) for pid, fen, counts in load_perft(PERFT_SHARED)}
+    shared = {pid: (fen, counts) for pid, fen, counts in load_perft_blocks(PERFT_SHARED)}
     assert len(shared) == 960
     for pid, fen, counts in PERFT:
         sfen, scounts = shared[pid]
@@ -113,27 +94,17 @@ def test_perft_counts_are_chess960_counts():
     every 10th position, and the standard reading of the same FEN differs for some of them
     (the file really tests Chess960 castling)."""
 
-    def py_perft(board, depth):
-        if depth == 1:
-            return board.legal_moves.count()
-        n = 0
-        for mv in board.legal_moves:
-            board.push(mv)
-            n += py_perft(board, depth - 1)
-            board.pop()
-        return n
-
     differs = 0
     for pid, fen, c in PERFT[::10]:
-        assert py_perft(chess.Board(fen, chess960=True), 2) == c[2], pid
-        differs += py_perft(chess.Board(fen), 2) != c[2]
+        assert ref.perft(chess.Board(fen, chess960=True), 2) == c[2], pid
+        differs += ref.perft(chess.Board(fen), 2) != c[2]
     assert differs > 0
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(not os.path.exists(PERFT_SHARED), reason=f"{PERFT_SHARED} not available")
 def test_perft_shared_depth_4_and_5():
-    cases = load_perft(PERFT_SHARED)
+    cases = load_perft_blocks(PERFT_SHARED)
     bad = [(pid, fen, 4) for pid, fen, c in cases if _perft(fen, 4) != c[4]]
     bad += [(pid, fen, 5) for pid, fen, c in cases[::5] if _perft(fen, 5) != c[5]]
     assert not bad, bad[:5]

@@ -41,32 +41,28 @@ def _to_py_fen(pos) -> str:
 
 
 def _apply(pos, mv):
+    """The position after `mv` by the side to move, worked out here (not by the kernel's own
+    move function), so that the move found between two replayed positions is an independent
+    reading."""
     wm, wk, bm, bk, stm = pos
     frm, to, capt, promo, _ = mv
-    fb, tb = 1 << frm, 1 << to
     if stm == 0:
-        if wk & fb:
-            wk = wk & ~fb | tb
-        else:
-            wm &= ~fb
-            if promo:
-                wk |= tb
-            else:
-                wm |= tb
-        bm &= ~capt
-        bk &= ~capt
+        wm, wk = _move_pieces(wm, wk, frm, to, promo)
+        bm, bk = bm & ~capt, bk & ~capt
     else:
-        if bk & fb:
-            bk = bk & ~fb | tb
-        else:
-            bm &= ~fb
-            if promo:
-                bk |= tb
-            else:
-                bm |= tb
-        wm &= ~capt
-        wk &= ~capt
+        bm, bk = _move_pieces(bm, bk, frm, to, promo)
+        wm, wk = wm & ~capt, wk & ~capt
     return wm, wk, bm, bk, 1 - stm
+
+
+def _move_pieces(men, kings, frm, to, promo):
+    """(men, kings) of the side that moves from `frm` to `to`: a king stays a king, a man is
+    crowned when `promo` says so."""
+    fb, tb = 1 << frm, 1 << to
+    if kings & fb:
+        return men, kings & ~fb | tb
+    men &= ~fb
+    return (men, kings | tb) if promo else (men | tb, kings)
 
 
 @pytest.fixture(scope="module")

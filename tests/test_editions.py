@@ -418,6 +418,17 @@ def test_no_offer_without_marks():
 # the CLI: several editions side by side
 
 
+def _cli_scan(src, out, *options: str) -> dict:
+    """Scan `src` into `out` through the command line (one worker) and return its --json
+    summary: what a user sees, including the argument parsing of --edition/--custom."""
+    args = [str(src), *options, "--out", str(out), "--workers", "1", "--progress-interval", "0"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "analyzer.cli", "scan", "--json", *args], capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 def test_cli_editions_side_by_side(tmp_path):
     src = tmp_path / "games.pgn"
     src.write_text(
@@ -425,31 +436,7 @@ def test_cli_editions_side_by_side(tmp_path):
         + _pgn("60. Ra2 Ke7 61. Ra1 Ke8 62. Ra2 Ke7 63. Ra1 Ke8", fen=FORTY_FEN, UTCDate="2023.01.01")
     )
     out = tmp_path / "out"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "analyzer.cli",
-            "scan",
-            "--json",
-            str(src),
-            "--edition",
-            "fide_2018,lichess",
-            "--custom",
-            "forty:claim_moves=40",
-            "--out",
-            str(out),
-            "--workers",
-            "1",
-            "--progress-interval",
-            "0",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr
-    summary = json.loads(proc.stdout.strip().splitlines()[-1])
+    summary = _cli_scan(src, out, "--edition", "fide_2018,lichess", "--custom", "forty:claim_moves=40")
     assert summary["games"] == 2
     g = (
         analyzer.scan_verdicts(str(out))
@@ -474,29 +461,7 @@ def test_cli_summary_counts_each_game_once_with_several_editions(tmp_path):
     src = tmp_path / "games.pgn"
     src.write_text(_pgn(SHUFFLE_16) + _pgn("1. e4 e5", result="1-0"))
     out = tmp_path / "out"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "analyzer.cli",
-            "scan",
-            "--json",
-            str(src),
-            "--edition",
-            "fide_2018,fide_2014,lichess",
-            "--out",
-            str(out),
-            "--workers",
-            "1",
-            "--progress-interval",
-            "0",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr
-    summary = json.loads(proc.stdout.strip().splitlines()[-1])
+    summary = _cli_scan(src, out, "--edition", "fide_2018,fide_2014,lichess")
     assert summary["games"] == 2
     assert summary["ok"] == 2 and summary["errors"] == 0
     assert sum(summary["status"].values()) == 2

@@ -26,7 +26,7 @@ import zstandard
 import analyzer
 from analyzer import engine
 from analyzer.kinds import resolve_editions as resolve
-from conftest import out_rows
+from conftest import out_rows, pzstd_file
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "hostile")
 MOVE_ERRORS = ("illegal_move", "ambiguous_move", "bad_token", "unterminated")
@@ -156,10 +156,7 @@ def test_corrupt_frame_in_pzstd_file(tmp_path, small_text, damage):
     header saying so (the decoder then returns the blocks it has and no error): that frame's
     games are lost (reported), the other frames are analyzed as if nothing happened."""
     text = small_text * 2  # ~11 MB: pzstd -1 cuts ~2 MiB frames
-    plain = tmp_path / "big.pgn"
-    plain.write_bytes(text)
-    mf = tmp_path / "big.pgn.zst"
-    subprocess.run(["pzstd", "-q", "-1", "-p", "2", "-f", "-o", str(mf), str(plain)], check=True)
+    mf = pzstd_file(tmp_path, text, "big")
     from analyzer.io.sources import pzstd_frames
 
     frames = pzstd_frames(str(mf))
@@ -667,10 +664,7 @@ def test_input_disappears_mid_run(tmp_path, monkeypatch, capsys):
 
 
 def test_pzstd_input_disappears_after_planning(tmp_path, monkeypatch, small_text):
-    plain = tmp_path / "g.pgn"
-    plain.write_bytes(small_text)
-    mf = tmp_path / "g.pgn.zst"
-    subprocess.run(["pzstd", "-q", "-1", "-p", "2", "-f", "-o", str(mf), str(plain)], check=True)
+    mf = pzstd_file(tmp_path, small_text, "g")
     real = engine.scan.plan_frame_units
 
     def plan_then_delete(info, frames, cfg, editions):

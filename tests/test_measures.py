@@ -208,15 +208,22 @@ def test_derived_columns():
     assert [r["has_clock"] for r in rows] == [False, False, False, False, True, False]
 
 
-def test_parquet_files_carry_provenance_and_out_has_a_data_dictionary(tmp_path, small_text):
+def _scan_head(tmp_path, text: bytes, size: int):
+    """Scan the first `size` bytes of `text` as source "g" (editions fide_2018 and lichess) into
+    tmp_path/out: a small OUT directory to read back. Returns (input file, OUT)."""
     src = tmp_path / "g.pgn"
-    src.write_bytes(small_text[:50_000])
+    src.write_bytes(text[:size])
     out = tmp_path / "out"
     engine.run_scan(
         [str(src)],
         engine.Config(out=str(out), editions=resolve_editions(["fide_2018", "lichess"])),
         progress_interval=0,
     )
+    return src, out
+
+
+def test_parquet_files_carry_provenance_and_out_has_a_data_dictionary(tmp_path, small_text):
+    src, out = _scan_head(tmp_path, small_text, 50_000)
     import analyzer
 
     for table in ("games", "verdicts", "events"):
@@ -235,14 +242,7 @@ def test_parquet_files_carry_provenance_and_out_has_a_data_dictionary(tmp_path, 
 def test_games_with_verdicts_joins_one_edition(tmp_path, small_text):
     import analyzer
 
-    src = tmp_path / "g.pgn"
-    src.write_bytes(small_text[:80_000])
-    out = tmp_path / "out"
-    engine.run_scan(
-        [str(src)],
-        engine.Config(out=str(out), editions=resolve_editions(["fide_2018", "lichess"])),
-        progress_interval=0,
-    )
+    _src, out = _scan_head(tmp_path, small_text, 80_000)
     j = analyzer.games_with_verdicts(str(out), "lichess").collect()
     g = analyzer.scan_games(str(out)).collect()
     assert j.height == g.height and set(j["edition"].cast(str)) == {"lichess"}

@@ -101,13 +101,7 @@ def mutated(draw):
             edits.append((x, x, draw(st.sampled_from(fuzz.INSERTS))))
         else:
             edits.append((x, min(n, x + draw(st.integers(1, 64))), b""))
-    edits.sort(key=lambda m: (m[0], m[1]))
-    kept = []
-    end = -1
-    for m in edits:
-        if m[0] > end:
-            kept.append(m)
-            end = max(m[1], m[0])
+    kept = fuzz.disjoint(edits)
     block = draw(st.sampled_from([64, 1000, 1 << 16, 8 << 20]))
     chunk = draw(st.sampled_from([7, 100, 4096, 1 << 22]))
     return base, kept, block, chunk

@@ -22,6 +22,7 @@ import analyzer
 from analyzer import engine
 from analyzer.io import remote
 from analyzer.kinds import resolve_editions as resolve
+from conftest import pzstd_file
 from servers import HTTPRangeServer, S3Server
 
 BUCKET = "games"
@@ -50,17 +51,6 @@ def _no_faults(request):
     for name in ("s3", "http"):
         if name in request.fixturenames:
             request.getfixturevalue(name).faults.clear()
-
-
-def _pzstd(tmp_path, text: bytes, name: str) -> str:
-    if shutil.which("pzstd") is None:
-        pytest.fail("pzstd (Debian package zstd) is required; .ci/run installs it")
-    plain = tmp_path / f"{name}.pgn"
-    plain.write_bytes(text)
-    out = tmp_path / f"{name}.pgn.zst"
-    subprocess.run(["pzstd", "-q", "-1", "-p", "2", "-f", "-o", str(out), str(plain)], check=True)
-    plain.unlink()
-    return str(out)
 
 
 def _upload(s3, path: str, key: str) -> str:
@@ -102,7 +92,7 @@ def inputs(tmp_path_factory, small_text):
     import zstandard
 
     cut = small_text.index(b"[Event ", 2_000_000)
-    a = _pzstd(d, small_text * 2, "multi")
+    a = str(pzstd_file(d, small_text * 2, "multi"))
     b = d / "single.pgn.zst"
     b.write_bytes(zstandard.ZstdCompressor(level=3).compress(small_text[:cut]))
     c = d / "plain.pgn"
@@ -189,7 +179,7 @@ def test_globs_and_prefixes_plan_every_source(s3, inputs, local_ref, tmp_path):
 def test_frame_units_read_only_their_ranges(s3, tmp_path, small_text):
     """A pzstd object: the header walk and each unit's frames are ranged reads; no request
     reads the whole object."""
-    mf = _pzstd(tmp_path, small_text * 2, "ranges")
+    mf = str(pzstd_file(tmp_path, small_text * 2, "ranges"))
     url = _upload(s3, mf, "in4/ranges.pgn.zst")
     size = os.path.getsize(mf)
     s3.faults.clear()
@@ -208,7 +198,7 @@ def test_frame_units_read_only_their_ranges(s3, tmp_path, small_text):
 
 
 def test_transient_errors_on_ranged_reads_are_retried_s3(s3, tmp_path, small_text):
-    mf = _pzstd(tmp_path, small_text * 2, "flaky")
+    mf = str(pzstd_file(tmp_path, small_text * 2, "flaky"))
     url = _upload(s3, mf, "in5/flaky.pgn.zst")
     _ref, code = _scan([mf], tmp_path / "ref", workers=1, frames_per_unit=1)
     assert code == 0
@@ -236,7 +226,7 @@ def test_http_inputs_with_dropped_connections_and_503(http, tmp_path, small_text
     read by ranges; a connection cut mid-body and a 503 are retried by read_range."""
     import zstandard
 
-    mf = _pzstd(tmp_path, small_text * 2, "web")
+    mf = str(pzstd_file(tmp_path, small_text * 2, "web"))
     shutil.copy(mf, http.root / "web.pgn.zst")
     (http.root / "one.pgn.zst").write_bytes(zstandard.ZstdCompressor().compress(small_text))
     _ref, code = _scan([mf, str(http.root / "one.pgn.zst")], tmp_path / "ref", workers=1, frames_per_unit=1)
@@ -262,7 +252,7 @@ def test_http_inputs_with_dropped_connections_and_503(http, tmp_path, small_text
 def test_http_permanent_failure_fails_the_unit_not_the_accounting(http, tmp_path, small_text, monkeypatch):
     """A range that never comes back: the run ends with exit 1 and names the unit, nothing is
     reported as complete, and a rerun (the server well again) completes the source."""
-    mf = _pzstd(tmp_path, small_text * 2, "down")
+    mf = str(pzstd_file(tmp_path, small_text * 2, "down"))
     shutil.copy(mf, http.root / "down.pgn.zst")
     monkeypatch.setattr(remote, "BACKOFF", 0.01)
     from analyzer.engine import scan as scan_mod
@@ -284,42 +274,21 @@ def test_http_permanent_failure_fails_the_unit_not_the_accounting(http, tmp_path
     assert code == 0 and summary["games"] == 4000
 
 
+def _cli_refused(*args: str) -> str:
+    """stderr of `python -m analyzer ARGS`, once checked that it exits 2 (a usage or input
+    error) with a message and not a traceback."""
+    r = subprocess.run(
+        [sys.executable, "-m", "analyzer", *args], capture_output=True, text=True, env={**os.environ}, timeout=120
+    )
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    return r.stderr
+
+
 def test_missing_object_and_bad_option_exit_2(s3, tmp_path):
-    env = {**os.environ}
-    r = subprocess.run(
-        [sys.executable, "-m", "analyzer", "scan", f"s3://{BUCKET}/nope/x.pgn.zst", "--out", str(tmp_path / "o")],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
-    assert r.returncode == 2 and "no such object" in r.stderr and "Traceback" not in r.stderr
-    r = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "analyzer",
-            "scan",
-            "x.pgn",
-            "--storage-option",
-            "novalue",
-            "--out",
-            str(tmp_path / "o"),
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
-    assert r.returncode == 2 and "KEY=VALUE" in r.stderr and "Traceback" not in r.stderr
-    r = subprocess.run(
-        [sys.executable, "-m", "analyzer", "scan", "x.pgn", "--out", "s3://no-such-bucket-here/o"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
-    assert r.returncode == 2 and "Traceback" not in r.stderr
+    out = str(tmp_path / "o")
+    assert "no such object" in _cli_refused("scan", f"s3://{BUCKET}/nope/x.pgn.zst", "--out", out)
+    assert "KEY=VALUE" in _cli_refused("scan", "x.pgn", "--storage-option", "novalue", "--out", out)
+    _cli_refused("scan", "x.pgn", "--out", "s3://no-such-bucket-here/o")
 
 
 def test_lease_refuses_a_second_run_and_takes_over_a_dead_one(s3, tmp_path):
@@ -386,7 +355,7 @@ def _cli_env(s3):
 
 
 def test_kill_9_midway_then_resume_on_s3(s3, tmp_path, small_text):
-    mf = _pzstd(tmp_path, small_text * 4, "killed")
+    mf = str(pzstd_file(tmp_path, small_text * 4, "killed"))
     url = _upload(s3, mf, "in6/killed.pgn.zst")
     ref, code = _scan([mf], tmp_path / "ref", workers=1, editions=("fide_2018",), frames_per_unit=1)
     assert code == 0 and ref["units"] >= 5

@@ -17,6 +17,7 @@ import analyzer
 from analyzer import engine
 from analyzer.engine.lock import OutLock
 from analyzer.kinds import resolve_editions as resolve
+from conftest import pzstd_file
 
 
 def _cli(*args, timeout=300, **kw):
@@ -40,23 +41,12 @@ def _games(out) -> pl.DataFrame:
     return analyzer.scan_games(str(out)).collect()
 
 
-def _pzstd(tmp_path, text: bytes, name: str) -> str:
-    if shutil.which("pzstd") is None:
-        pytest.fail("pzstd (Debian package zstd) is required; .ci/run installs it")
-    plain = tmp_path / f"{name}.pgn"
-    plain.write_bytes(text)
-    mf = tmp_path / f"{name}.pgn.zst"
-    subprocess.run(["pzstd", "-q", "-1", "-p", "2", "-f", "-o", str(mf), str(plain)], check=True)
-    plain.unlink()
-    return str(mf)
-
-
 # 1. A resume that hung: the first unfinished unit of a pzstd source at index >= 4 x workers.
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the forked engine is for Linux")
 def test_resume_with_first_missing_unit_beyond_the_window_finishes(tmp_path, small_text):
-    mf = _pzstd(tmp_path, small_text * 5, "big")  # ~14 frames of 2 MiB
+    mf = str(pzstd_file(tmp_path, small_text * 5, "big"))  # ~14 frames of 2 MiB
     out = tmp_path / "out"
     args = ("scan", mf, "--out", str(out), "--workers", "2", "--frames-per-unit", "1")
     r = _cli(*args)
@@ -113,7 +103,7 @@ def test_no_blank_lines_between_games_read_in_units(tmp_path, small_text):
 def test_no_blank_lines_in_pzstd_frames(tmp_path, small_text):
     """Frame units find game starts after a result token when there are no blank lines."""
     text = small_text.replace(b"\n\n", b"\n") * 3
-    mf = _pzstd(tmp_path, text, "noblank")
+    mf = str(pzstd_file(tmp_path, text, "noblank"))
     summary, code = _scan([mf], tmp_path / "out", workers=2, frames_per_unit=1)
     assert code == 0 and summary["units"] >= 3
     assert summary["games"] == 6000 and _games(tmp_path / "out").height == 6000

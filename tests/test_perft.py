@@ -6,11 +6,9 @@ Default run: for each position the deepest depth whose published count is <= 200
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
-from conftest import need
+from conftest import load_perft_blocks, need
 
 DEFAULT_MAX_NODES = 200_000
 RANDOM_EVERY = 20  # default run: every 20th position of random.perft ...
@@ -34,32 +32,6 @@ def load_epd_suite(path: str) -> list:
                     counts[int(tok[0][1:])] = int(tok[1])
             out.append((f"suite-{i + 1}", fen, counts))
     return out
-
-
-def load_perft_blocks(path: str) -> list:
-    """tricky.perft / random.perft: blocks of `id NAME`, `epd FEN4`, `perft D N` lines."""
-    out = []
-    cur = None
-    with open(path) as fh:
-        for line in fh:
-            line = line.strip()
-            if not line or line.startswith("#"):
-                continue
-            key, _, rest = line.partition(" ")
-            if key == "id":
-                cur = [rest.strip(), None, {}]
-                out.append(cur)
-            elif key == "epd":
-                if cur is None or cur[1] is not None:  # an epd without its own id line
-                    cur = [f"{os.path.basename(path)}-{len(out) + 1}", None, {}]
-                    out.append(cur)
-                fields = rest.split()
-                fen = " ".join(fields[:4])
-                cur[1] = fen + " 0 1" if len(fields) == 4 else " ".join(fields)
-            elif key == "perft":
-                d, n = rest.split()
-                cur[2][int(d)] = int(n)
-    return [tuple(x) for x in out]
 
 
 SUITE = load_epd_suite(need("perft/perftsuite.epd"))
@@ -148,25 +120,16 @@ def test_perft_random_depth4(pid, fen, depth, expected):
     _run(pid, fen, depth, expected)
 
 
-def _py_perft(board, depth: int) -> int:
-    if depth == 1:
-        return board.legal_moves.count()
-    n = 0
-    for move in board.legal_moves:
-        board.push(move)
-        n += _py_perft(board, depth - 1)
-        board.pop()
-    return n
-
-
 def test_expected_counts_agree_with_python_chess():
     """Guards the file parsing: python-chess reproduces the depth-1/2 counts we read."""
     import chess
+
+    import reference as ref
 
     bad = []
     for pid, fen, counts in SUITE + TRICKY + RANDOM[::200]:
         board = chess.Board(fen, chess960=_is_chess960_xfen(pid, fen))
         for d in (1, 2):
-            if d in counts and _py_perft(board, d) != counts[d]:
+            if d in counts and ref.perft(board, d) != counts[d]:
                 bad.append((pid, fen, d, counts[d]))
     assert not bad, bad[:5]

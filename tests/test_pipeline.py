@@ -6,7 +6,6 @@ import bz2
 import gzip
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -18,7 +17,7 @@ import pytest
 from analyzer import engine
 from analyzer.engine import unit as unit_mod
 from analyzer.kinds import resolve_editions as resolve
-from conftest import need, out_tables, same_tables
+from conftest import need, out_tables, pzstd_file, same_tables
 
 SMALL = need("lichess_small.pgn")
 
@@ -71,13 +70,7 @@ def test_compressed_inputs_give_the_same_tables(tmp_path, baseline, small_text, 
 
 
 def test_pzstd_multiframe_equals_single_frame(tmp_path, baseline, small_text):
-    if shutil.which("pzstd") is None:
-        pytest.fail("pzstd (Debian package zstd) is required; .ci/run installs it")
-    plain = tmp_path / "games.pgn"
-    plain.write_bytes(small_text)
-    mf = tmp_path / "games.pgn.zst"
-    # Level 1 makes pzstd cut 2 MiB frames: 3 frames for this 5.4 MB file.
-    subprocess.run(["pzstd", "-q", "-1", "-p", "2", "-f", "-o", str(mf), str(plain)], check=True)
+    mf = pzstd_file(tmp_path, small_text)  # 3 frames of 2 MiB for this 5.4 MB file
     from analyzer.io.sources import pzstd_frames
 
     frames = pzstd_frames(str(mf))
@@ -307,16 +300,6 @@ def test_split_pieces_gives_the_joined_text(small_text):
 # The forked engine (pzstd inputs, several workers, Linux): children write their own parts
 
 
-def _pzstd_file(tmp_path, text, name="games"):
-    if shutil.which("pzstd") is None:
-        pytest.fail("pzstd (Debian package zstd) is required; .ci/run installs it")
-    plain = tmp_path / f"{name}.pgn"
-    plain.write_bytes(text)
-    mf = tmp_path / f"{name}.pgn.zst"
-    subprocess.run(["pzstd", "-q", "-1", "-p", "2", "-f", "-o", str(mf), str(plain)], check=True)
-    return mf
-
-
 def _scan_engine(inputs, out, kind, workers=2, **cfg_kw):
     cfg = engine.Config(out=str(out), editions=resolve(["fide_2018"]), **cfg_kw)
     return engine.run_scan([str(p) for p in inputs], cfg, workers=workers, engine=kind, progress_interval=0)
@@ -354,7 +337,7 @@ def test_forked_engine_failure_then_rerun_gives_the_threads_tables(tmp_path, sma
     naming the unit, the other units are kept (final or staging), and a rerun recomputes only
     what is missing and gives the tables of a run with worker threads. (In a fresh process:
     the forked engine is used only where no other thread runs.)"""
-    mf = _pzstd_file(tmp_path, small_text * 2)
+    mf = pzstd_file(tmp_path, small_text * 2)
     ref = tmp_path / "ref"
     summary, code = _scan_engine([mf], ref, "threads", frames_per_unit=1)
     assert code == 0 and summary["units"] >= 5
@@ -405,7 +388,7 @@ def _live_children(ppid: int) -> list[str]:
 def test_forked_engine_kill_9_midway_then_resume(tmp_path, small_text):
     """kill -9 of a 2-worker scan of a pzstd file (forked workers) midway, then the same command:
     the tables of an uninterrupted run; the workers do not outlive their parent."""
-    mf = _pzstd_file(tmp_path, small_text * 3)
+    mf = pzstd_file(tmp_path, small_text * 3)
     args = ["scan", str(mf), "--workers", "2", "--frames-per-unit", "1", "--progress-interval", "0"]
     r = _cli(*args, "--out", str(tmp_path / "ref"), "--engine", "threads")
     assert r.returncode == 0, r.stderr

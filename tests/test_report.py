@@ -12,14 +12,13 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
-import warnings
 
 import polars as pl
 import pytest
 
 from analyzer import report
 from conftest import need
-from report_checks import MEASURE_KN, cli, counts, raw_joined, text_problems, wilson_roots
+from report_checks import MEASURE_KN, check_print_figures, cli, counts, raw_joined, text_problems, wilson_roots
 
 SMALL = need("lichess_small.pgn")
 EDGE = need("edge_cases.pgn")
@@ -334,19 +333,7 @@ def test_figures_text_is_readable_and_never_overlaps(run):
 
     figs = report.build_figures(run["out"])
     assert len(figs) >= 4
-    try:
-        for f in figs:
-            with warnings.catch_warnings():
-                warnings.simplefilter("error")  # e.g. "constrained_layout not applied"
-                figures.freeze_layout(f.fig)
-            assert text_problems(f.fig) == [], f.name
-            w, _ = f.fig.get_size_inches()
-            assert w == pytest.approx(7.0)
-    finally:
-        import matplotlib.pyplot as plt
-
-        for f in figs:
-            plt.close(f.fig)
+    check_print_figures(figs, figures.freeze_layout, width=7.0)
 
 
 def test_text_check_catches_an_overlap():

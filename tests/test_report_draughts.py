@@ -130,21 +130,9 @@ def test_draughts_figure_and_page(run):
 
 
 def test_draughts_figures_lay_out_and_text_never_overlaps(run):
-    import warnings
-
-    import matplotlib.pyplot as plt
-
     from analyzer.report import figures
-    from report_checks import text_problems
+    from report_checks import check_print_figures
 
     figs = report.build_figures(run["out"])
     assert {f.name for f in figs} >= {"rules_russian_draughts", "outcomes_russian_draughts"}
-    try:
-        for f in figs:
-            with warnings.catch_warnings():
-                warnings.simplefilter("error")  # e.g. "constrained_layout not applied"
-                figures.freeze_layout(f.fig)
-            assert text_problems(f.fig) == [], f.name
-    finally:
-        for f in figs:
-            plt.close(f.fig)
+    check_print_figures(figs, figures.freeze_layout)

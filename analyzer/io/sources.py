@@ -111,17 +111,31 @@ def _sniff(head: bytes) -> str:
     return "none"
 
 
-class _Prefixed(io.RawIOBase):
+class _Wrapper(io.RawIOBase):
+    """A readable raw stream over another one (`inner`) that it owns: closing it closes the
+    inner stream too, and marks this one closed even when that fails."""
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def readable(self):
+        return True
+
+    def close(self):
+        try:
+            self.inner.close()
+        finally:
+            super().close()
+
+
+class _Prefixed(_Wrapper):
     """A stream that was read from before (to sniff it): the bytes read first, then the rest.
     Pipes, FIFOs and process substitution cannot be reopened or rewound, so the sniffed head
     is kept and given back to the one reader that follows."""
 
     def __init__(self, head: bytes, raw):
+        super().__init__(raw)
         self.head = head
-        self.raw = raw
-
-    def readable(self):
-        return True
 
     def readinto(self, b):
         if self.head:
@@ -129,13 +143,7 @@ class _Prefixed(io.RawIOBase):
             b[:n] = self.head[:n]
             self.head = self.head[n:]
             return n
-        return self.raw.readinto(b)
-
-    def close(self):
-        try:
-            self.raw.close()
-        finally:
-            super().close()
+        return self.inner.readinto(b)
 
 
 _STREAMS: dict[str, _Prefixed] = {}  # path of a non-seekable input -> its sniffed, unread stream
@@ -305,26 +313,17 @@ def _decoder(raw, compression: str):
     return raw
 
 
-class _Counting(io.RawIOBase):
+class _Counting(_Wrapper):
     """Counts the (compressed) bytes read from the input, for progress."""
 
     def __init__(self, raw):
-        self.raw = raw
+        super().__init__(raw)
         self.count = 0
 
-    def readable(self):
-        return True
-
     def readinto(self, b):
-        n = self.raw.readinto(b)
+        n = self.inner.readinto(b)
         self.count += n or 0
         return n
-
-    def close(self):
-        try:
-            self.raw.close()
-        finally:
-            super().close()
 
 
 def open_stream(path: str, compression: str, size: int | None = None):
@@ -350,31 +349,22 @@ def open_stream(path: str, compression: str, size: int | None = None):
     return stream
 
 
-class _WithCount(io.RawIOBase):
+class _WithCount(_Wrapper):
     def __init__(self, stream, counting):
-        self.stream = stream
+        super().__init__(stream)
         self.counting = counting
-
-    def readable(self):
-        return True
 
     def input_count(self) -> int:
         return self.counting.count
 
     def read(self, n=-1):
-        return self.stream.read(n)
+        return self.inner.read(n)
 
     def read1(self, n=-1):
-        return self.stream.read1(n)
+        return self.inner.read1(n)
 
     def readinto(self, b):
-        return self.stream.readinto(b)
-
-    def close(self):
-        try:
-            self.stream.close()
-        finally:
-            super().close()
+        return self.inner.readinto(b)
 
 
 class _ZstdFrameTracker:
@@ -461,25 +451,22 @@ class _ZstdFrameTracker:
                 self.state, self.want = "magic", 4
 
 
-class _ZstdStream(io.RawIOBase):
+class _ZstdStream(_Wrapper):
     """Decoded bytes of a zstd input; raises ZstdError at the end when the input was cut
     inside a frame (a truncated download) instead of ending quietly."""
 
     def __init__(self, reader, tracker: _ZstdFrameTracker):
-        self.reader = reader
+        super().__init__(reader)
         self.tracker = tracker
 
-    def readable(self):
-        return True
-
     def read(self, n=-1):
-        data = self.reader.read(n)
+        data = self.inner.read(n)
         if not data and n != 0:
             self._check_end()
         return data
 
     def read1(self, n=-1):
-        data = self.reader.read1(n)
+        data = self.inner.read1(n)
         if not data and n != 0:
             self._check_end()
         return data
@@ -490,17 +477,23 @@ class _ZstdStream(io.RawIOBase):
                 f"the zstd input ends inside a frame after {self.tracker.consumed} compressed bytes (truncated)"
             )
 
-    def close(self):
-        try:
-            self.reader.close()
-        finally:
-            super().close()
-
 
 @dataclass(frozen=True)
 class Frame:
     offset: int  # byte offset of the zstd frame (after its skippable header) in the file
     size: int  # compressed size
+
+
+def _frame_after_header(head: bytes, offset: int) -> Frame | None:
+    """The zstd frame that the 12 bytes `head`, read at `offset`, announce as pzstd's skippable
+    header (magic, length 4, compressed size), or None if they are short or not such a header:
+    the one reading of a header for the local and the ranged walks and for next_frame."""
+    if len(head) < 12:
+        return None
+    magic, length, csize = struct.unpack("<III", head)
+    if not (SKIPPABLE_LO <= magic <= SKIPPABLE_HI) or length != 4:
+        return None
+    return Frame(offset + 12, csize)
 
 
 def pzstd_frames(path: str, size: int | None = None, stats: dict | None = None) -> list[Frame] | None:
@@ -518,14 +511,11 @@ def pzstd_frames(path: str, size: int | None = None, stats: dict | None = None) 
         pos = 0
         while pos < size:
             fh.seek(pos)
-            head = fh.read(12)
-            if len(head) < 12:
+            frame = _frame_after_header(fh.read(12), pos)
+            if frame is None:
                 return None
-            magic, length, csize = struct.unpack("<III", head)
-            if not (SKIPPABLE_LO <= magic <= SKIPPABLE_HI) or length != 4:
-                return None
-            frames.append(Frame(pos + 12, csize))
-            pos += 12 + csize
+            frames.append(frame)
+            pos = frame.offset + frame.size
         if pos != size:
             return None
     return frames if len(frames) > 1 else None
@@ -554,13 +544,12 @@ def _walk_url(url: str, size: int, stats: dict | None) -> list[Frame] | None:
             reads += 1
             if len(block) < 12:
                 return None
-        head = block[pos - block_start : pos - block_start + 12]
-        magic, length, csize = struct.unpack("<III", head)
-        if not (SKIPPABLE_LO <= magic <= SKIPPABLE_HI) or length != 4:
+        frame = _frame_after_header(block[pos - block_start : pos - block_start + 12], pos)
+        if frame is None:
             return None
-        frames.append(Frame(pos + 12, csize))
-        ahead = WALK_AHEAD if csize + 24 <= WALK_AHEAD else 0
-        pos += 12 + csize
+        frames.append(frame)
+        ahead = WALK_AHEAD if frame.size + 24 <= WALK_AHEAD else 0
+        pos = frame.offset + frame.size
     if stats is not None:
         stats["reads"] = stats.get("reads", 0) + reads
     if pos != size:
@@ -579,12 +568,7 @@ def next_frame(path: str, offset: int, size: int | None) -> Frame | None:
         with open(path, "rb") as fh:
             fh.seek(offset)
             head = fh.read(12)
-    if len(head) < 12:
-        return None
-    magic, length, csize = struct.unpack("<III", head)
-    if not (SKIPPABLE_LO <= magic <= SKIPPABLE_HI) or length != 4:
-        return None
-    return Frame(offset + 12, csize)
+    return _frame_after_header(head, offset)
 
 
 _frame_buffers = threading.local()

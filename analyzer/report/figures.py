@@ -21,6 +21,7 @@ from analyzer.report.model import (
     LICHESS_FIVEFOLD,
     MEASURE,
     MEASURES,
+    RATE_SCHEMA,
     RULE_LABELS,
     TREND_MEASURES,
     EdClass,
@@ -129,12 +130,7 @@ _DATA_SCHEMA = {
     "series": pl.String,
     "editions": pl.String,
     "x": pl.String,
-    "applicable": pl.Boolean,
-    "k": pl.Int64,
-    "n": pl.Int64,
-    "rate": pl.Float64,
-    "ci_low": pl.Float64,
-    "ci_high": pl.Float64,
+    **RATE_SCHEMA,
     "small": pl.Boolean,
 }
 

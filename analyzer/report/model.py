@@ -91,6 +91,25 @@ RULE_LABELS = {
     "small_ending": "2 kings, or king + man, vs one piece (32.1)",
     "king_moves": "king moves only (FMJD 7.2.5)",
 }
+# The columns that name an edition class (a series of editions with one verdict on a measure),
+# in every table of classes or of their rates.
+CLASS_SCHEMA = {
+    "game_type": pl.String,
+    "platform": pl.String,
+    "measure": pl.String,
+    "series": pl.String,
+    "editions": pl.String,
+}
+# The columns of a rate and its Wilson interval (stats.wilson), in the tables and figure data
+# that give one.
+RATE_SCHEMA = {
+    "applicable": pl.Boolean,
+    "k": pl.Int64,
+    "n": pl.Int64,
+    "rate": pl.Float64,
+    "ci_low": pl.Float64,
+    "ci_high": pl.Float64,
+}
 PLATFORM_LABELS = {"lichess": "Lichess", "chess.com": "Chess.com", "otb": "over the board", "other": "other"}
 GAME_TYPE_LABELS = {"chess": "chess", "russian_draughts": "Russian draughts"}
 
@@ -461,16 +480,7 @@ def build(out_dir: str) -> Report:
                             "editions": ",".join(k.editions),
                         }
                     )
-    t["edition_classes"] = pl.DataFrame(
-        cls_rows,
-        schema={
-            "game_type": pl.String,
-            "platform": pl.String,
-            "measure": pl.String,
-            "series": pl.String,
-            "editions": pl.String,
-        },
-    )
+    t["edition_classes"] = pl.DataFrame(cls_rows, schema=CLASS_SCHEMA)
     t["headline"] = headline(rep)
     return rep
 
@@ -526,18 +536,9 @@ def headline(rep: Report) -> pl.DataFrame:
     return pl.DataFrame(
         rows,
         schema={
-            "game_type": pl.String,
-            "platform": pl.String,
-            "measure": pl.String,
-            "series": pl.String,
-            "editions": pl.String,
+            **CLASS_SCHEMA,
             "primary": pl.Boolean,
-            "applicable": pl.Boolean,
-            "k": pl.Int64,
-            "n": pl.Int64,
-            "rate": pl.Float64,
-            "ci_low": pl.Float64,
-            "ci_high": pl.Float64,
+            **RATE_SCHEMA,
             "text": pl.String,
             "description": pl.String,
         },

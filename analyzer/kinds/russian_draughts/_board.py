@@ -150,6 +150,20 @@ def _king_can_capture(sq, occ, capturable):
 
 
 @numba.njit(cache=True, nogil=True)
+def move_buffers():
+    """Room for the moves of one position, as generate_moves fills it: (from, to, captured
+    mask, promotes, path of landing squares, path length), MAX_MOVES each."""
+    return (
+        np.empty(MAX_MOVES, np.int64),
+        np.empty(MAX_MOVES, np.int64),
+        np.empty(MAX_MOVES, np.uint64),
+        np.empty(MAX_MOVES, np.bool_),
+        np.empty((MAX_MOVES, MAX_PATH), np.int64),
+        np.empty(MAX_MOVES, np.int64),
+    )
+
+
+@numba.njit(cache=True, nogil=True)
 def generate_moves(wm, wk, bm, bk, stm, mv_from, mv_to, mv_capt, mv_promo, mv_path, mv_plen, dedup):
     """Fill the move arrays with the legal moves; return their number (captures if any exist).
 
@@ -300,43 +314,36 @@ def generate_moves(wm, wk, bm, bk, stm, mv_from, mv_to, mv_capt, mv_promo, mv_pa
 @numba.njit(cache=True, nogil=True)
 def apply_move(wm, wk, bm, bk, stm, frm, to, capt, promo):
     """Position after the move (side to move flips)."""
-    fb = _bit(frm)
-    tb = _bit(to)
     if stm == 0:
-        if wk & fb:
-            wk = (wk & ~fb) | tb
-        else:
-            wm = wm & ~fb
-            if promo:
-                wk |= tb
-            else:
-                wm |= tb
+        wm, wk = _move_pieces(wm, wk, frm, to, promo)
         bm &= ~capt
         bk &= ~capt
     else:
-        if bk & fb:
-            bk = (bk & ~fb) | tb
-        else:
-            bm = bm & ~fb
-            if promo:
-                bk |= tb
-            else:
-                bm |= tb
+        bm, bk = _move_pieces(bm, bk, frm, to, promo)
         wm &= ~capt
         wk &= ~capt
     return wm, wk, bm, bk, 1 - stm
 
 
 @numba.njit(cache=True, nogil=True)
+def _move_pieces(men, kings, frm, to, promo):
+    """(men, kings) of the side that moves from `frm` to `to`, the same code for either colour:
+    a king stays a king, a man is crowned when `promo` says so."""
+    fb = _bit(frm)
+    tb = _bit(to)
+    if kings & fb:
+        return men, (kings & ~fb) | tb
+    men = men & ~fb
+    if promo:
+        return men, kings | tb
+    return men | tb, kings
+
+
+@numba.njit(cache=True, nogil=True)
 def _perft(wm, wk, bm, bk, stm, depth, dedup):
     if depth == 0:
         return 1
-    mv_from = np.empty(MAX_MOVES, np.int64)
-    mv_to = np.empty(MAX_MOVES, np.int64)
-    mv_capt = np.empty(MAX_MOVES, np.uint64)
-    mv_promo = np.empty(MAX_MOVES, np.bool_)
-    mv_path = np.empty((MAX_MOVES, MAX_PATH), np.int64)
-    mv_plen = np.empty(MAX_MOVES, np.int64)
+    mv_from, mv_to, mv_capt, mv_promo, mv_path, mv_plen = move_buffers()
     n = generate_moves(wm, wk, bm, bk, stm, mv_from, mv_to, mv_capt, mv_promo, mv_path, mv_plen, dedup)
     if depth == 1:
         return n
@@ -356,12 +363,7 @@ def perft(depth: int, position=None, dedup: bool = True) -> int:
 def legal_moves(position, dedup: bool = True):
     """Python helper (tests): list of (from, to, captured mask, promotes, path) with internal indices."""
     wm, wk, bm, bk, stm = position
-    mv_from = np.empty(MAX_MOVES, np.int64)
-    mv_to = np.empty(MAX_MOVES, np.int64)
-    mv_capt = np.empty(MAX_MOVES, np.uint64)
-    mv_promo = np.empty(MAX_MOVES, np.bool_)
-    mv_path = np.empty((MAX_MOVES, MAX_PATH), np.int64)
-    mv_plen = np.empty(MAX_MOVES, np.int64)
+    mv_from, mv_to, mv_capt, mv_promo, mv_path, mv_plen = move_buffers()
     n = generate_moves(
         np.uint64(wm),
         np.uint64(wk),

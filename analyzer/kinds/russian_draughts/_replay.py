@@ -37,12 +37,11 @@ from analyzer.codes import (
     S_TRUNCATED,
 )
 from analyzer.kinds.russian_draughts._board import (
-    MAX_MOVES,
-    MAX_PATH,
     ZOBRIST,
     ZOBRIST_BLACK,
     apply_move,
     generate_moves,
+    move_buffers,
     popcount,
     zobrist_key,
 )
@@ -164,6 +163,33 @@ def _path_matches(path, plen, to, sqs, nsq):
 
 
 @numba.njit(cache=True, nogil=True)
+def _comment_end(buf, pos, end):
+    """Index of the first '}' at or after pos (the end of a comment), or `end` if none."""
+    while pos < end and buf[pos] != 125:
+        pos += 1
+    return pos
+
+
+@numba.njit(cache=True, nogil=True)
+def _variation_end(buf, pos, end):
+    """Index of the ')' that closes the variation opened at pos (comments inside skipped,
+    variations nested), or a position >= `end` if the text ends first."""
+    depth = 0
+    while pos < end:
+        c = buf[pos]
+        if c == 123:
+            pos = _comment_end(buf, pos, end)
+        elif c == 40:
+            depth += 1
+        elif c == 41:
+            depth -= 1
+            if depth == 0:
+                break
+        pos += 1
+    return pos
+
+
+@numba.njit(cache=True, nogil=True)
 def replay_batch(
     buf,
     mt_start,
@@ -192,12 +218,7 @@ def replay_batch(
     g_moves_seen,
 ):
     """Replay games i with active[i]; facts of game i go to slots ply_off[i]..ply_off[i+1]-1."""
-    mv_from = np.empty(MAX_MOVES, np.int64)
-    mv_to = np.empty(MAX_MOVES, np.int64)
-    mv_capt = np.empty(MAX_MOVES, np.uint64)
-    mv_promo = np.empty(MAX_MOVES, np.bool_)
-    mv_path = np.empty((MAX_MOVES, MAX_PATH), np.int64)
-    mv_plen = np.empty(MAX_MOVES, np.int64)
+    mv_from, mv_to, mv_capt, mv_promo, mv_path, mv_plen = move_buffers()
     sqs = np.empty(_MAX_TOKSQ, np.int64)
     for g in range(len(mt_start)):
         g_status[g] = S_OK
@@ -269,29 +290,8 @@ def replay_batch(
                 if _is_space(c):
                     pos += 1
                     continue
-                if c == 123:  # {
-                    pos += 1
-                    while pos < end and buf[pos] != 125:
-                        pos += 1
-                    if pos >= end:
-                        g_status[g] = S_TRUNCATED
-                        break
-                    pos += 1
-                    continue
-                if c == 40:  # ( variation, nested
-                    depth = 0
-                    while pos < end:
-                        cc = buf[pos]
-                        if cc == 123:
-                            while pos < end and buf[pos] != 125:
-                                pos += 1
-                        elif cc == 40:
-                            depth += 1
-                        elif cc == 41:
-                            depth -= 1
-                            if depth == 0:
-                                break
-                        pos += 1
+                if c == 123 or c == 40:  # { comment } or ( variation, nested )
+                    pos = _comment_end(buf, pos + 1, end) if c == 123 else _variation_end(buf, pos, end)
                     if pos >= end:
                         g_status[g] = S_TRUNCATED
                         break

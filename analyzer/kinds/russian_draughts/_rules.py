@@ -123,10 +123,10 @@ def _config(wm, wk, bm, bk, diag_fmjd, small_fmjd):
 
 
 @numba.njit(**JIT)
-def _emit(
-    ne, g, p, rule, kind, side, rep, counter, ev_game, ev_ply, ev_rule, ev_kind, ev_side, ev_reps, ev_hmc, ev_clock
-):
-    """Write one event row at index ne if it fits; return the next index."""
+def _emit(ne, g, p, rule, kind, side, rep, counter, ev):
+    """Write one event row at index ne if it fits; return the next index. `ev`: the event
+    arrays (game, ply, rule, kind, side, repetitions, counter, clock), passed as one."""
+    ev_game, ev_ply, ev_rule, ev_kind, ev_side, ev_reps, ev_hmc, ev_clock = ev
     if ne < len(ev_game):
         ev_game[ne] = g
         ev_ply[ne] = p
@@ -137,6 +137,30 @@ def _emit(
         ev_hmc[ne] = counter
         ev_clock[ne] = np.nan
     return ne + 1
+
+
+@numba.njit(**JIT)
+def _run_start(stronger, p0, side, p):
+    """(first ply, stronger side) of the current run of a king ending at ply p, `stronger`
+    being its stronger side there (-1: not that ending): a run starts anew when the ending
+    appears or changes sides, and is (-1, -1) while it is absent."""
+    if stronger < 0:
+        return -1, -1
+    if p0 < 0 or side != stronger:
+        return p, stronger
+    return p0, side
+
+
+@numba.njit(**JIT)
+def _end_by(ne, out, col, rule, g, p, p0, stm, p_nlegal, s, ev):
+    """A king ending's automatic end at ply p, where its count is reached: if the side to move
+    has a move and the ending has not ended the game before, its verdict column and its event
+    (counter: plies since the run began). Returns ne. The callers test the count first, so the
+    call and the p_nlegal read happen only there, as before this helper."""
+    if p_nlegal[s] > 0 and out[g, col] < 0:
+        out[g, col] = p
+        ne = _emit(ne, g, p, rule, K_AUTO, stm, -1, p - p0, ev)
+    return ne
 
 
 _DR_OF_RULE = np.array(
@@ -188,6 +212,7 @@ def apply_rules(
     small_moves = params[P_SMALL_MOVES]
     small_fmjd = params[P_SMALL_FMJD] != 0
     kingmoves = params[P_KING_MOVES]
+    ev = (ev_game, ev_ply, ev_rule, ev_kind, ev_side, ev_reps, ev_hmc, ev_clock)
     ne = 0
     for g in range(len(g_plies)):
         for c in range(N_VERDICT):
@@ -217,43 +242,9 @@ def apply_rules(
             if (tf_now or tf_int) and out[g, V_THREEFOLD_CLAIM] < 0:
                 out[g, V_THREEFOLD_CLAIM] = p
             if tf_now and p_nlegal[s] > 0:
-                ne = _emit(
-                    ne,
-                    g,
-                    p,
-                    R_THREEFOLD,
-                    K_NOW,
-                    stm,
-                    p_rep[s],
-                    p_irrev[s],
-                    ev_game,
-                    ev_ply,
-                    ev_rule,
-                    ev_kind,
-                    ev_side,
-                    ev_reps,
-                    ev_hmc,
-                    ev_clock,
-                )
+                ne = _emit(ne, g, p, R_THREEFOLD, K_NOW, stm, p_rep[s], p_irrev[s], ev)
             elif tf_int:
-                ne = _emit(
-                    ne,
-                    g,
-                    p,
-                    R_THREEFOLD,
-                    K_INTENDED,
-                    stm,
-                    p_intended[s],
-                    p_irrev[s],
-                    ev_game,
-                    ev_ply,
-                    ev_rule,
-                    ev_kind,
-                    ev_side,
-                    ev_reps,
-                    ev_hmc,
-                    ev_clock,
-                )
+                ne = _emit(ne, g, p, R_THREEFOLD, K_INTENDED, stm, p_intended[s], p_irrev[s], ev)
             final_tf = tf_now or tf_int
             # ---------------- balance of forces unchanged
             limit = -1
@@ -273,138 +264,32 @@ def apply_rules(
                 if first:
                     out[g, V_BALANCE] = p
                 if not bal_auto or first:
-                    ne = _emit(
-                        ne,
-                        g,
-                        p,
-                        R_BALANCE,
-                        K_AUTO if bal_auto else K_NOW,
-                        stm,
-                        -1,
-                        p_matclock[s],
-                        ev_game,
-                        ev_ply,
-                        ev_rule,
-                        ev_kind,
-                        ev_side,
-                        ev_reps,
-                        ev_hmc,
-                        ev_clock,
-                    )
+                    ne = _emit(ne, g, p, R_BALANCE, K_AUTO if bal_auto else K_NOW, stm, -1, p_matclock[s], ev)
             # ---------------- king moves only (fmjd 7.2.5)
             if kingmoves > 0 and p_irrev[s] >= 2 * kingmoves and first_km < 0:
                 first_km = p
-                ne = _emit(
-                    ne,
-                    g,
-                    p,
-                    R_KING_MOVES,
-                    K_AUTO,
-                    stm,
-                    -1,
-                    p_irrev[s],
-                    ev_game,
-                    ev_ply,
-                    ev_rule,
-                    ev_kind,
-                    ev_side,
-                    ev_reps,
-                    ev_hmc,
-                    ev_clock,
-                )
+                ne = _emit(ne, g, p, R_KING_MOVES, K_AUTO, stm, -1, p_irrev[s], ev)
             # ---------------- king endings (automatic)
             kvk, diag, diag_on, small = _config(p_wm[s], p_wk[s], p_bm[s], p_bk[s], diag_fmjd, small_fmjd)
-            if kvk >= 0:
-                if kvk_p0 < 0 or kvk_side != kvk:
-                    kvk_p0 = p
-                    kvk_side = kvk
-                t = _threshold(kvk_p0, p_stm[base + kvk_p0], kvk_side, kvk_moves, mode)
-                if p == t and p_nlegal[s] > 0 and out[g, V_KINGS_VS_KING] < 0:
-                    out[g, V_KINGS_VS_KING] = p
-                    ne = _emit(
-                        ne,
-                        g,
-                        p,
-                        R_KINGS_VS_KING,
-                        K_AUTO,
-                        stm,
-                        -1,
-                        p - kvk_p0,
-                        ev_game,
-                        ev_ply,
-                        ev_rule,
-                        ev_kind,
-                        ev_side,
-                        ev_reps,
-                        ev_hmc,
-                        ev_clock,
-                    )
-            else:
-                kvk_p0 = -1
-                kvk_side = -1
-            if diag >= 0 and (diag_fmjd or diag_on):
-                if diag_p0 < 0 or diag_side != diag:
-                    diag_p0 = p
-                    diag_side = diag
-                    diag_count = 0
+            kvk_p0, kvk_side = _run_start(kvk, kvk_p0, kvk_side, p)
+            if kvk_p0 >= 0 and p == _threshold(kvk_p0, p_stm[base + kvk_p0], kvk_side, kvk_moves, mode):
+                ne = _end_by(ne, out, V_KINGS_VS_KING, R_KINGS_VS_KING, g, p, kvk_p0, stm, p_nlegal, s, ev)
+            run_p0, diag_side = _run_start(diag if diag_fmjd or diag_on else -1, diag_p0, diag_side, p)
+            if run_p0 != diag_p0:  # a new run, or none
+                diag_p0 = run_p0
+                diag_count = 0
+            if diag_p0 >= 0:
                 if diag_fmjd:
                     if diag_on:
                         diag_count += 1
                     fire = diag_count >= 2 * diag_moves
                 else:
                     fire = p == _threshold(diag_p0, p_stm[base + diag_p0], diag_side, diag_moves, mode)
-                if fire and p_nlegal[s] > 0 and out[g, V_MAIN_DIAGONAL] < 0:
-                    out[g, V_MAIN_DIAGONAL] = p
-                    ne = _emit(
-                        ne,
-                        g,
-                        p,
-                        R_MAIN_DIAGONAL,
-                        K_AUTO,
-                        stm,
-                        -1,
-                        p - diag_p0,
-                        ev_game,
-                        ev_ply,
-                        ev_rule,
-                        ev_kind,
-                        ev_side,
-                        ev_reps,
-                        ev_hmc,
-                        ev_clock,
-                    )
-            else:
-                diag_p0 = -1
-                diag_side = -1
-                diag_count = 0
-            if small >= 0:
-                if small_p0 < 0 or small_side != small:
-                    small_p0 = p
-                    small_side = small
-                t = _threshold(small_p0, p_stm[base + small_p0], small_side, small_moves, mode)
-                if p == t and p_nlegal[s] > 0 and out[g, V_SMALL_ENDING] < 0:
-                    out[g, V_SMALL_ENDING] = p
-                    ne = _emit(
-                        ne,
-                        g,
-                        p,
-                        R_SMALL_ENDING,
-                        K_AUTO,
-                        stm,
-                        -1,
-                        p - small_p0,
-                        ev_game,
-                        ev_ply,
-                        ev_rule,
-                        ev_kind,
-                        ev_side,
-                        ev_reps,
-                        ev_hmc,
-                        ev_clock,
-                    )
-            else:
-                small_p0 = -1
-                small_side = -1
+                if fire:
+                    ne = _end_by(ne, out, V_MAIN_DIAGONAL, R_MAIN_DIAGONAL, g, p, diag_p0, stm, p_nlegal, s, ev)
+            small_p0, small_side = _run_start(small, small_p0, small_side, p)
+            if small_p0 >= 0 and p == _threshold(small_p0, p_stm[base + small_p0], small_side, small_moves, mode):
+                ne = _end_by(ne, out, V_SMALL_ENDING, R_SMALL_ENDING, g, p, small_p0, stm, p_nlegal, s, ev)
         # First automatic end: the earliest automatic rule (on a tie, the first in this order).
         for r in (R_BALANCE, R_KINGS_VS_KING, R_MAIN_DIAGONAL, R_SMALL_ENDING, R_KING_MOVES):
             if r == R_BALANCE:
