@@ -831,6 +831,106 @@ def _token_kind(buf, a, b, plies, flags, p):
     return TOK_SAN, a
 
 
+# What next_move_token found besides TOK_SAN and TOK_NULL.
+TOK_END = 4  # a result token, or the end of the movetext
+TOK_UNTERMINATED = 5  # an unterminated comment or variation starts at a
+
+
+@njit(inline="always", **HOT)
+def _is_drop_start(c):
+    """'P' or '@': a Crazyhouse drop (P@e4, @e4)."""
+    return c == 80 or c == 64
+
+
+@njit(inline="always", **HOT)
+def next_move_token(buf, i, e, plies, last_clk, flags, p, side, line_start, variants):
+    """The next move of the movetext buf[i:e]: (kind, a, b, i, line_start) with kind TOK_SAN or
+    TOK_NULL (the token is buf[a:b]), TOK_END or TOK_UNTERMINATED (from a to at most 20 bytes on);
+    i and line_start are where the scan goes on. On the way it takes the comments' clocks (into
+    last_clk[side], `side` the player who just moved) and draw offers (into flags[p]), and skips
+    move numbers, NAGs, variations and glyphs. One loop for the chess and the variants replays
+    (`variants`, a literal: their SAN also starts with 'P' or '@', and a lone 'e.p.' is handed to
+    their SAN parser rather than skipped), so the two read movetext alike."""
+    while i < e:
+        c = _at(buf, i)
+        if c == 32:  # the usual separator: skip a run of spaces in a tight loop
+            i += 1
+            while i < e and _at(buf, i) == 32:
+                i += 1
+            continue
+        if c == 10 or c == 13:
+            line_start = True
+            i += 1
+            continue
+        if _is_space(c):
+            i += 1
+            continue
+        at_line_start = line_start
+        line_start = False
+        if 48 <= c <= 57:  # "12. ", "12... ": a move number alone, the most common token after SAN
+            k = i + 1
+            while k < e and _is_digit(_at(buf, k)):
+                k += 1
+            if k < e and _at(buf, k) == 46:
+                k += 1
+                while k < e and _at(buf, k) == 46:
+                    k += 1
+                if k < e and _at(buf, k) == 32:
+                    i = k
+                    continue
+        if c == 123:  # '{' comment
+            # Fast path for Lichess' "{ [%clk H:MM:SS] }", 8 bytes at a time: the exact
+            # "H:MM:SS] }" layout with plain arithmetic, else _comment_end.
+            if plies > 0 and i + 18 < e and load_u64(buf, i) == _CLK_OPEN:
+                hms = load_u64(buf, i + 8)
+                digits = hms & _HMS_DIGITS
+                bad_digits = ((digits & _HMS_HIGH) ^ _HMS_ZEROS) | (((digits + _HMS_SIX) & _HMS_HIGH) ^ _HMS_ZEROS)
+                if (
+                    (hms & _HMS_SEPS) == _HMS_SEP_BYTES
+                    and bad_digits == U0
+                    and (load_u64(buf, i + 10) >> np.uint64(48)) == _CLK_CLOSE
+                ):
+                    d = digits - _HMS_ZEROS
+                    secs = (
+                        np.int64(d & _B0) * 3600
+                        + np.int64((d >> np.uint64(16)) & _B0) * 600
+                        + np.int64((d >> np.uint64(24)) & _B0) * 60
+                        + np.int64((d >> np.uint64(40)) & _B0) * 10
+                        + np.int64((d >> np.uint64(48)) & _B0)
+                    )
+                    last_clk[side] = float(secs)
+                    i += 18
+                    continue
+            j = _comment_end(buf, i, e, plies, last_clk, flags, p, side)
+            if j < 0:
+                return TOK_UNTERMINATED, i, min(i + 20, e), e, line_start
+            i = j
+            continue
+        if c == 59 or c == 40 or c == 41 or c == 125 or c == 36 or (c == 37 and at_line_start):
+            j = _skip_other(buf, i, e, plies, flags, p)
+            if j < 0:
+                return TOK_UNTERMINATED, i, min(i + 20, e), e, line_start
+            i = j
+            continue
+        # A token.
+        j = _token_end(buf, i + 1, e)
+        a = i
+        b = j
+        i = j
+        if not (_is_san_start(c) or (variants and _is_drop_start(c))):
+            kind, a = _token_kind(buf, a, b, plies, flags, p)
+            if kind == TOK_SKIP:
+                continue
+            if kind == TOK_RESULT:
+                return TOK_END, a, b, i, line_start
+            if kind == TOK_NULL:
+                return TOK_NULL, a, b, i, line_start
+        elif not variants and c == 101 and b - a == 4 and _at(buf, a + 1) == 46 and _match(buf, a, b, LIT_EP):
+            continue
+        return TOK_SAN, a, b, i, line_start
+    return TOK_END, e, e, e, line_start
+
+
 @njit(**JIT)
 def replay_batch(
     buf,
@@ -1014,132 +1114,65 @@ def _replay_games(
         plies = 0
         i = s
         line_start = True
-        while i < e:
-            c = _at(buf, i)
-            if c == 32:  # the usual separator: skip a run of spaces in a tight loop
-                i += 1
-                while i < e and _at(buf, i) == 32:
-                    i += 1
-                continue
-            if c == 10 or c == 13:
-                line_start = True
-                i += 1
-                continue
-            if _is_space(c):
-                i += 1
-                continue
-            at_line_start = line_start
-            line_start = False
-            if 48 <= c <= 57:  # "12. ", "12... ": a move number alone, the most common token after SAN
-                k = i + 1
-                while k < e and _is_digit(_at(buf, k)):
-                    k += 1
-                if k < e and _at(buf, k) == 46:
-                    k += 1
-                    while k < e and _at(buf, k) == 46:
-                        k += 1
-                    if k < e and _at(buf, k) == 32:
-                        i = k
-                        continue
-            if c == 123:  # '{' comment
-                # Fast path for Lichess' "{ [%clk H:MM:SS] }", 8 bytes at a time: the exact
-                # "H:MM:SS] }" layout with plain arithmetic, else _comment_end.
-                if plies > 0 and i + 18 < e and load_u64(buf, i) == _CLK_OPEN:
-                    hms = load_u64(buf, i + 8)
-                    digits = hms & _HMS_DIGITS
-                    bad_digits = ((digits & _HMS_HIGH) ^ _HMS_ZEROS) | (((digits + _HMS_SIX) & _HMS_HIGH) ^ _HMS_ZEROS)
-                    if (
-                        (hms & _HMS_SEPS) == _HMS_SEP_BYTES
-                        and bad_digits == U0
-                        and (load_u64(buf, i + 10) >> np.uint64(48)) == _CLK_CLOSE
-                    ):
-                        d = digits - _HMS_ZEROS
-                        secs = (
-                            np.int64(d & _B0) * 3600
-                            + np.int64((d >> np.uint64(16)) & _B0) * 600
-                            + np.int64((d >> np.uint64(24)) & _B0) * 60
-                            + np.int64((d >> np.uint64(40)) & _B0) * 10
-                            + np.int64((d >> np.uint64(48)) & _B0)
-                        )
-                        last_clk[1 - st[ST_STM]] = float(secs)
-                        i += 18
-                        continue
-                j = _comment_end(buf, i, e, plies, last_clk, flags, p, 1 - st[ST_STM])
-                if j < 0:
-                    _fail(status, err_ply, err_s, err_e, g, S_UNTERMINATED, plies, i, min(i + 20, e))
+        while True:
+            kind, a, b, i, line_start = next_move_token(
+                buf, i, e, plies, last_clk, flags, p, 1 - st[ST_STM], line_start, False
+            )
+            if kind == TOK_END:
+                break
+            if kind == TOK_UNTERMINATED:
+                _fail(status, err_ply, err_s, err_e, g, S_UNTERMINATED, plies, a, b)
+                break
+            if kind == TOK_NULL:
+                # A null move ("--"): the side to move passes, as python-chess replays it.
+                # Noted on the game (first one), not an error.
+                if err_s[g] < 0:
+                    err_ply[g] = plies
+                    err_s[g] = a
+                    err_e[g] = b
+                if p + 2 > cap:
+                    status[g] = S_INTERNAL
                     break
-                i = j
-                continue
-            if c == 59 or c == 40 or c == 41 or c == 125 or c == 36 or (c == 37 and at_line_start):
-                j = _skip_other(buf, i, e, plies, flags, p)
-                if j < 0:
-                    _fail(status, err_ply, err_s, err_e, g, S_UNTERMINATED, plies, i, min(i + 20, e))
-                    break
-                i = j
-                continue
-            # A token.
-            j = _token_end(buf, i + 1, e)
-            a = i
-            b = j
-            i = j
-            if not _is_san_start(c):
-                kind, a = _token_kind(buf, a, b, plies, flags, p)
-                if kind == TOK_SKIP:
-                    continue
-                if kind == TOK_RESULT:
-                    break
-                if kind == TOK_NULL:
-                    # A null move ("--"): the side to move passes, as python-chess replays it.
-                    # Noted on the game (first one), not an error.
-                    if err_s[g] < 0:
-                        err_ply[g] = plies
-                        err_s[g] = a
-                        err_e[g] = b
-                    if p + 2 > cap:
-                        status[g] = S_INTERNAL
-                        break
-                    prev_ep_legal = (flags[p] & FLAG_LEGAL_EP) != 0
-                    pkey ^= ZOBRIST_WHITE_TO_MOVE
-                    st[ST_STM] = 1 - st[ST_STM]
-                    st[ST_EP] = -1
-                    st[ST_HMC] += 1
-                    p += 1
-                    plies += 1
-                    if prev_ep_legal:
-                        ws = p
-                        ws97 = p
-                    _record_call(
-                        bb,
-                        mb,
-                        st,
-                        ct,
-                        pkey,
-                        p,
-                        ws,
-                        ws97,
-                        prev_ep_legal,
-                        prev_ep_legal,
-                        key,
-                        hmc,
-                        flags,
-                        rep_next,
-                        rep_next97,
-                        clock,
-                        last_clk[st[ST_STM]],
-                        fifty_min_clock,
-                        moves,
-                        scratch,
-                        n_twice,
-                        key_bits,
-                        cnow,
-                        pin_out,
-                        bb2,
-                        mb2,
-                        st2,
-                        want97,
-                    )
-                    continue
-            elif c == 101 and b - a == 4 and _at(buf, a + 1) == 46 and _match(buf, a, b, LIT_EP):
+                prev_ep_legal = (flags[p] & FLAG_LEGAL_EP) != 0
+                pkey ^= ZOBRIST_WHITE_TO_MOVE
+                st[ST_STM] = 1 - st[ST_STM]
+                st[ST_EP] = -1
+                st[ST_HMC] += 1
+                p += 1
+                plies += 1
+                if prev_ep_legal:
+                    ws = p
+                    ws97 = p
+                _record_call(
+                    bb,
+                    mb,
+                    st,
+                    ct,
+                    pkey,
+                    p,
+                    ws,
+                    ws97,
+                    prev_ep_legal,
+                    prev_ep_legal,
+                    key,
+                    hmc,
+                    flags,
+                    rep_next,
+                    rep_next97,
+                    clock,
+                    last_clk[st[ST_STM]],
+                    fifty_min_clock,
+                    moves,
+                    scratch,
+                    n_twice,
+                    key_bits,
+                    cnow,
+                    pin_out,
+                    bb2,
+                    mb2,
+                    st2,
+                    want97,
+                )
                 continue
             m, nmatch = resolve_san(bb, mb, st, ct, buf, a, b, (flags[p] & FLAG_CHECK) != 0, pin_out[0])
             if nmatch != 1:

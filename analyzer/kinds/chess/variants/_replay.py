@@ -41,17 +41,12 @@ from analyzer.kinds.chess._replay import (
     S_NO_MOVES,
     S_OK,
     S_UNTERMINATED,
+    TOK_END,
     TOK_NULL,
-    TOK_RESULT,
-    TOK_SKIP,
-    _at,
-    _comment_end,
+    TOK_UNTERMINATED,
     _fail,
-    _is_space,
-    _skip_other,
-    _token_end,
-    _token_kind,
     count_back,
+    next_move_token,
     repetition_count,
 )
 from analyzer.kinds.chess._tables import (
@@ -480,12 +475,6 @@ def _record(
     vflags[p] = vf
 
 
-@njit(**HOT)
-def _is_san_start(c):
-    """a-h, N B R Q K, O (castling), P or @ (drops)."""
-    return (97 <= c <= 104) or c == 78 or c == 66 or c == 82 or c == 81 or c == 75 or c == 79 or c == 80 or c == 64
-
-
 @njit(**JIT)
 def replay_batch(
     buf,
@@ -586,93 +575,67 @@ def replay_batch(
         plies = 0
         i = s
         line_start = True
-        while i < e:
-            c = _at(buf, i)
-            if c == 10 or c == 13:
-                line_start = True
-                i += 1
-                continue
-            if _is_space(c):
-                i += 1
-                continue
-            at_line_start = line_start
-            line_start = False
-            if c == 123:
-                j = _comment_end(buf, i, e, plies, last_clk, flags, p, 1 - st[ST_STM])
-                if j < 0:
-                    _fail(status, err_ply, err_s, err_e, g, S_UNTERMINATED, plies, i, min(i + 20, e))
+        while True:
+            kind, a, b, i, line_start = next_move_token(
+                buf, i, e, plies, last_clk, flags, p, 1 - st[ST_STM], line_start, True
+            )
+            if kind == TOK_END:
+                break
+            if kind == TOK_UNTERMINATED:
+                _fail(status, err_ply, err_s, err_e, g, S_UNTERMINATED, plies, a, b)
+                break
+            if kind == TOK_NULL:
+                # A null move: the side to move passes, as python-chess pushes Move.null().
+                if err_s[g] < 0:
+                    err_ply[g] = plies
+                    err_s[g] = a
+                    err_e[g] = b
+                if p + 2 > cap:
+                    status[g] = S_INTERNAL
                     break
-                i = j
+                prev_ep_legal = (flags[p] & FLAG_LEGAL_EP) != 0
+                mover = st[ST_STM]
+                st[ST_STM] = 1 - mover
+                st[ST_EP] = -1
+                st[ST_HMC] += 1
+                irreversible = prev_ep_legal
+                if v == V_THREECHECK and in_check(v, bb, st[ST_STM]):
+                    st[ST_CHECKS + mover] -= 1
+                    irreversible = True
+                p += 1
+                plies += 1
+                if irreversible:
+                    ws = p
+                _record(
+                    v,
+                    bb,
+                    mb,
+                    st,
+                    p,
+                    ws,
+                    irreversible,
+                    key,
+                    hmc,
+                    flags,
+                    rep_next,
+                    rep_next97,
+                    clock,
+                    last_clk[st[ST_STM]],
+                    vflags,
+                    fifty_min_clock,
+                    moves,
+                    moves2,
+                    pseudo,
+                    bb2,
+                    mb2,
+                    st2,
+                    bb3,
+                    mb3,
+                    st3,
+                    n_twice,
+                    key_bits,
+                )
                 continue
-            if c == 59 or c == 40 or c == 41 or c == 125 or c == 36 or (c == 37 and at_line_start):
-                j = _skip_other(buf, i, e, plies, flags, p)
-                if j < 0:
-                    _fail(status, err_ply, err_s, err_e, g, S_UNTERMINATED, plies, i, min(i + 20, e))
-                    break
-                i = j
-                continue
-            j = _token_end(buf, i + 1, e)
-            a = i
-            b = j
-            i = j
-            if not _is_san_start(c):
-                kind, a = _token_kind(buf, a, b, plies, flags, p)
-                if kind == TOK_SKIP:
-                    continue
-                if kind == TOK_RESULT:
-                    break
-                if kind == TOK_NULL:
-                    # A null move: the side to move passes, as python-chess pushes Move.null().
-                    if err_s[g] < 0:
-                        err_ply[g] = plies
-                        err_s[g] = a
-                        err_e[g] = b
-                    if p + 2 > cap:
-                        status[g] = S_INTERNAL
-                        break
-                    prev_ep_legal = (flags[p] & FLAG_LEGAL_EP) != 0
-                    mover = st[ST_STM]
-                    st[ST_STM] = 1 - mover
-                    st[ST_EP] = -1
-                    st[ST_HMC] += 1
-                    irreversible = prev_ep_legal
-                    if v == V_THREECHECK and in_check(v, bb, st[ST_STM]):
-                        st[ST_CHECKS + mover] -= 1
-                        irreversible = True
-                    p += 1
-                    plies += 1
-                    if irreversible:
-                        ws = p
-                    _record(
-                        v,
-                        bb,
-                        mb,
-                        st,
-                        p,
-                        ws,
-                        irreversible,
-                        key,
-                        hmc,
-                        flags,
-                        rep_next,
-                        rep_next97,
-                        clock,
-                        last_clk[st[ST_STM]],
-                        vflags,
-                        fifty_min_clock,
-                        moves,
-                        moves2,
-                        pseudo,
-                        bb2,
-                        mb2,
-                        st2,
-                        bb3,
-                        mb3,
-                        st3,
-                        n_twice,
-                        key_bits,
-                    )
-                    continue
             m, nmatch = resolve_san(v, bb, mb, st, buf, a, b, pseudo, bb2, mb2, st2)
             if nmatch != 1:
                 code = S_BAD_TOKEN if nmatch < 0 else (S_ILLEGAL if nmatch == 0 else S_AMBIGUOUS)
