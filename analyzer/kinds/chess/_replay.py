@@ -587,37 +587,16 @@ def _fifty_intended(bb, mb, st, ct, moves, nmoves, scratch, bb2, mb2, st2):
 
 @njit(inline="always", **HOT)
 def _record(
-    bb,
-    mb,
-    st,
-    ct,
-    pkey,
-    p,
-    ws,
-    ws97,
-    window_start,
-    window97,
-    key,
-    hmc,
-    flags,
-    rep_next,
-    rep_next97,
-    clock,
-    clk_now,
-    fifty_min_clock,
-    moves,
-    scratch,
-    n_twice,
-    key_bits,
-    cnow,
-    pin_out,
-    bb2,
-    mb2,
-    st2,
-    want97,
+    bb, mb, st, ct, pkey, p, ws, ws97, window_start, window97, facts, clk_now, fifty_min_clock, work, cnow, want97
 ):
-    """Compute and store the facts of the position now on the board at index p (key_bits: the
-    seen-set of repetition_count)."""
+    """Compute and store the facts of the position now on the board at index p.
+
+    facts: the output arrays (key, hmc, flags, rep_next, rep_next97, clock); work: the scratch
+    arrays (moves, scratch, n_twice, key_bits, pin_out, bb2, mb2, st2; key_bits is the seen-set of
+    repetition_count). Passed as two tuples so that the three call sites do not each spell out
+    fourteen arrays; _record is inlined on the hot path, where the tuples cost nothing."""
+    key, hmc, flags, rep_next, rep_next97, clock = facts
+    moves, scratch, n_twice, key_bits, pin_out, bb2, mb2, st2 = work
     stm = st[ST_STM]
     legal_ep = has_legal_ep(bb, st) if st[ST_EP] >= 0 else False
     k = pkey ^ ZOBRIST_CASTLE[st[ST_CASTLE]]
@@ -968,71 +947,25 @@ def replay_batch(
     mb = np.empty(64, dtype=np.int8)
     mb2 = np.empty(64, dtype=np.int8)
     ct = np.empty(CT_SIZE, dtype=np.int64)
+    starts = (init_bb, init_mb, init_st, init_ct)
+    errors = (status, err_ply, err_s, err_e)
+    facts = (key, hmc, flags, rep_next, rep_next97, clock)
+    workspaces = (ws_i64, ws_u64, ws_f64, moves, mb, mb2, ct)
     return _replay_games(
-        buf,
-        mt_start,
-        mt_end,
-        init_idx,
-        init_bb,
-        init_mb,
-        init_st,
-        init_ct,
-        fifty_min_clock,
-        want97,
-        pos_off,
-        status,
-        err_ply,
-        err_s,
-        err_e,
-        key,
-        hmc,
-        flags,
-        rep_next,
-        rep_next97,
-        clock,
-        ws_i64,
-        ws_u64,
-        ws_f64,
-        moves,
-        mb,
-        mb2,
-        ct,
+        buf, mt_start, mt_end, init_idx, starts, fifty_min_clock, want97, pos_off, errors, facts, workspaces
     )
 
 
 @njit(**HOT)
-def _replay_games(
-    buf,
-    mt_start,
-    mt_end,
-    init_idx,
-    init_bb,
-    init_mb,
-    init_st,
-    init_ct,
-    fifty_min_clock,
-    want97,
-    pos_off,
-    status,
-    err_ply,
-    err_s,
-    err_e,
-    key,
-    hmc,
-    flags,
-    rep_next,
-    rep_next97,
-    clock,
-    ws_i64,
-    ws_u64,
-    ws_f64,
-    moves,
-    mb,
-    mb2,
-    ct,
-):
+def _replay_games(buf, mt_start, mt_end, init_idx, starts, fifty_min_clock, want97, pos_off, errors, facts, workspaces):
     """replay_batch without the numba runtime (no reference counting on the hot path): all
-    scratch arrays come from the caller, as views of three small workspaces."""
+    scratch arrays come from the caller, as views of three small workspaces. The arrays come
+    grouped as replay_batch's arguments are (starts: init_bb, init_mb, init_st, init_ct; errors:
+    status, err_ply, err_s, err_e; facts: as _record takes them)."""
+    init_bb, init_mb, init_st, init_ct = starts
+    status, err_ply, err_s, err_e = errors
+    key, _hmc, flags, _rep_next, _rep_next97, clock = facts  # (the loop itself uses these three)
+    ws_i64, ws_u64, ws_f64, moves, mb, mb2, ct = workspaces
     n_games = len(mt_start)
     cap = len(key)
     st = ws_i64[0:4]
@@ -1045,6 +978,7 @@ def _replay_games(
     pin_out = ws_u64[16:17]
     key_bits = ws_u64[17:19]
     last_clk = ws_f64[0:2]
+    work = (moves, scratch, n_twice, key_bits, pin_out, bb2, mb2, st2)
     ct_idx = -1  # the start position whose castling table is in ct
     p = 0
     for g in range(n_games):
@@ -1092,23 +1026,11 @@ def _replay_games(
             ws97,
             True,
             True,
-            key,
-            hmc,
-            flags,
-            rep_next,
-            rep_next97,
-            clock,
+            facts,
             last_clk[st[ST_STM]],
             fifty_min_clock,
-            moves,
-            scratch,
-            n_twice,
-            key_bits,
+            work,
             cnow,
-            pin_out,
-            bb2,
-            mb2,
-            st2,
             want97,
         )
         plies = 0
@@ -1154,23 +1076,11 @@ def _replay_games(
                     ws97,
                     prev_ep_legal,
                     prev_ep_legal,
-                    key,
-                    hmc,
-                    flags,
-                    rep_next,
-                    rep_next97,
-                    clock,
+                    facts,
                     last_clk[st[ST_STM]],
                     fifty_min_clock,
-                    moves,
-                    scratch,
-                    n_twice,
-                    key_bits,
+                    work,
                     cnow,
-                    pin_out,
-                    bb2,
-                    mb2,
-                    st2,
                     want97,
                 )
                 continue
@@ -1209,23 +1119,11 @@ def _replay_games(
                 ws97,
                 irreversible,
                 window97,
-                key,
-                hmc,
-                flags,
-                rep_next,
-                rep_next97,
-                clock,
+                facts,
                 last_clk[st[ST_STM]],
                 fifty_min_clock,
-                moves,
-                scratch,
-                n_twice,
-                key_bits,
+                work,
                 cnow,
-                pin_out,
-                bb2,
-                mb2,
-                st2,
                 want97,
             )
         # last_clk only ever receives numbers: both still NaN = the game has no %clk.

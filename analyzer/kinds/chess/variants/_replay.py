@@ -325,36 +325,14 @@ def resolve_san(v, bb, mb, st, buf, a, b, pseudo, bb2, mb2, st2):
 
 
 @njit(**HOT)
-def _record(
-    v,
-    bb,
-    mb,
-    st,
-    p,
-    ws,
-    window_start,
-    key,
-    hmc,
-    flags,
-    rep_next,
-    rep_next97,
-    clock,
-    clk_now,
-    vflags,
-    fifty_min_clock,
-    moves,
-    moves2,
-    pseudo,
-    bb2,
-    mb2,
-    st2,
-    bb3,
-    mb3,
-    st3,
-    n_twice,
-    key_bits,
-):
-    """Facts of the position now on the board, stored at index p."""
+def _record(v, bb, mb, st, p, ws, window_start, facts, clk_now, vflags, fifty_min_clock, work):
+    """Facts of the position now on the board, stored at index p.
+
+    facts: the output arrays as the chess _record takes them (key, hmc, flags, rep_next,
+    rep_next97, clock); work: the scratch arrays (moves, moves2, pseudo, bb2, mb2, st2, bb3, mb3,
+    st3, n_twice, key_bits). Two tuples, so that the three call sites do not each spell out twenty."""
+    key, hmc, flags, rep_next, rep_next97, clock = facts
+    moves, moves2, pseudo, bb2, mb2, st2, bb3, mb3, st3, n_twice, key_bits = work
     stm = st[ST_STM]
     vend = variant_end(v, bb, st)
     legal_ep = st[ST_EP] >= 0 and has_legal_ep(v, bb, mb, st, bb2, mb2, st2)
@@ -518,6 +496,8 @@ def replay_batch(
     key_bits = np.zeros(4, np.uint64)
     last_clk = np.empty(2, np.float64)
     p = 0
+    facts = (key, hmc, flags, rep_next, rep_next97, clock)
+    work = (moves, moves2, pseudo, bb2, mb2, st2, bb3, mb3, st3, n_twice, key_bits)
     for g in range(n_games):
         pos_off[g] = p
         status[g] = S_OK
@@ -543,35 +523,7 @@ def replay_batch(
         last_clk[0] = np.nan
         last_clk[1] = np.nan
         ws = p
-        _record(
-            v,
-            bb,
-            mb,
-            st,
-            p,
-            ws,
-            True,
-            key,
-            hmc,
-            flags,
-            rep_next,
-            rep_next97,
-            clock,
-            last_clk[st[ST_STM]],
-            vflags,
-            fifty_min_clock,
-            moves,
-            moves2,
-            pseudo,
-            bb2,
-            mb2,
-            st2,
-            bb3,
-            mb3,
-            st3,
-            n_twice,
-            key_bits,
-        )
+        _record(v, bb, mb, st, p, ws, True, facts, last_clk[st[ST_STM]], vflags, fifty_min_clock, work)
         plies = 0
         i = s
         line_start = True
@@ -606,35 +558,7 @@ def replay_batch(
                 plies += 1
                 if irreversible:
                     ws = p
-                _record(
-                    v,
-                    bb,
-                    mb,
-                    st,
-                    p,
-                    ws,
-                    irreversible,
-                    key,
-                    hmc,
-                    flags,
-                    rep_next,
-                    rep_next97,
-                    clock,
-                    last_clk[st[ST_STM]],
-                    vflags,
-                    fifty_min_clock,
-                    moves,
-                    moves2,
-                    pseudo,
-                    bb2,
-                    mb2,
-                    st2,
-                    bb3,
-                    mb3,
-                    st3,
-                    n_twice,
-                    key_bits,
-                )
+                _record(v, bb, mb, st, p, ws, irreversible, facts, last_clk[st[ST_STM]], vflags, fifty_min_clock, work)
                 continue
             m, nmatch = resolve_san(v, bb, mb, st, buf, a, b, pseudo, bb2, mb2, st2)
             if nmatch != 1:
@@ -661,35 +585,7 @@ def replay_batch(
             plies += 1
             if irreversible:
                 ws = p
-            _record(
-                v,
-                bb,
-                mb,
-                st,
-                p,
-                ws,
-                irreversible,
-                key,
-                hmc,
-                flags,
-                rep_next,
-                rep_next97,
-                clock,
-                last_clk[st[ST_STM]],
-                vflags,
-                fifty_min_clock,
-                moves,
-                moves2,
-                pseudo,
-                bb2,
-                mb2,
-                st2,
-                bb3,
-                mb3,
-                st3,
-                n_twice,
-                key_bits,
-            )
+            _record(v, bb, mb, st, p, ws, irreversible, facts, last_clk[st[ST_STM]], vflags, fifty_min_clock, work)
         if np.isnan(last_clk[0]) and np.isnan(last_clk[1]):
             for q in range(g0, p + 1):
                 clock[q] = _NAN32
