@@ -32,6 +32,10 @@ from analyzer.kinds.chess._board import (
     bit,
     is_attacked,
     lsb,
+    m_flag,
+    m_from,
+    m_promo,
+    m_to,
     msb,
     piece_attacks,
     popcount,
@@ -51,6 +55,10 @@ from analyzer.kinds.chess._tables import (
     KING_ATTACKS,
     KNIGHT_ATTACKS,
     LIGHT_SQUARES,
+    MF_CASTLE,
+    MF_DOUBLE,
+    MF_EP,
+    MF_NORMAL,
     PAWN_ATTACKS,
     RANK_MASKS,
     ST_CASTLE,
@@ -82,7 +90,8 @@ ST_SIZE = 16
 BB_PROMOTED = 8
 BB_SIZE = 9
 
-MF_NORMAL, MF_EP, MF_CASTLE, MF_DOUBLE = 0, 1, 2, 3
+# Moves are encoded as chess's (encode, m_from, m_to, m_promo, m_flag of analyzer.kinds.chess._board,
+# MF_* of _tables), plus a drop bit.
 DROP_BIT = 1 << 17
 MAX_MOVES = 768
 
@@ -107,26 +116,6 @@ def encode(frm, to, promo, flag):
 @njit(inline="always", **HOT)
 def encode_drop(pt, to):
     return np.int32(to | (to << 6) | (pt << 12) | DROP_BIT)
-
-
-@njit(inline="always", **HOT)
-def m_from(m):
-    return m & 63
-
-
-@njit(inline="always", **HOT)
-def m_to(m):
-    return (m >> 6) & 63
-
-
-@njit(inline="always", **HOT)
-def m_promo(m):
-    return (m >> 12) & 7
-
-
-@njit(inline="always", **HOT)
-def m_flag(m):
-    return (m >> 15) & 3
 
 
 @njit(inline="always", **HOT)
@@ -303,6 +292,24 @@ def _push_promos(v, frm, to, out, n):
     return n
 
 
+@njit(inline="always", **HOT)
+def _piece_moves(mb, frm, own, occ, out, n):
+    """Write the plain moves of the piece (not a pawn) on frm into out from n on; returns the new
+    count. King: its steps only (castling is generated apart). Shared by gen_pseudo and any_legal,
+    which try them one piece at a time."""
+    pt = mb[frm]
+    if pt == 6:
+        t = KING_ATTACKS[frm] & ~own
+    else:
+        t = piece_attacks(pt, frm, occ) & ~own
+    while t:
+        to = lsb(t)
+        t &= t - U1
+        out[n] = encode(frm, to, 0, MF_NORMAL)
+        n += 1
+    return n
+
+
 @njit(**HOT)
 def gen_pseudo(v, bb, mb, st, out):
     """python-chess generate_pseudo_legal_moves (+ Antichess king promotions, Crazyhouse drops)."""
@@ -315,16 +322,7 @@ def gen_pseudo(v, bb, mb, st, out):
     while pcs:
         frm = lsb(pcs)
         pcs &= pcs - U1
-        pt = mb[frm]
-        if pt == 6:
-            t = KING_ATTACKS[frm] & ~own
-        else:
-            t = piece_attacks(pt, frm, occ) & ~own
-        while t:
-            to = lsb(t)
-            t &= t - U1
-            out[n] = encode(frm, to, 0, MF_NORMAL)
-            n += 1
+        n = _piece_moves(mb, frm, own, occ, out, n)
     if st[ST_CASTLE] & (3 if stm == 0 else 12):
         m = castling_move(v, bb, mb, st, True)
         if m:
@@ -593,15 +591,8 @@ def any_legal(v, bb, mb, st, pseudo, bb2, mb2, st2):
     while pcs:
         frm = lsb(pcs)
         pcs &= pcs - U1
-        pt = mb[frm]
-        if pt == 6:
-            t = KING_ATTACKS[frm] & ~own
-        else:
-            t = piece_attacks(pt, frm, occ) & ~own
-        while t:
-            to = lsb(t)
-            t &= t - U1
-            if _try(v, bb, mb, st, encode(frm, to, 0, MF_NORMAL), stm, bb2, mb2, st2):
+        for i in range(_piece_moves(mb, frm, own, occ, pseudo, 0)):
+            if _try(v, bb, mb, st, pseudo[i], stm, bb2, mb2, st2):
                 return True
     pawns = own & bb[BB_PAWNS]
     fwd = 8 if stm == 0 else -8
