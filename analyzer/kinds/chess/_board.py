@@ -105,31 +105,27 @@ def popcount(b):
 
 
 @njit(inline="always", **HOT)
-def _ray_pos(d, sq, occ):
+def _ray(d, sq, occ, ascending):
+    """The squares of ray d from sq up to its first blocker in occ (included). `ascending`, a
+    literal at every call: the ray runs to higher squares, so its nearest blocker is the lowest
+    set bit of blockers (else the highest); inlined, the choice costs nothing."""
     a = RAYS[d, sq]
     blk = a & occ
     if blk:
-        a ^= RAYS[d, lsb(blk)]
-    return a
-
-
-@njit(inline="always", **HOT)
-def _ray_neg(d, sq, occ):
-    a = RAYS[d, sq]
-    blk = a & occ
-    if blk:
-        a ^= RAYS[d, msb(blk)]
+        a ^= RAYS[d, lsb(blk) if ascending else msb(blk)]
     return a
 
 
 @njit(**HOT)
 def bishop_attacks(sq, occ):
-    return _ray_pos(DIR_NE, sq, occ) | _ray_pos(DIR_NW, sq, occ) | _ray_neg(DIR_SE, sq, occ) | _ray_neg(DIR_SW, sq, occ)
+    up = _ray(DIR_NE, sq, occ, True) | _ray(DIR_NW, sq, occ, True)
+    return up | _ray(DIR_SE, sq, occ, False) | _ray(DIR_SW, sq, occ, False)
 
 
 @njit(**HOT)
 def rook_attacks(sq, occ):
-    return _ray_pos(DIR_N, sq, occ) | _ray_pos(DIR_E, sq, occ) | _ray_neg(DIR_S, sq, occ) | _ray_neg(DIR_W, sq, occ)
+    up = _ray(DIR_N, sq, occ, True) | _ray(DIR_E, sq, occ, True)
+    return up | _ray(DIR_S, sq, occ, False) | _ray(DIR_W, sq, occ, False)
 
 
 @njit(inline="always", **HOT)
