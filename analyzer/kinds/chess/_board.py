@@ -191,6 +191,16 @@ def is_safe_after(bb, stm, frm, to, ep_cap_sq, moving_king):
     return not is_attacked(bb, k, enemy, occ2, stm)
 
 
+@njit(inline="always", **HOT)
+def side_boards(bb, st):
+    """(side to move, its pieces, the other side's, all occupied squares): what most move
+    generators start from, here once for the chess and the variants kernels."""
+    stm = st[ST_STM]
+    own = bb[BB_WHITE + stm]
+    enemy = bb[BB_BLACK - stm]
+    return stm, own, enemy, own | enemy
+
+
 @njit(**HOT)
 def encode(frm, to, promo, flag):
     return np.int32(frm | (to << 6) | (promo << 12) | (flag << 15))
@@ -283,10 +293,7 @@ def _push_if_legal(bb, stm, frm, to, promo, flag, ep_cap, moving_king, out, n, l
 @njit(**HOT)
 def gen_legal(bb, mb, st, ct, out, limit):
     """Write up to `limit` legal moves into `out`; return how many. limit=1 answers 'any legal move?'."""
-    stm = st[ST_STM]
-    own = bb[BB_WHITE + stm]
-    enemy = bb[BB_BLACK - stm]
-    occ = own | enemy
+    stm, own, enemy, occ = side_boards(bb, st)
     n = 0
     # King first: it is the cheapest way to find a legal move quickly.
     ksq = king_square(bb, stm)
@@ -402,10 +409,7 @@ def has_legal_move(bb, mb, st, ct, chk, pinned, ksq, scratch):
     pin line) with a pseudo-legal target has a legal move. Falls back to gen_legal otherwise.
     ksq: the king square of the side to move (the caller has it already)."""
     if not chk:
-        stm = st[ST_STM]
-        own = bb[BB_WHITE + stm]
-        enemy = bb[BB_BLACK - stm]
-        occ = own | enemy
+        stm, own, enemy, occ = side_boards(bb, st)
         if ksq >= 0:
             free = own & ~pinned
             # Any unpinned pawn with an empty square ahead (the usual case, one shift).

@@ -54,16 +54,15 @@ from analyzer.kinds.chess._board import (
     make_move,
     piece_key,
     rook_attacks,
+    side_boards,
 )
 from analyzer.kinds.chess._tables import (
     BB_BISHOPS,
-    BB_BLACK,
     BB_KINGS,
     BB_KNIGHTS,
     BB_PAWNS,
     BB_QUEENS,
     BB_ROOKS,
-    BB_WHITE,
     CT_CHESS960,
     CT_SIZE,
     FILE_MASKS,
@@ -314,10 +313,7 @@ def resolve_san(bb, mb, st, ct, buf, a, b, chk, pinned):
         b -= 4
     if b <= a:
         return np.int32(0), -1
-    stm = st[ST_STM]
-    own = bb[BB_WHITE + stm]
-    enemy = bb[BB_BLACK - stm]
-    occ = own | enemy
+    stm, own, enemy, occ = side_boards(bb, st)
     # Castling: O-O, O-O-O, 0-0, 0-0-0.
     c0 = _at(buf, a)
     if c0 == 79 or c0 == 48:

@@ -39,6 +39,7 @@ from analyzer.kinds.chess._board import (
     msb,
     piece_attacks,
     popcount,
+    side_boards,
 )
 from analyzer.kinds.chess._tables import (
     BB_BISHOPS,
@@ -313,10 +314,7 @@ def _piece_moves(mb, frm, own, occ, out, n):
 @njit(**HOT)
 def gen_pseudo(v, bb, mb, st, out):
     """python-chess generate_pseudo_legal_moves (+ Antichess king promotions, Crazyhouse drops)."""
-    stm = st[ST_STM]
-    own = bb[BB_WHITE + stm]
-    enemy = bb[BB_BLACK - stm]
-    occ = own | enemy
+    stm, own, enemy, occ = side_boards(bb, st)
     n = 0
     pcs = own & ~bb[BB_PAWNS]
     while pcs:
@@ -583,10 +581,7 @@ def any_legal(v, bb, mb, st, pseudo, bb2, mb2, st2):
         return False
     if v == V_ANTICHESS:
         return gen_pseudo(v, bb, mb, st, pseudo) > 0  # with or without captures, some move is legal
-    stm = st[ST_STM]
-    own = bb[BB_WHITE + stm]
-    enemy = bb[BB_BLACK - stm]
-    occ = own | enemy
+    stm, own, enemy, occ = side_boards(bb, st)
     pcs = own & ~bb[BB_PAWNS]
     while pcs:
         frm = lsb(pcs)
@@ -622,10 +617,7 @@ def any_legal(v, bb, mb, st, pseudo, bb2, mb2, st2):
 @njit(**HOT)
 def any_capture(bb, st):
     """Does the side to move have a pseudo-legal capture (Antichess: captures are compulsory)?"""
-    stm = st[ST_STM]
-    own = bb[BB_WHITE + stm]
-    enemy = bb[BB_BLACK - stm]
-    occ = own | enemy
+    stm, own, enemy, occ = side_boards(bb, st)
     pcs = own & ~bb[BB_PAWNS]
     while pcs:
         frm = lsb(pcs)
@@ -664,10 +656,7 @@ def any_capture(bb, st):
 def san_candidates(v, bb, mb, st, piece, to, promo, out):
     """The pseudo-legal moves (as gen_pseudo makes them, castling aside) of a `piece` to `to` with
     promotion `promo`: what a SAN without a full origin square can mean."""
-    stm = st[ST_STM]
-    own = bb[BB_WHITE + stm]
-    enemy = bb[BB_BLACK - stm]
-    occ = own | enemy
+    stm, own, enemy, occ = side_boards(bb, st)
     tb = bit(to)
     n = 0
     if own & tb:

@@ -21,7 +21,7 @@ import analyzer._numba_env  # NUMBA_CACHE_DIR before numba loads or compiles ker
 import numpy as np
 from numba import njit
 
-from analyzer.kinds.chess._board import HOT, JIT, ST_CASTLE, ST_EP, ST_HMC, ST_STM, U0, U1, bit
+from analyzer.kinds.chess._board import HOT, JIT, ST_CASTLE, ST_EP, ST_HMC, ST_STM, U0, U1, bit, side_boards
 from analyzer.kinds.chess._replay import (
     _NAN32,
     FLAG_CHECK,
@@ -114,10 +114,7 @@ VF_LICHESS_INSUFFICIENT = 16
 @njit(**HOT)
 def variant_outcome(v, bb, st, vend, has_move, chk):
     """VF_WIN / VF_LOSS / VF_DRAW bits: python-chess is_variant_win/loss/draw for the side to move."""
-    stm = st[ST_STM]
-    own = bb[BB_WHITE + stm]
-    opp = bb[BB_BLACK - stm]
-    occ = own | opp
+    stm, own, opp, occ = side_boards(bb, st)
     r = 0
     if v == V_KOTH:
         if bb[BB_KINGS] & own & CENTER:
