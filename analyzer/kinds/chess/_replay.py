@@ -582,17 +582,17 @@ def _fifty_intended(bb, mb, st, ct, moves, nmoves, scratch, bb2, mb2, st2):
 
 
 @njit(inline="always", **HOT)
-def _record(
-    bb, mb, st, ct, pkey, p, ws, ws97, window_start, window97, facts, clk_now, fifty_min_clock, work, cnow, want97
-):
+def _record(bb, mb, st, ct, pkey, p, ws, ws97, window_start, window97, facts, fifty_min_clock, work, cnow, want97):
     """Compute and store the facts of the position now on the board at index p.
 
-    facts: the output arrays (key, hmc, flags, rep_next, rep_next97, clock); work: the scratch
-    arrays (moves, scratch, n_twice, key_bits, pin_out, bb2, mb2, st2; key_bits is the seen-set of
-    repetition_count). Passed as two tuples so that the three call sites do not each spell out
-    fourteen arrays; _record is inlined on the hot path, where the tuples cost nothing."""
+    facts: the output arrays (key, hmc, flags, rep_next, rep_next97, clock); work: the arrays the
+    replay loop lends it (moves, scratch, n_twice, key_bits, pin_out, bb2, mb2, st2: scratch, key_bits
+    the seen-set of repetition_count; last_clk: the players' last clock readings). Passed as two
+    tuples so that the three call sites do not each spell out fifteen arrays; _record is inlined on
+    the hot path, where the tuples cost nothing."""
     key, hmc, flags, rep_next, rep_next97, clock = facts
-    moves, scratch, n_twice, key_bits, pin_out, bb2, mb2, st2 = work
+    moves, scratch, n_twice, key_bits, pin_out, bb2, mb2, st2, last_clk = work
+    clk_now = last_clk[st[ST_STM]]
     stm = st[ST_STM]
     legal_ep = has_legal_ep(bb, st) if st[ST_EP] >= 0 else False
     k = pkey ^ ZOBRIST_CASTLE[st[ST_CASTLE]]
@@ -661,6 +661,71 @@ def _fail(status, err_ply, err_s, err_e, g, code, ply, a, b):
     err_ply[g] = ply
     err_s[g] = a
     err_e[g] = b
+
+
+@njit(**HOT)
+def _begin_game(g, p, pos_off, status, err_ply, err_s, err_e, last_clk):
+    """Game g's positions start at index p; it is OK, with no error span and no clock reading
+    yet (last_clk: unknown until the side's first %clk, so no clock is recorded for plies 0, 1)."""
+    pos_off[g] = p
+    status[g] = S_OK
+    err_ply[g] = -1
+    err_s[g] = -1
+    err_e[g] = -1
+    last_clk[0] = np.nan
+    last_clk[1] = np.nan
+
+
+@njit(inline="always", **HOT)
+def _load_start(init_bb, init_mb, init_st, ii, bb, mb, st):
+    """bb, mb, st = start position ii (row ii of init_*; as much of it as bb and st hold)."""
+    for q in range(len(bb)):
+        bb[q] = init_bb[ii, q]
+    for q in range(64):
+        mb[q] = init_mb[ii, q]
+    for q in range(len(st)):
+        st[q] = init_st[ii, q]
+
+
+@njit(**HOT)
+def _note_null_move(err_ply, err_s, err_e, g, plies, a, b):
+    """A null move ('--') is noted on its game (the first one: ply and span), not an error."""
+    if err_s[g] < 0:
+        err_ply[g] = plies
+        err_s[g] = a
+        err_e[g] = b
+
+
+@njit(inline="always", **HOT)
+def _pass_turn(st):
+    """A null move on the state st: the other side to move, no e.p. square, the halfmove clock on
+    (python-chess push(Move.null()))."""
+    st[ST_STM] = 1 - st[ST_STM]
+    st[ST_EP] = -1
+    st[ST_HMC] += 1
+
+
+@njit(**HOT)
+def _move_failed(status, err_ply, err_s, err_e, g, nmatch, plies, a, b):
+    """Stop game g at the SAN token buf[a:b]: it names no legal move, several, or is not SAN
+    (nmatch from resolve_san, != 1); or it is fine but the position arrays are full."""
+    if nmatch != 1:
+        code = S_BAD_TOKEN if nmatch < 0 else (S_ILLEGAL if nmatch == 0 else S_AMBIGUOUS)
+        _fail(status, err_ply, err_s, err_e, g, code, plies, a, b)
+    else:
+        status[g] = S_INTERNAL
+        err_ply[g] = plies
+
+
+@njit(**HOT)
+def _end_game(g, g0, p, plies, last_clk, clock, status):
+    """Close game g (positions g0..p): no clock column if it had no %clk (last_clk only ever
+    receives numbers: both still NaN), S_NO_MOVES if it had no move."""
+    if np.isnan(last_clk[0]) and np.isnan(last_clk[1]):
+        for q in range(g0, p + 1):
+            clock[q] = _NAN32
+    if status[g] == S_OK and plies == 0:
+        status[g] = S_NO_MOVES
 
 
 @njit(**HOT)
@@ -974,24 +1039,15 @@ def _replay_games(buf, mt_start, mt_end, init_idx, starts, fifty_min_clock, want
     pin_out = ws_u64[16:17]
     key_bits = ws_u64[17:19]
     last_clk = ws_f64[0:2]
-    work = (moves, scratch, n_twice, key_bits, pin_out, bb2, mb2, st2)
+    work = (moves, scratch, n_twice, key_bits, pin_out, bb2, mb2, st2, last_clk)
     ct_idx = -1  # the start position whose castling table is in ct
     p = 0
     for g in range(n_games):
-        pos_off[g] = p
-        status[g] = S_OK
-        err_ply[g] = -1
-        err_s[g] = -1
-        err_e[g] = -1
+        _begin_game(g, p, pos_off, status, err_ply, err_s, err_e, last_clk)
         ii = init_idx[g]
         if ii < 0:
             continue
-        for q in range(8):
-            bb[q] = init_bb[ii, q]
-        for q in range(64):
-            mb[q] = init_mb[ii, q]
-        for q in range(4):
-            st[q] = init_st[ii, q]
+        _load_start(init_bb, init_mb, init_st, ii, bb, mb, st)
         if ii != ct_idx:
             for q in range(CT_SIZE):
                 ct[q] = init_ct[ii, q]
@@ -1003,32 +1059,12 @@ def _replay_games(buf, mt_start, mt_end, init_idx, starts, fifty_min_clock, want
             continue
         g0 = p
         pkey = piece_key(bb, mb, st[ST_STM])
-        # Unknown until the side's first %clk: no clock value is recorded for plies 0 and 1.
-        last_clk[0] = np.nan
-        last_clk[1] = np.nan
         ws = p
         ws97 = p
         cnow = castle_now_bits(bb, st[ST_CASTLE], ct) if want97 else 0
         n_twice[0] = 0
         n_twice[1] = 0
-        _record_call(
-            bb,
-            mb,
-            st,
-            ct,
-            pkey,
-            p,
-            ws,
-            ws97,
-            True,
-            True,
-            facts,
-            last_clk[st[ST_STM]],
-            fifty_min_clock,
-            work,
-            cnow,
-            want97,
-        )
+        _record_call(bb, mb, st, ct, pkey, p, ws, ws97, True, True, facts, fifty_min_clock, work, cnow, want97)
         plies = 0
         i = s
         line_start = True
@@ -1043,51 +1079,25 @@ def _replay_games(buf, mt_start, mt_end, init_idx, starts, fifty_min_clock, want
                 break
             if kind == TOK_NULL:
                 # A null move ("--"): the side to move passes, as python-chess replays it.
-                # Noted on the game (first one), not an error.
-                if err_s[g] < 0:
-                    err_ply[g] = plies
-                    err_s[g] = a
-                    err_e[g] = b
+                _note_null_move(err_ply, err_s, err_e, g, plies, a, b)
                 if p + 2 > cap:
                     status[g] = S_INTERNAL
                     break
-                prev_ep_legal = (flags[p] & FLAG_LEGAL_EP) != 0
+                restart = (flags[p] & FLAG_LEGAL_EP) != 0  # an e.p. right lost: a new repetition window
                 pkey ^= ZOBRIST_WHITE_TO_MOVE
-                st[ST_STM] = 1 - st[ST_STM]
-                st[ST_EP] = -1
-                st[ST_HMC] += 1
+                _pass_turn(st)
                 p += 1
                 plies += 1
-                if prev_ep_legal:
+                if restart:
                     ws = p
                     ws97 = p
                 _record_call(
-                    bb,
-                    mb,
-                    st,
-                    ct,
-                    pkey,
-                    p,
-                    ws,
-                    ws97,
-                    prev_ep_legal,
-                    prev_ep_legal,
-                    facts,
-                    last_clk[st[ST_STM]],
-                    fifty_min_clock,
-                    work,
-                    cnow,
-                    want97,
+                    bb, mb, st, ct, pkey, p, ws, ws97, restart, restart, facts, fifty_min_clock, work, cnow, want97
                 )
                 continue
             m, nmatch = resolve_san(bb, mb, st, ct, buf, a, b, (flags[p] & FLAG_CHECK) != 0, pin_out[0])
-            if nmatch != 1:
-                code = S_BAD_TOKEN if nmatch < 0 else (S_ILLEGAL if nmatch == 0 else S_AMBIGUOUS)
-                _fail(status, err_ply, err_s, err_e, g, code, plies, a, b)
-                break
-            if p + 2 > cap:
-                status[g] = S_INTERNAL
-                err_ply[g] = plies
+            if nmatch != 1 or p + 2 > cap:
+                _move_failed(status, err_ply, err_s, err_e, g, nmatch, plies, a, b)
                 break
             # Play it.
             rights_before = st[ST_CASTLE]
@@ -1105,29 +1115,9 @@ def _replay_games(buf, mt_start, mt_end, init_idx, starts, fifty_min_clock, want
             if window97:
                 ws97 = p
             _record(
-                bb,
-                mb,
-                st,
-                ct,
-                pkey,
-                p,
-                ws,
-                ws97,
-                irreversible,
-                window97,
-                facts,
-                last_clk[st[ST_STM]],
-                fifty_min_clock,
-                work,
-                cnow,
-                want97,
+                bb, mb, st, ct, pkey, p, ws, ws97, irreversible, window97, facts, fifty_min_clock, work, cnow, want97
             )
-        # last_clk only ever receives numbers: both still NaN = the game has no %clk.
-        if np.isnan(last_clk[0]) and np.isnan(last_clk[1]):
-            for q in range(g0, p + 1):
-                clock[q] = _NAN32
-        if status[g] == S_OK and plies == 0:
-            status[g] = S_NO_MOVES
+        _end_game(g, g0, p, plies, last_clk, clock, status)
         p += 1
     pos_off[n_games] = p
     return p

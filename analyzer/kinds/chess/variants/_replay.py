@@ -23,7 +23,6 @@ from numba import njit
 
 from analyzer.kinds.chess._board import HOT, JIT, ST_CASTLE, ST_EP, ST_HMC, ST_STM, U0, U1, bit, side_boards
 from analyzer.kinds.chess._replay import (
-    _NAN32,
     FLAG_CHECK,
     FLAG_CHECKMATE,
     FLAG_FIFTY_INTENDED,
@@ -34,17 +33,18 @@ from analyzer.kinds.chess._replay import (
     FLAG_STALEMATE,
     FLAG_WINDOW97,
     FLAG_WINDOW_START,
-    S_AMBIGUOUS,
-    S_BAD_TOKEN,
-    S_ILLEGAL,
     S_INTERNAL,
-    S_NO_MOVES,
-    S_OK,
     S_UNTERMINATED,
     TOK_END,
     TOK_NULL,
     TOK_UNTERMINATED,
+    _begin_game,
+    _end_game,
     _fail,
+    _load_start,
+    _move_failed,
+    _note_null_move,
+    _pass_turn,
     count_back,
     next_move_token,
     repetition_count,
@@ -496,29 +496,18 @@ def replay_batch(
     facts = (key, hmc, flags, rep_next, rep_next97, clock)
     work = (moves, moves2, pseudo, bb2, mb2, st2, bb3, mb3, st3, n_twice, key_bits)
     for g in range(n_games):
-        pos_off[g] = p
-        status[g] = S_OK
-        err_ply[g] = -1
-        err_s[g] = -1
-        err_e[g] = -1
+        _begin_game(g, p, pos_off, status, err_ply, err_s, err_e, last_clk)
         ii = init_idx[g]
         if ii < 0:
             continue
         v = vcode[g]
-        for q in range(BB_SIZE):
-            bb[q] = init_bb[ii, q]
-        for q in range(64):
-            mb[q] = init_mb[ii, q]
-        for q in range(ST_SIZE):
-            st[q] = init_st[ii, q]
+        _load_start(init_bb, init_mb, init_st, ii, bb, mb, st)
         s = mt_start[g]
         e = mt_end[g]
         if p + 1 > cap:
             status[g] = S_INTERNAL
             continue
         g0 = p
-        last_clk[0] = np.nan
-        last_clk[1] = np.nan
         ws = p
         _record(v, bb, mb, st, p, ws, True, facts, last_clk[st[ST_STM]], vflags, fifty_min_clock, work)
         plies = 0
@@ -535,18 +524,13 @@ def replay_batch(
                 break
             if kind == TOK_NULL:
                 # A null move: the side to move passes, as python-chess pushes Move.null().
-                if err_s[g] < 0:
-                    err_ply[g] = plies
-                    err_s[g] = a
-                    err_e[g] = b
+                _note_null_move(err_ply, err_s, err_e, g, plies, a, b)
                 if p + 2 > cap:
                     status[g] = S_INTERNAL
                     break
                 prev_ep_legal = (flags[p] & FLAG_LEGAL_EP) != 0
                 mover = st[ST_STM]
-                st[ST_STM] = 1 - mover
-                st[ST_EP] = -1
-                st[ST_HMC] += 1
+                _pass_turn(st)
                 irreversible = prev_ep_legal
                 if v == V_THREECHECK and in_check(v, bb, st[ST_STM]):
                     st[ST_CHECKS + mover] -= 1
@@ -558,13 +542,8 @@ def replay_batch(
                 _record(v, bb, mb, st, p, ws, irreversible, facts, last_clk[st[ST_STM]], vflags, fifty_min_clock, work)
                 continue
             m, nmatch = resolve_san(v, bb, mb, st, buf, a, b, pseudo, bb2, mb2, st2)
-            if nmatch != 1:
-                code = S_BAD_TOKEN if nmatch < 0 else (S_ILLEGAL if nmatch == 0 else S_AMBIGUOUS)
-                _fail(status, err_ply, err_s, err_e, g, code, plies, a, b)
-                break
-            if p + 2 > cap:
-                status[g] = S_INTERNAL
-                err_ply[g] = plies
+            if nmatch != 1 or p + 2 > cap:
+                _move_failed(status, err_ply, err_s, err_e, g, nmatch, plies, a, b)
                 break
             # python-chess is_irreversible, on the position before the move.
             prev_ep_legal = (flags[p] & FLAG_LEGAL_EP) != 0
@@ -583,11 +562,7 @@ def replay_batch(
             if irreversible:
                 ws = p
             _record(v, bb, mb, st, p, ws, irreversible, facts, last_clk[st[ST_STM]], vflags, fifty_min_clock, work)
-        if np.isnan(last_clk[0]) and np.isnan(last_clk[1]):
-            for q in range(g0, p + 1):
-                clock[q] = _NAN32
-        if status[g] == S_OK and plies == 0:
-            status[g] = S_NO_MOVES
+        _end_game(g, g0, p, plies, last_clk, clock, status)
         p += 1
     pos_off[n_games] = p
     return p
