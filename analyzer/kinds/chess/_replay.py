@@ -1072,13 +1072,13 @@ def _replay_games(buf, mt_start, mt_end, init_idx, starts, fifty_min_clock, want
             kind, a, b, i, line_start = next_move_token(
                 buf, i, e, plies, last_clk, flags, p, 1 - st[ST_STM], line_start, False
             )
-            if kind == TOK_END:
-                break
-            if kind == TOK_UNTERMINATED:
-                _fail(status, err_ply, err_s, err_e, g, S_UNTERMINATED, plies, a, b)
-                break
-            if kind == TOK_NULL:
-                # A null move ("--"): the side to move passes, as python-chess replays it.
+            if kind != TOK_SAN:  # (one test on the common path: a move)
+                if kind == TOK_END:
+                    break
+                if kind == TOK_UNTERMINATED:
+                    _fail(status, err_ply, err_s, err_e, g, S_UNTERMINATED, plies, a, b)
+                    break
+                # TOK_NULL, a null move ("--"): the side to move passes, as python-chess replays it.
                 _note_null_move(err_ply, err_s, err_e, g, plies, a, b)
                 if p + 2 > cap:
                     status[g] = S_INTERNAL

@@ -36,7 +36,7 @@ from analyzer.kinds.chess._replay import (
     S_INTERNAL,
     S_UNTERMINATED,
     TOK_END,
-    TOK_NULL,
+    TOK_SAN,
     TOK_UNTERMINATED,
     _begin_game,
     _end_game,
@@ -517,13 +517,13 @@ def replay_batch(
             kind, a, b, i, line_start = next_move_token(
                 buf, i, e, plies, last_clk, flags, p, 1 - st[ST_STM], line_start, True
             )
-            if kind == TOK_END:
-                break
-            if kind == TOK_UNTERMINATED:
-                _fail(status, err_ply, err_s, err_e, g, S_UNTERMINATED, plies, a, b)
-                break
-            if kind == TOK_NULL:
-                # A null move: the side to move passes, as python-chess pushes Move.null().
+            if kind != TOK_SAN:  # (one test on the common path: a move)
+                if kind == TOK_END:
+                    break
+                if kind == TOK_UNTERMINATED:
+                    _fail(status, err_ply, err_s, err_e, g, S_UNTERMINATED, plies, a, b)
+                    break
+                # TOK_NULL, a null move: the side to move passes, as python-chess pushes Move.null().
                 _note_null_move(err_ply, err_s, err_e, g, plies, a, b)
                 if p + 2 > cap:
                     status[g] = S_INTERNAL
