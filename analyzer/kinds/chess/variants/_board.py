@@ -29,6 +29,7 @@ from analyzer.kinds.chess._board import (
     JIT,
     U0,
     U1,
+    _side_insufficient,
     bit,
     is_attacked,
     lsb,
@@ -792,20 +793,6 @@ def position_key(v, bb, mb, st, legal_ep):
 
 
 @njit(**HOT)
-def _std_side_insufficient(bb, color):
-    own = bb[BB_WHITE + color]
-    other = bb[BB_BLACK - color]
-    if own & (bb[BB_PAWNS] | bb[BB_ROOKS] | bb[BB_QUEENS]):
-        return False
-    if own & bb[BB_KNIGHTS]:
-        return popcount(own) <= 2 and not (other & ~bb[BB_KINGS] & ~bb[BB_QUEENS])
-    if own & bb[BB_BISHOPS]:
-        same_colour = (not (bb[BB_BISHOPS] & DARK_SQUARES)) or (not (bb[BB_BISHOPS] & LIGHT_SQUARES))
-        return same_colour and not bb[BB_PAWNS] and not bb[BB_KNIGHTS]
-    return True
-
-
-@njit(**HOT)
 def _atomic_side_insufficient(bb, color):
     own = bb[BB_WHITE + color]
     other = bb[BB_BLACK - color]
@@ -879,7 +866,7 @@ def insufficient_material(v, bb, st):
         return _atomic_side_insufficient(bb, 0) and _atomic_side_insufficient(bb, 1)
     if v == V_ANTICHESS:
         return _anti_side_insufficient(bb, st[ST_STM], 0) and _anti_side_insufficient(bb, st[ST_STM], 1)
-    return _std_side_insufficient(bb, 0) and _std_side_insufficient(bb, 1)
+    return _side_insufficient(bb, 0) and _side_insufficient(bb, 1)  # (standard chess's test)
 
 
 @njit(**HOT)
