@@ -201,6 +201,17 @@ def side_boards(bb, st):
     return stm, own, enemy, own | enemy
 
 
+@njit(inline="always", **HOT)
+def pawn_step_targets(stm, frm, enemy, occ):
+    """Where side stm's pawn on frm can go in one step: its captures of `enemy` and the single
+    push onto an empty square (not the double push or e.p.), for the "any legal move?" tests."""
+    t = PAWN_ATTACKS[stm, frm] & enemy
+    to = frm + (8 if stm == 0 else -8)
+    if 0 <= to < 64 and not (occ & bit(to)):
+        t |= bit(to)
+    return t
+
+
 @njit(**HOT)
 def encode(frm, to, promo, flag):
     return np.int32(frm | (to << 6) | (promo << 12) | (flag << 15))
@@ -433,14 +444,10 @@ def has_legal_move(bb, mb, st, ct, chk, pinned, ksq, scratch):
                 if t:
                     return True
             pw = own & bb[BB_PAWNS]
-            fwd = 8 if stm == 0 else -8
             while pw:
                 frm = lsb(pw)
                 pw &= pw - U1
-                t = PAWN_ATTACKS[stm, frm] & enemy
-                to = frm + fwd
-                if 0 <= to < 64 and not (occ & bit(to)):
-                    t |= bit(to)
+                t = pawn_step_targets(stm, frm, enemy, occ)
                 if pinned & bit(frm):
                     t &= LINE[ksq, frm]
                 if t:

@@ -38,6 +38,7 @@ from analyzer.kinds.chess._board import (
     m_promo,
     m_to,
     msb,
+    pawn_step_targets,
     piece_attacks,
     popcount,
     side_boards,
@@ -591,14 +592,10 @@ def any_legal(v, bb, mb, st, pseudo, bb2, mb2, st2):
             if _try(v, bb, mb, st, pseudo[i], stm, bb2, mb2, st2):
                 return True
     pawns = own & bb[BB_PAWNS]
-    fwd = 8 if stm == 0 else -8
     while pawns:
         frm = lsb(pawns)
         pawns &= pawns - U1
-        t = PAWN_ATTACKS[stm, frm] & enemy
-        to = frm + fwd
-        if 0 <= to < 64 and not (occ & bit(to)):
-            t |= bit(to)
+        t = pawn_step_targets(stm, frm, enemy, occ)
         while t:
             to = lsb(t)
             t &= t - U1
