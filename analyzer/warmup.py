@@ -246,43 +246,27 @@ def _side_compile(other_kinds: list[str] | None = None) -> None:
     the warmup path runs with the replay replaced by a stub that writes one start position per
     game, so the tag scanner, rules and measures compile for their real argument types. Then
     the kernels of `other_kinds` (e.g. russian_draughts), each marked warm when done."""
+    import inspect
+
     import numpy as np
 
     from analyzer.codes import S_OK
     from analyzer.kinds.chess import _replay as replay_kernels
 
-    def stub(
-        buf,
-        mt_start,
-        mt_end,
-        init_idx,
-        init_bb,
-        init_mb,
-        init_st,
-        init_ct,
-        fifty_min_clock,
-        want97,
-        pos_off,
-        status,
-        err_ply,
-        err_s,
-        err_e,
-        key,
-        hmc,
-        flags,
-        rep_next,
-        rep_next97,
-        clock,
-    ):
-        n = len(mt_start)
-        pos_off[:] = np.arange(n + 1)
-        status[:] = S_OK
-        err_ply[:] = -1
-        err_s[:] = -1
-        err_e[:] = -1
-        for a in (key, hmc, flags, rep_next, rep_next97):
-            a[:n] = 0
-        clock[:n] = np.nan
+    # The stub takes replay_batch's arguments by their names (bound to its signature, not
+    # spelled out again here) and fills what analyze_block reads of a replay.
+    bind = inspect.signature(replay_kernels.replay_batch.py_func).bind
+
+    def stub(*args, **kwargs):
+        arg = bind(*args, **kwargs).arguments
+        n = len(arg["mt_start"])
+        arg["pos_off"][:] = np.arange(n + 1)
+        arg["status"][:] = S_OK
+        for name in ("err_ply", "err_s", "err_e"):
+            arg[name][:] = -1
+        for name in ("key", "hmc", "flags", "rep_next", "rep_next97"):
+            arg[name][:n] = 0
+        arg["clock"][:n] = np.nan
         return n
 
     replay = replay_kernels.replay_batch

@@ -145,6 +145,12 @@ def _data(context, builder, signature, args, k):
     return context.make_array(signature.args[k])(context, builder, args[k]).data
 
 
+def _byte_ptr(context, builder, signature, args, k, ik):
+    """Pointer (i8*) to the byte of the array argument k at the index argument ik of an
+    intrinsic: where the unaligned loads, stores and prefetches below act."""
+    return builder.gep(_data(context, builder, signature, args, k), [args[ik]])
+
+
 @intrinsic
 def _mask(typingctx, buf, i, chars):
     """uint64 with bit k set when buf[i + k] (k < _W) is in `chars`.
@@ -460,8 +466,7 @@ def load_u64(typingctx, buf, i):
         return None
 
     def codegen(context, builder, signature, args):
-        data = _data(context, builder, signature, args, 0)
-        ptr = builder.bitcast(builder.gep(data, [args[1]]), ir.IntType(64).as_pointer())
+        ptr = builder.bitcast(_byte_ptr(context, builder, signature, args, 0, 1), ir.IntType(64).as_pointer())
         return builder.load(ptr, align=1)
 
     return types.uint64(buf, i), codegen
@@ -474,12 +479,11 @@ def _prefetch(typingctx, buf, i):
         return None
 
     def codegen(context, builder, signature, args):
-        data = _data(context, builder, signature, args, 0)
         fnty = ir.FunctionType(
             ir.VoidType(), [ir.IntType(8).as_pointer(), ir.IntType(32), ir.IntType(32), ir.IntType(32)]
         )
         fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0i8")
-        ptr = builder.gep(data, [args[1]])
+        ptr = _byte_ptr(context, builder, signature, args, 0, 1)
         builder.call(
             fn, [ptr, ir.Constant(ir.IntType(32), 0), ir.Constant(ir.IntType(32), 3), ir.Constant(ir.IntType(32), 1)]
         )
@@ -753,10 +757,8 @@ def _copy32(typingctx, dst, di, src, si):
 
     def codegen(context, builder, signature, args):
         vty = ir.VectorType(ir.IntType(8), 32).as_pointer()
-        d = _data(context, builder, signature, args, 0)
-        s_ = _data(context, builder, signature, args, 2)
-        v = builder.load(builder.bitcast(builder.gep(s_, [args[3]]), vty), align=1)
-        builder.store(v, builder.bitcast(builder.gep(d, [args[1]]), vty), align=1)
+        v = builder.load(builder.bitcast(_byte_ptr(context, builder, signature, args, 2, 3), vty), align=1)
+        builder.store(v, builder.bitcast(_byte_ptr(context, builder, signature, args, 0, 1), vty), align=1)
         return context.get_dummy_value()
 
     return types.void(dst, di, src, si), codegen

@@ -105,31 +105,27 @@ def popcount(b):
 
 
 @njit(inline="always", **HOT)
-def _ray_pos(d, sq, occ):
+def _ray(d, sq, occ, ascending):
+    """The squares of ray d from sq up to its first blocker in occ (included). `ascending`, a
+    literal at every call: the ray runs to higher squares, so its nearest blocker is the lowest
+    set bit of blockers (else the highest); inlined, the choice costs nothing."""
     a = RAYS[d, sq]
     blk = a & occ
     if blk:
-        a ^= RAYS[d, lsb(blk)]
-    return a
-
-
-@njit(inline="always", **HOT)
-def _ray_neg(d, sq, occ):
-    a = RAYS[d, sq]
-    blk = a & occ
-    if blk:
-        a ^= RAYS[d, msb(blk)]
+        a ^= RAYS[d, lsb(blk) if ascending else msb(blk)]
     return a
 
 
 @njit(**HOT)
 def bishop_attacks(sq, occ):
-    return _ray_pos(DIR_NE, sq, occ) | _ray_pos(DIR_NW, sq, occ) | _ray_neg(DIR_SE, sq, occ) | _ray_neg(DIR_SW, sq, occ)
+    up = _ray(DIR_NE, sq, occ, True) | _ray(DIR_NW, sq, occ, True)
+    return up | _ray(DIR_SE, sq, occ, False) | _ray(DIR_SW, sq, occ, False)
 
 
 @njit(**HOT)
 def rook_attacks(sq, occ):
-    return _ray_pos(DIR_N, sq, occ) | _ray_pos(DIR_E, sq, occ) | _ray_neg(DIR_S, sq, occ) | _ray_neg(DIR_W, sq, occ)
+    up = _ray(DIR_N, sq, occ, True) | _ray(DIR_E, sq, occ, True)
+    return up | _ray(DIR_S, sq, occ, False) | _ray(DIR_W, sq, occ, False)
 
 
 @njit(inline="always", **HOT)
@@ -193,6 +189,27 @@ def is_safe_after(bb, stm, frm, to, ep_cap_sq, moving_king):
         if k < 0:
             return True
     return not is_attacked(bb, k, enemy, occ2, stm)
+
+
+@njit(inline="always", **HOT)
+def side_boards(bb, st):
+    """(side to move, its pieces, the other side's, all occupied squares): what most move
+    generators start from, here once for the chess and the variants kernels."""
+    stm = st[ST_STM]
+    own = bb[BB_WHITE + stm]
+    enemy = bb[BB_BLACK - stm]
+    return stm, own, enemy, own | enemy
+
+
+@njit(inline="always", **HOT)
+def pawn_step_targets(stm, frm, enemy, occ):
+    """Where side stm's pawn on frm can go in one step: its captures of `enemy` and the single
+    push onto an empty square (not the double push or e.p.), for the "any legal move?" tests."""
+    t = PAWN_ATTACKS[stm, frm] & enemy
+    to = frm + (8 if stm == 0 else -8)
+    if 0 <= to < 64 and not (occ & bit(to)):
+        t |= bit(to)
+    return t
 
 
 @njit(**HOT)
@@ -287,10 +304,7 @@ def _push_if_legal(bb, stm, frm, to, promo, flag, ep_cap, moving_king, out, n, l
 @njit(**HOT)
 def gen_legal(bb, mb, st, ct, out, limit):
     """Write up to `limit` legal moves into `out`; return how many. limit=1 answers 'any legal move?'."""
-    stm = st[ST_STM]
-    own = bb[BB_WHITE + stm]
-    enemy = bb[BB_BLACK - stm]
-    occ = own | enemy
+    stm, own, enemy, occ = side_boards(bb, st)
     n = 0
     # King first: it is the cheapest way to find a legal move quickly.
     ksq = king_square(bb, stm)
@@ -406,10 +420,7 @@ def has_legal_move(bb, mb, st, ct, chk, pinned, ksq, scratch):
     pin line) with a pseudo-legal target has a legal move. Falls back to gen_legal otherwise.
     ksq: the king square of the side to move (the caller has it already)."""
     if not chk:
-        stm = st[ST_STM]
-        own = bb[BB_WHITE + stm]
-        enemy = bb[BB_BLACK - stm]
-        occ = own | enemy
+        stm, own, enemy, occ = side_boards(bb, st)
         if ksq >= 0:
             free = own & ~pinned
             # Any unpinned pawn with an empty square ahead (the usual case, one shift).
@@ -433,14 +444,10 @@ def has_legal_move(bb, mb, st, ct, chk, pinned, ksq, scratch):
                 if t:
                     return True
             pw = own & bb[BB_PAWNS]
-            fwd = 8 if stm == 0 else -8
             while pw:
                 frm = lsb(pw)
                 pw &= pw - U1
-                t = PAWN_ATTACKS[stm, frm] & enemy
-                to = frm + fwd
-                if 0 <= to < 64 and not (occ & bit(to)):
-                    t |= bit(to)
+                t = pawn_step_targets(stm, frm, enemy, occ)
                 if pinned & bit(frm):
                     t &= LINE[ksq, frm]
                 if t:

@@ -54,16 +54,15 @@ from analyzer.kinds.chess._board import (
     make_move,
     piece_key,
     rook_attacks,
+    side_boards,
 )
 from analyzer.kinds.chess._tables import (
     BB_BISHOPS,
-    BB_BLACK,
     BB_KINGS,
     BB_KNIGHTS,
     BB_PAWNS,
     BB_QUEENS,
     BB_ROOKS,
-    BB_WHITE,
     CT_CHESS960,
     CT_SIZE,
     FILE_MASKS,
@@ -314,10 +313,7 @@ def resolve_san(bb, mb, st, ct, buf, a, b, chk, pinned):
         b -= 4
     if b <= a:
         return np.int32(0), -1
-    stm = st[ST_STM]
-    own = bb[BB_WHITE + stm]
-    enemy = bb[BB_BLACK - stm]
-    occ = own | enemy
+    stm, own, enemy, occ = side_boards(bb, st)
     # Castling: O-O, O-O-O, 0-0, 0-0-0.
     c0 = _at(buf, a)
     if c0 == 79 or c0 == 48:
@@ -586,38 +582,17 @@ def _fifty_intended(bb, mb, st, ct, moves, nmoves, scratch, bb2, mb2, st2):
 
 
 @njit(inline="always", **HOT)
-def _record(
-    bb,
-    mb,
-    st,
-    ct,
-    pkey,
-    p,
-    ws,
-    ws97,
-    window_start,
-    window97,
-    key,
-    hmc,
-    flags,
-    rep_next,
-    rep_next97,
-    clock,
-    clk_now,
-    fifty_min_clock,
-    moves,
-    scratch,
-    n_twice,
-    key_bits,
-    cnow,
-    pin_out,
-    bb2,
-    mb2,
-    st2,
-    want97,
-):
-    """Compute and store the facts of the position now on the board at index p (key_bits: the
-    seen-set of repetition_count)."""
+def _record(bb, mb, st, ct, pkey, p, ws, ws97, window_start, window97, facts, fifty_min_clock, work, cnow, want97):
+    """Compute and store the facts of the position now on the board at index p.
+
+    facts: the output arrays (key, hmc, flags, rep_next, rep_next97, clock); work: the arrays the
+    replay loop lends it (moves, scratch, n_twice, key_bits, pin_out, bb2, mb2, st2: scratch, key_bits
+    the seen-set of repetition_count; last_clk: the players' last clock readings). Passed as two
+    tuples so that the three call sites do not each spell out fifteen arrays; _record is inlined on
+    the hot path, where the tuples cost nothing."""
+    key, hmc, flags, rep_next, rep_next97, clock = facts
+    moves, scratch, n_twice, key_bits, pin_out, bb2, mb2, st2, last_clk = work
+    clk_now = last_clk[st[ST_STM]]
     stm = st[ST_STM]
     legal_ep = has_legal_ep(bb, st) if st[ST_EP] >= 0 else False
     k = pkey ^ ZOBRIST_CASTLE[st[ST_CASTLE]]
@@ -686,6 +661,71 @@ def _fail(status, err_ply, err_s, err_e, g, code, ply, a, b):
     err_ply[g] = ply
     err_s[g] = a
     err_e[g] = b
+
+
+@njit(**HOT)
+def _begin_game(g, p, pos_off, status, err_ply, err_s, err_e, last_clk):
+    """Game g's positions start at index p; it is OK, with no error span and no clock reading
+    yet (last_clk: unknown until the side's first %clk, so no clock is recorded for plies 0, 1)."""
+    pos_off[g] = p
+    status[g] = S_OK
+    err_ply[g] = -1
+    err_s[g] = -1
+    err_e[g] = -1
+    last_clk[0] = np.nan
+    last_clk[1] = np.nan
+
+
+@njit(inline="always", **HOT)
+def _load_start(init_bb, init_mb, init_st, ii, bb, mb, st):
+    """bb, mb, st = start position ii (row ii of init_*; as much of it as bb and st hold)."""
+    for q in range(len(bb)):
+        bb[q] = init_bb[ii, q]
+    for q in range(64):
+        mb[q] = init_mb[ii, q]
+    for q in range(len(st)):
+        st[q] = init_st[ii, q]
+
+
+@njit(**HOT)
+def _note_null_move(err_ply, err_s, err_e, g, plies, a, b):
+    """A null move ('--') is noted on its game (the first one: ply and span), not an error."""
+    if err_s[g] < 0:
+        err_ply[g] = plies
+        err_s[g] = a
+        err_e[g] = b
+
+
+@njit(inline="always", **HOT)
+def _pass_turn(st):
+    """A null move on the state st: the other side to move, no e.p. square, the halfmove clock on
+    (python-chess push(Move.null()))."""
+    st[ST_STM] = 1 - st[ST_STM]
+    st[ST_EP] = -1
+    st[ST_HMC] += 1
+
+
+@njit(**HOT)
+def _move_failed(status, err_ply, err_s, err_e, g, nmatch, plies, a, b):
+    """Stop game g at the SAN token buf[a:b]: it names no legal move, several, or is not SAN
+    (nmatch from resolve_san, != 1); or it is fine but the position arrays are full."""
+    if nmatch != 1:
+        code = S_BAD_TOKEN if nmatch < 0 else (S_ILLEGAL if nmatch == 0 else S_AMBIGUOUS)
+        _fail(status, err_ply, err_s, err_e, g, code, plies, a, b)
+    else:
+        status[g] = S_INTERNAL
+        err_ply[g] = plies
+
+
+@njit(**HOT)
+def _end_game(g, g0, p, plies, last_clk, clock, status):
+    """Close game g (positions g0..p): no clock column if it had no %clk (last_clk only ever
+    receives numbers: both still NaN), S_NO_MOVES if it had no move."""
+    if np.isnan(last_clk[0]) and np.isnan(last_clk[1]):
+        for q in range(g0, p + 1):
+            clock[q] = _NAN32
+    if status[g] == S_OK and plies == 0:
+        status[g] = S_NO_MOVES
 
 
 @njit(**HOT)
@@ -831,6 +871,106 @@ def _token_kind(buf, a, b, plies, flags, p):
     return TOK_SAN, a
 
 
+# What next_move_token found besides TOK_SAN and TOK_NULL.
+TOK_END = 4  # a result token, or the end of the movetext
+TOK_UNTERMINATED = 5  # an unterminated comment or variation starts at a
+
+
+@njit(inline="always", **HOT)
+def _is_drop_start(c):
+    """'P' or '@': a Crazyhouse drop (P@e4, @e4)."""
+    return c == 80 or c == 64
+
+
+@njit(inline="always", **HOT)
+def next_move_token(buf, i, e, plies, last_clk, flags, p, side, line_start, variants):
+    """The next move of the movetext buf[i:e]: (kind, a, b, i, line_start) with kind TOK_SAN or
+    TOK_NULL (the token is buf[a:b]), TOK_END or TOK_UNTERMINATED (from a to at most 20 bytes on);
+    i and line_start are where the scan goes on. On the way it takes the comments' clocks (into
+    last_clk[side], `side` the player who just moved) and draw offers (into flags[p]), and skips
+    move numbers, NAGs, variations and glyphs. One loop for the chess and the variants replays
+    (`variants`, a literal: their SAN also starts with 'P' or '@', and a lone 'e.p.' is handed to
+    their SAN parser rather than skipped), so the two read movetext alike."""
+    while i < e:
+        c = _at(buf, i)
+        if c == 32:  # the usual separator: skip a run of spaces in a tight loop
+            i += 1
+            while i < e and _at(buf, i) == 32:
+                i += 1
+            continue
+        if c == 10 or c == 13:
+            line_start = True
+            i += 1
+            continue
+        if _is_space(c):
+            i += 1
+            continue
+        at_line_start = line_start
+        line_start = False
+        if 48 <= c <= 57:  # "12. ", "12... ": a move number alone, the most common token after SAN
+            k = i + 1
+            while k < e and _is_digit(_at(buf, k)):
+                k += 1
+            if k < e and _at(buf, k) == 46:
+                k += 1
+                while k < e and _at(buf, k) == 46:
+                    k += 1
+                if k < e and _at(buf, k) == 32:
+                    i = k
+                    continue
+        if c == 123:  # '{' comment
+            # Fast path for Lichess' "{ [%clk H:MM:SS] }", 8 bytes at a time: the exact
+            # "H:MM:SS] }" layout with plain arithmetic, else _comment_end.
+            if plies > 0 and i + 18 < e and load_u64(buf, i) == _CLK_OPEN:
+                hms = load_u64(buf, i + 8)
+                digits = hms & _HMS_DIGITS
+                bad_digits = ((digits & _HMS_HIGH) ^ _HMS_ZEROS) | (((digits + _HMS_SIX) & _HMS_HIGH) ^ _HMS_ZEROS)
+                if (
+                    (hms & _HMS_SEPS) == _HMS_SEP_BYTES
+                    and bad_digits == U0
+                    and (load_u64(buf, i + 10) >> np.uint64(48)) == _CLK_CLOSE
+                ):
+                    d = digits - _HMS_ZEROS
+                    secs = (
+                        np.int64(d & _B0) * 3600
+                        + np.int64((d >> np.uint64(16)) & _B0) * 600
+                        + np.int64((d >> np.uint64(24)) & _B0) * 60
+                        + np.int64((d >> np.uint64(40)) & _B0) * 10
+                        + np.int64((d >> np.uint64(48)) & _B0)
+                    )
+                    last_clk[side] = float(secs)
+                    i += 18
+                    continue
+            j = _comment_end(buf, i, e, plies, last_clk, flags, p, side)
+            if j < 0:
+                return TOK_UNTERMINATED, i, min(i + 20, e), e, line_start
+            i = j
+            continue
+        if c == 59 or c == 40 or c == 41 or c == 125 or c == 36 or (c == 37 and at_line_start):
+            j = _skip_other(buf, i, e, plies, flags, p)
+            if j < 0:
+                return TOK_UNTERMINATED, i, min(i + 20, e), e, line_start
+            i = j
+            continue
+        # A token.
+        j = _token_end(buf, i + 1, e)
+        a = i
+        b = j
+        i = j
+        if not (_is_san_start(c) or (variants and _is_drop_start(c))):
+            kind, a = _token_kind(buf, a, b, plies, flags, p)
+            if kind == TOK_SKIP:
+                continue
+            if kind == TOK_RESULT:
+                return TOK_END, a, b, i, line_start
+            if kind == TOK_NULL:
+                return TOK_NULL, a, b, i, line_start
+        elif not variants and c == 101 and b - a == 4 and _at(buf, a + 1) == 46 and _match(buf, a, b, LIT_EP):
+            continue
+        return TOK_SAN, a, b, i, line_start
+    return TOK_END, e, e, e, line_start
+
+
 @njit(**JIT)
 def replay_batch(
     buf,
@@ -868,71 +1008,25 @@ def replay_batch(
     mb = np.empty(64, dtype=np.int8)
     mb2 = np.empty(64, dtype=np.int8)
     ct = np.empty(CT_SIZE, dtype=np.int64)
+    starts = (init_bb, init_mb, init_st, init_ct)
+    errors = (status, err_ply, err_s, err_e)
+    facts = (key, hmc, flags, rep_next, rep_next97, clock)
+    workspaces = (ws_i64, ws_u64, ws_f64, moves, mb, mb2, ct)
     return _replay_games(
-        buf,
-        mt_start,
-        mt_end,
-        init_idx,
-        init_bb,
-        init_mb,
-        init_st,
-        init_ct,
-        fifty_min_clock,
-        want97,
-        pos_off,
-        status,
-        err_ply,
-        err_s,
-        err_e,
-        key,
-        hmc,
-        flags,
-        rep_next,
-        rep_next97,
-        clock,
-        ws_i64,
-        ws_u64,
-        ws_f64,
-        moves,
-        mb,
-        mb2,
-        ct,
+        buf, mt_start, mt_end, init_idx, starts, fifty_min_clock, want97, pos_off, errors, facts, workspaces
     )
 
 
 @njit(**HOT)
-def _replay_games(
-    buf,
-    mt_start,
-    mt_end,
-    init_idx,
-    init_bb,
-    init_mb,
-    init_st,
-    init_ct,
-    fifty_min_clock,
-    want97,
-    pos_off,
-    status,
-    err_ply,
-    err_s,
-    err_e,
-    key,
-    hmc,
-    flags,
-    rep_next,
-    rep_next97,
-    clock,
-    ws_i64,
-    ws_u64,
-    ws_f64,
-    moves,
-    mb,
-    mb2,
-    ct,
-):
+def _replay_games(buf, mt_start, mt_end, init_idx, starts, fifty_min_clock, want97, pos_off, errors, facts, workspaces):
     """replay_batch without the numba runtime (no reference counting on the hot path): all
-    scratch arrays come from the caller, as views of three small workspaces."""
+    scratch arrays come from the caller, as views of three small workspaces. The arrays come
+    grouped as replay_batch's arguments are (starts: init_bb, init_mb, init_st, init_ct; errors:
+    status, err_ply, err_s, err_e; facts: as _record takes them)."""
+    init_bb, init_mb, init_st, init_ct = starts
+    status, err_ply, err_s, err_e = errors
+    key, _hmc, flags, _rep_next, _rep_next97, clock = facts  # (the loop itself uses these three)
+    ws_i64, ws_u64, ws_f64, moves, mb, mb2, ct = workspaces
     n_games = len(mt_start)
     cap = len(key)
     st = ws_i64[0:4]
@@ -945,23 +1039,15 @@ def _replay_games(
     pin_out = ws_u64[16:17]
     key_bits = ws_u64[17:19]
     last_clk = ws_f64[0:2]
+    work = (moves, scratch, n_twice, key_bits, pin_out, bb2, mb2, st2, last_clk)
     ct_idx = -1  # the start position whose castling table is in ct
     p = 0
     for g in range(n_games):
-        pos_off[g] = p
-        status[g] = S_OK
-        err_ply[g] = -1
-        err_s[g] = -1
-        err_e[g] = -1
+        _begin_game(g, p, pos_off, status, err_ply, err_s, err_e, last_clk)
         ii = init_idx[g]
         if ii < 0:
             continue
-        for q in range(8):
-            bb[q] = init_bb[ii, q]
-        for q in range(64):
-            mb[q] = init_mb[ii, q]
-        for q in range(4):
-            st[q] = init_st[ii, q]
+        _load_start(init_bb, init_mb, init_st, ii, bb, mb, st)
         if ii != ct_idx:
             for q in range(CT_SIZE):
                 ct[q] = init_ct[ii, q]
@@ -973,182 +1059,45 @@ def _replay_games(
             continue
         g0 = p
         pkey = piece_key(bb, mb, st[ST_STM])
-        # Unknown until the side's first %clk: no clock value is recorded for plies 0 and 1.
-        last_clk[0] = np.nan
-        last_clk[1] = np.nan
         ws = p
         ws97 = p
         cnow = castle_now_bits(bb, st[ST_CASTLE], ct) if want97 else 0
         n_twice[0] = 0
         n_twice[1] = 0
-        _record_call(
-            bb,
-            mb,
-            st,
-            ct,
-            pkey,
-            p,
-            ws,
-            ws97,
-            True,
-            True,
-            key,
-            hmc,
-            flags,
-            rep_next,
-            rep_next97,
-            clock,
-            last_clk[st[ST_STM]],
-            fifty_min_clock,
-            moves,
-            scratch,
-            n_twice,
-            key_bits,
-            cnow,
-            pin_out,
-            bb2,
-            mb2,
-            st2,
-            want97,
-        )
+        _record_call(bb, mb, st, ct, pkey, p, ws, ws97, True, True, facts, fifty_min_clock, work, cnow, want97)
         plies = 0
         i = s
         line_start = True
-        while i < e:
-            c = _at(buf, i)
-            if c == 32:  # the usual separator: skip a run of spaces in a tight loop
-                i += 1
-                while i < e and _at(buf, i) == 32:
-                    i += 1
-                continue
-            if c == 10 or c == 13:
-                line_start = True
-                i += 1
-                continue
-            if _is_space(c):
-                i += 1
-                continue
-            at_line_start = line_start
-            line_start = False
-            if 48 <= c <= 57:  # "12. ", "12... ": a move number alone, the most common token after SAN
-                k = i + 1
-                while k < e and _is_digit(_at(buf, k)):
-                    k += 1
-                if k < e and _at(buf, k) == 46:
-                    k += 1
-                    while k < e and _at(buf, k) == 46:
-                        k += 1
-                    if k < e and _at(buf, k) == 32:
-                        i = k
-                        continue
-            if c == 123:  # '{' comment
-                # Fast path for Lichess' "{ [%clk H:MM:SS] }", 8 bytes at a time: the exact
-                # "H:MM:SS] }" layout with plain arithmetic, else _comment_end.
-                if plies > 0 and i + 18 < e and load_u64(buf, i) == _CLK_OPEN:
-                    hms = load_u64(buf, i + 8)
-                    digits = hms & _HMS_DIGITS
-                    bad_digits = ((digits & _HMS_HIGH) ^ _HMS_ZEROS) | (((digits + _HMS_SIX) & _HMS_HIGH) ^ _HMS_ZEROS)
-                    if (
-                        (hms & _HMS_SEPS) == _HMS_SEP_BYTES
-                        and bad_digits == U0
-                        and (load_u64(buf, i + 10) >> np.uint64(48)) == _CLK_CLOSE
-                    ):
-                        d = digits - _HMS_ZEROS
-                        secs = (
-                            np.int64(d & _B0) * 3600
-                            + np.int64((d >> np.uint64(16)) & _B0) * 600
-                            + np.int64((d >> np.uint64(24)) & _B0) * 60
-                            + np.int64((d >> np.uint64(40)) & _B0) * 10
-                            + np.int64((d >> np.uint64(48)) & _B0)
-                        )
-                        last_clk[1 - st[ST_STM]] = float(secs)
-                        i += 18
-                        continue
-                j = _comment_end(buf, i, e, plies, last_clk, flags, p, 1 - st[ST_STM])
-                if j < 0:
-                    _fail(status, err_ply, err_s, err_e, g, S_UNTERMINATED, plies, i, min(i + 20, e))
+        while True:
+            kind, a, b, i, line_start = next_move_token(
+                buf, i, e, plies, last_clk, flags, p, 1 - st[ST_STM], line_start, False
+            )
+            if kind != TOK_SAN:  # (one test on the common path: a move)
+                if kind == TOK_END:
                     break
-                i = j
-                continue
-            if c == 59 or c == 40 or c == 41 or c == 125 or c == 36 or (c == 37 and at_line_start):
-                j = _skip_other(buf, i, e, plies, flags, p)
-                if j < 0:
-                    _fail(status, err_ply, err_s, err_e, g, S_UNTERMINATED, plies, i, min(i + 20, e))
+                if kind == TOK_UNTERMINATED:
+                    _fail(status, err_ply, err_s, err_e, g, S_UNTERMINATED, plies, a, b)
                     break
-                i = j
-                continue
-            # A token.
-            j = _token_end(buf, i + 1, e)
-            a = i
-            b = j
-            i = j
-            if not _is_san_start(c):
-                kind, a = _token_kind(buf, a, b, plies, flags, p)
-                if kind == TOK_SKIP:
-                    continue
-                if kind == TOK_RESULT:
+                # TOK_NULL, a null move ("--"): the side to move passes, as python-chess replays it.
+                _note_null_move(err_ply, err_s, err_e, g, plies, a, b)
+                if p + 2 > cap:
+                    status[g] = S_INTERNAL
                     break
-                if kind == TOK_NULL:
-                    # A null move ("--"): the side to move passes, as python-chess replays it.
-                    # Noted on the game (first one), not an error.
-                    if err_s[g] < 0:
-                        err_ply[g] = plies
-                        err_s[g] = a
-                        err_e[g] = b
-                    if p + 2 > cap:
-                        status[g] = S_INTERNAL
-                        break
-                    prev_ep_legal = (flags[p] & FLAG_LEGAL_EP) != 0
-                    pkey ^= ZOBRIST_WHITE_TO_MOVE
-                    st[ST_STM] = 1 - st[ST_STM]
-                    st[ST_EP] = -1
-                    st[ST_HMC] += 1
-                    p += 1
-                    plies += 1
-                    if prev_ep_legal:
-                        ws = p
-                        ws97 = p
-                    _record_call(
-                        bb,
-                        mb,
-                        st,
-                        ct,
-                        pkey,
-                        p,
-                        ws,
-                        ws97,
-                        prev_ep_legal,
-                        prev_ep_legal,
-                        key,
-                        hmc,
-                        flags,
-                        rep_next,
-                        rep_next97,
-                        clock,
-                        last_clk[st[ST_STM]],
-                        fifty_min_clock,
-                        moves,
-                        scratch,
-                        n_twice,
-                        key_bits,
-                        cnow,
-                        pin_out,
-                        bb2,
-                        mb2,
-                        st2,
-                        want97,
-                    )
-                    continue
-            elif c == 101 and b - a == 4 and _at(buf, a + 1) == 46 and _match(buf, a, b, LIT_EP):
+                restart = (flags[p] & FLAG_LEGAL_EP) != 0  # an e.p. right lost: a new repetition window
+                pkey ^= ZOBRIST_WHITE_TO_MOVE
+                _pass_turn(st)
+                p += 1
+                plies += 1
+                if restart:
+                    ws = p
+                    ws97 = p
+                _record_call(
+                    bb, mb, st, ct, pkey, p, ws, ws97, restart, restart, facts, fifty_min_clock, work, cnow, want97
+                )
                 continue
             m, nmatch = resolve_san(bb, mb, st, ct, buf, a, b, (flags[p] & FLAG_CHECK) != 0, pin_out[0])
-            if nmatch != 1:
-                code = S_BAD_TOKEN if nmatch < 0 else (S_ILLEGAL if nmatch == 0 else S_AMBIGUOUS)
-                _fail(status, err_ply, err_s, err_e, g, code, plies, a, b)
-                break
-            if p + 2 > cap:
-                status[g] = S_INTERNAL
-                err_ply[g] = plies
+            if nmatch != 1 or p + 2 > cap:
+                _move_failed(status, err_ply, err_s, err_e, g, nmatch, plies, a, b)
                 break
             # Play it.
             rights_before = st[ST_CASTLE]
@@ -1166,41 +1115,9 @@ def _replay_games(
             if window97:
                 ws97 = p
             _record(
-                bb,
-                mb,
-                st,
-                ct,
-                pkey,
-                p,
-                ws,
-                ws97,
-                irreversible,
-                window97,
-                key,
-                hmc,
-                flags,
-                rep_next,
-                rep_next97,
-                clock,
-                last_clk[st[ST_STM]],
-                fifty_min_clock,
-                moves,
-                scratch,
-                n_twice,
-                key_bits,
-                cnow,
-                pin_out,
-                bb2,
-                mb2,
-                st2,
-                want97,
+                bb, mb, st, ct, pkey, p, ws, ws97, irreversible, window97, facts, fifty_min_clock, work, cnow, want97
             )
-        # last_clk only ever receives numbers: both still NaN = the game has no %clk.
-        if np.isnan(last_clk[0]) and np.isnan(last_clk[1]):
-            for q in range(g0, p + 1):
-                clock[q] = _NAN32
-        if status[g] == S_OK and plies == 0:
-            status[g] = S_NO_MOVES
+        _end_game(g, g0, p, plies, last_clk, clock, status)
         p += 1
     pos_off[n_games] = p
     return p

@@ -105,6 +105,31 @@ def _consecutive(keys, p, g0, n):
     return True
 
 
+@njit(inline="always", **HOT)
+def _game_span(pos_off, g, out, n_columns):
+    """(first, end) position index of game g, the first n_columns of its row of `out` cleared to
+    -1 first (a game without positions keeps that row)."""
+    for c in range(n_columns):
+        out[g, c] = -1
+    return pos_off[g], pos_off[g + 1]
+
+
+@njit(inline="always", **HOT)
+def _occurrences(keys, p, window_start, ws, seen0, seen1):
+    """How often position p has occurred in its repetition window, walking a game forward: the
+    window state (ws, and the seen-sets of repetition_count for even and odd p) comes in from
+    p - 1 and goes out to p + 1. A window start at p restarts the window there."""
+    if window_start:
+        ws = p
+        seen0 = np.uint64(0)
+        seen1 = np.uint64(0)
+    if p & 1:
+        reps, seen1 = repetition_count(keys, p, ws, keys[p], seen1)
+    else:
+        reps, seen0 = repetition_count(keys, p, ws, keys[p], seen0)
+    return reps, ws, seen0, seen1
+
+
 @njit(**JIT)
 def apply_rules(
     pos_off,
@@ -152,29 +177,16 @@ def apply_rules(
     nexts = rep_next97 if params[P_IDENTITY] == IDENTITY_1997 else rep_next
     ne = 0
     for g in range(n_games):
-        for c in range(N_VERDICT):
-            out[g, c] = -1
-        g0 = pos_off[g]
-        g1 = pos_off[g + 1]
+        g0, g1 = _game_span(pos_off, g, out, N_VERDICT)
         if g1 <= g0:
             continue
-        ws = g0
-        reps = 1
-        seen0 = np.uint64(0)  # repetition_count's seen-sets, one per parity
-        seen1 = np.uint64(0)
+        ws, reps, seen0, seen1 = g0, 1, np.uint64(0), np.uint64(0)  # (_occurrences' window state)
         t_now = t_int = f_now = f_int = five = seventy = False
         for p in range(g0, g1):
             i = p - g0
             side = (stm0[g] + i) % 2
             f = flags[p]
-            if f & window_flag:
-                ws = p
-                seen0 = np.uint64(0)
-                seen1 = np.uint64(0)
-            if p & 1:
-                reps, seen1 = repetition_count(keys, p, ws, keys[p], seen1)
-            else:
-                reps, seen0 = repetition_count(keys, p, ws, keys[p], seen0)
+            reps, ws, seen0, seen1 = _occurrences(keys, p, f & window_flag, ws, seen0, seen1)
             has_move = (f & FLAG_HAS_MOVE) != 0
             # Threefold: a claim on the board (the position is an N-th occurrence: python-chess
             # is_repetition), or on a written move that makes one (can_claim_threefold_repetition).
@@ -291,26 +303,13 @@ def game_facts(pos_off, key, hmc, flags, out):
     first 3rd and 5th occurrence of a position, first halfmove clock >= 100 and >= 150, and
     the final position's repetition count, clock and checkmate/stalemate/insufficient flags."""
     for g in range(len(pos_off) - 1):
-        for c in range(out.shape[1]):
-            out[g, c] = -1
-        g0 = pos_off[g]
-        g1 = pos_off[g + 1]
+        g0, g1 = _game_span(pos_off, g, out, out.shape[1])
         if g1 <= g0:
             continue
-        ws = g0
-        reps = 1
-        seen0 = np.uint64(0)
-        seen1 = np.uint64(0)
+        ws, reps, seen0, seen1 = g0, 1, np.uint64(0), np.uint64(0)
         for p in range(g0, g1):
             i = p - g0
-            if flags[p] & FLAG_WINDOW_START:
-                ws = p
-                seen0 = np.uint64(0)
-                seen1 = np.uint64(0)
-            if p & 1:
-                reps, seen1 = repetition_count(key, p, ws, key[p], seen1)
-            else:
-                reps, seen0 = repetition_count(key, p, ws, key[p], seen0)
+            reps, ws, seen0, seen1 = _occurrences(key, p, flags[p] & FLAG_WINDOW_START, ws, seen0, seen1)
             if reps >= 3 and out[g, F_THIRD] < 0:
                 out[g, F_THIRD] = i
             if reps >= 5 and out[g, F_FIFTH] < 0:

@@ -29,12 +29,19 @@ from analyzer.kinds.chess._board import (
     JIT,
     U0,
     U1,
+    _side_insufficient,
     bit,
     is_attacked,
     lsb,
+    m_flag,
+    m_from,
+    m_promo,
+    m_to,
     msb,
+    pawn_step_targets,
     piece_attacks,
     popcount,
+    side_boards,
 )
 from analyzer.kinds.chess._tables import (
     BB_BISHOPS,
@@ -51,6 +58,10 @@ from analyzer.kinds.chess._tables import (
     KING_ATTACKS,
     KNIGHT_ATTACKS,
     LIGHT_SQUARES,
+    MF_CASTLE,
+    MF_DOUBLE,
+    MF_EP,
+    MF_NORMAL,
     PAWN_ATTACKS,
     RANK_MASKS,
     ST_CASTLE,
@@ -82,7 +93,8 @@ ST_SIZE = 16
 BB_PROMOTED = 8
 BB_SIZE = 9
 
-MF_NORMAL, MF_EP, MF_CASTLE, MF_DOUBLE = 0, 1, 2, 3
+# Moves are encoded as chess's (encode, m_from, m_to, m_promo, m_flag of analyzer.kinds.chess._board,
+# MF_* of _tables), plus a drop bit.
 DROP_BIT = 1 << 17
 MAX_MOVES = 768
 
@@ -107,26 +119,6 @@ def encode(frm, to, promo, flag):
 @njit(inline="always", **HOT)
 def encode_drop(pt, to):
     return np.int32(to | (to << 6) | (pt << 12) | DROP_BIT)
-
-
-@njit(inline="always", **HOT)
-def m_from(m):
-    return m & 63
-
-
-@njit(inline="always", **HOT)
-def m_to(m):
-    return (m >> 6) & 63
-
-
-@njit(inline="always", **HOT)
-def m_promo(m):
-    return (m >> 12) & 7
-
-
-@njit(inline="always", **HOT)
-def m_flag(m):
-    return (m >> 15) & 3
 
 
 @njit(inline="always", **HOT)
@@ -303,28 +295,34 @@ def _push_promos(v, frm, to, out, n):
     return n
 
 
+@njit(inline="always", **HOT)
+def _piece_moves(mb, frm, own, occ, out, n):
+    """Write the plain moves of the piece (not a pawn) on frm into out from n on; returns the new
+    count. King: its steps only (castling is generated apart). Shared by gen_pseudo and any_legal,
+    which try them one piece at a time."""
+    pt = mb[frm]
+    if pt == 6:
+        t = KING_ATTACKS[frm] & ~own
+    else:
+        t = piece_attacks(pt, frm, occ) & ~own
+    while t:
+        to = lsb(t)
+        t &= t - U1
+        out[n] = encode(frm, to, 0, MF_NORMAL)
+        n += 1
+    return n
+
+
 @njit(**HOT)
 def gen_pseudo(v, bb, mb, st, out):
     """python-chess generate_pseudo_legal_moves (+ Antichess king promotions, Crazyhouse drops)."""
-    stm = st[ST_STM]
-    own = bb[BB_WHITE + stm]
-    enemy = bb[BB_BLACK - stm]
-    occ = own | enemy
+    stm, own, enemy, occ = side_boards(bb, st)
     n = 0
     pcs = own & ~bb[BB_PAWNS]
     while pcs:
         frm = lsb(pcs)
         pcs &= pcs - U1
-        pt = mb[frm]
-        if pt == 6:
-            t = KING_ATTACKS[frm] & ~own
-        else:
-            t = piece_attacks(pt, frm, occ) & ~own
-        while t:
-            to = lsb(t)
-            t &= t - U1
-            out[n] = encode(frm, to, 0, MF_NORMAL)
-            n += 1
+        n = _piece_moves(mb, frm, own, occ, out, n)
     if st[ST_CASTLE] & (3 if stm == 0 else 12):
         m = castling_move(v, bb, mb, st, True)
         if m:
@@ -585,33 +583,19 @@ def any_legal(v, bb, mb, st, pseudo, bb2, mb2, st2):
         return False
     if v == V_ANTICHESS:
         return gen_pseudo(v, bb, mb, st, pseudo) > 0  # with or without captures, some move is legal
-    stm = st[ST_STM]
-    own = bb[BB_WHITE + stm]
-    enemy = bb[BB_BLACK - stm]
-    occ = own | enemy
+    stm, own, enemy, occ = side_boards(bb, st)
     pcs = own & ~bb[BB_PAWNS]
     while pcs:
         frm = lsb(pcs)
         pcs &= pcs - U1
-        pt = mb[frm]
-        if pt == 6:
-            t = KING_ATTACKS[frm] & ~own
-        else:
-            t = piece_attacks(pt, frm, occ) & ~own
-        while t:
-            to = lsb(t)
-            t &= t - U1
-            if _try(v, bb, mb, st, encode(frm, to, 0, MF_NORMAL), stm, bb2, mb2, st2):
+        for i in range(_piece_moves(mb, frm, own, occ, pseudo, 0)):
+            if _try(v, bb, mb, st, pseudo[i], stm, bb2, mb2, st2):
                 return True
     pawns = own & bb[BB_PAWNS]
-    fwd = 8 if stm == 0 else -8
     while pawns:
         frm = lsb(pawns)
         pawns &= pawns - U1
-        t = PAWN_ATTACKS[stm, frm] & enemy
-        to = frm + fwd
-        if 0 <= to < 64 and not (occ & bit(to)):
-            t |= bit(to)
+        t = pawn_step_targets(stm, frm, enemy, occ)
         while t:
             to = lsb(t)
             t &= t - U1
@@ -631,10 +615,7 @@ def any_legal(v, bb, mb, st, pseudo, bb2, mb2, st2):
 @njit(**HOT)
 def any_capture(bb, st):
     """Does the side to move have a pseudo-legal capture (Antichess: captures are compulsory)?"""
-    stm = st[ST_STM]
-    own = bb[BB_WHITE + stm]
-    enemy = bb[BB_BLACK - stm]
-    occ = own | enemy
+    stm, own, enemy, occ = side_boards(bb, st)
     pcs = own & ~bb[BB_PAWNS]
     while pcs:
         frm = lsb(pcs)
@@ -673,10 +654,7 @@ def any_capture(bb, st):
 def san_candidates(v, bb, mb, st, piece, to, promo, out):
     """The pseudo-legal moves (as gen_pseudo makes them, castling aside) of a `piece` to `to` with
     promotion `promo`: what a SAN without a full origin square can mean."""
-    stm = st[ST_STM]
-    own = bb[BB_WHITE + stm]
-    enemy = bb[BB_BLACK - stm]
-    occ = own | enemy
+    stm, own, enemy, occ = side_boards(bb, st)
     tb = bit(to)
     n = 0
     if own & tb:
@@ -812,20 +790,6 @@ def position_key(v, bb, mb, st, legal_ep):
 
 
 @njit(**HOT)
-def _std_side_insufficient(bb, color):
-    own = bb[BB_WHITE + color]
-    other = bb[BB_BLACK - color]
-    if own & (bb[BB_PAWNS] | bb[BB_ROOKS] | bb[BB_QUEENS]):
-        return False
-    if own & bb[BB_KNIGHTS]:
-        return popcount(own) <= 2 and not (other & ~bb[BB_KINGS] & ~bb[BB_QUEENS])
-    if own & bb[BB_BISHOPS]:
-        same_colour = (not (bb[BB_BISHOPS] & DARK_SQUARES)) or (not (bb[BB_BISHOPS] & LIGHT_SQUARES))
-        return same_colour and not bb[BB_PAWNS] and not bb[BB_KNIGHTS]
-    return True
-
-
-@njit(**HOT)
 def _atomic_side_insufficient(bb, color):
     own = bb[BB_WHITE + color]
     other = bb[BB_BLACK - color]
@@ -899,7 +863,7 @@ def insufficient_material(v, bb, st):
         return _atomic_side_insufficient(bb, 0) and _atomic_side_insufficient(bb, 1)
     if v == V_ANTICHESS:
         return _anti_side_insufficient(bb, st[ST_STM], 0) and _anti_side_insufficient(bb, st[ST_STM], 1)
-    return _std_side_insufficient(bb, 0) and _std_side_insufficient(bb, 1)
+    return _side_insufficient(bb, 0) and _side_insufficient(bb, 1)  # (standard chess's test)
 
 
 @njit(**HOT)

@@ -21,9 +21,8 @@ import analyzer._numba_env  # NUMBA_CACHE_DIR before numba loads or compiles ker
 import numpy as np
 from numba import njit
 
-from analyzer.kinds.chess._board import HOT, JIT, ST_CASTLE, ST_EP, ST_HMC, ST_STM, U0, U1, bit
+from analyzer.kinds.chess._board import HOT, JIT, ST_CASTLE, ST_EP, ST_HMC, ST_STM, U0, U1, bit, side_boards
 from analyzer.kinds.chess._replay import (
-    _NAN32,
     FLAG_CHECK,
     FLAG_CHECKMATE,
     FLAG_FIFTY_INTENDED,
@@ -34,24 +33,20 @@ from analyzer.kinds.chess._replay import (
     FLAG_STALEMATE,
     FLAG_WINDOW97,
     FLAG_WINDOW_START,
-    S_AMBIGUOUS,
-    S_BAD_TOKEN,
-    S_ILLEGAL,
     S_INTERNAL,
-    S_NO_MOVES,
-    S_OK,
     S_UNTERMINATED,
-    TOK_NULL,
-    TOK_RESULT,
-    TOK_SKIP,
-    _at,
-    _comment_end,
+    TOK_END,
+    TOK_SAN,
+    TOK_UNTERMINATED,
+    _begin_game,
+    _end_game,
     _fail,
-    _is_space,
-    _skip_other,
-    _token_end,
-    _token_kind,
+    _load_start,
+    _move_failed,
+    _note_null_move,
+    _pass_turn,
     count_back,
+    next_move_token,
     repetition_count,
 )
 from analyzer.kinds.chess._tables import (
@@ -119,10 +114,7 @@ VF_LICHESS_INSUFFICIENT = 16
 @njit(**HOT)
 def variant_outcome(v, bb, st, vend, has_move, chk):
     """VF_WIN / VF_LOSS / VF_DRAW bits: python-chess is_variant_win/loss/draw for the side to move."""
-    stm = st[ST_STM]
-    own = bb[BB_WHITE + stm]
-    opp = bb[BB_BLACK - stm]
-    occ = own | opp
+    stm, own, opp, occ = side_boards(bb, st)
     r = 0
     if v == V_KOTH:
         if bb[BB_KINGS] & own & CENTER:
@@ -330,36 +322,14 @@ def resolve_san(v, bb, mb, st, buf, a, b, pseudo, bb2, mb2, st2):
 
 
 @njit(**HOT)
-def _record(
-    v,
-    bb,
-    mb,
-    st,
-    p,
-    ws,
-    window_start,
-    key,
-    hmc,
-    flags,
-    rep_next,
-    rep_next97,
-    clock,
-    clk_now,
-    vflags,
-    fifty_min_clock,
-    moves,
-    moves2,
-    pseudo,
-    bb2,
-    mb2,
-    st2,
-    bb3,
-    mb3,
-    st3,
-    n_twice,
-    key_bits,
-):
-    """Facts of the position now on the board, stored at index p."""
+def _record(v, bb, mb, st, p, ws, window_start, facts, clk_now, vflags, fifty_min_clock, work):
+    """Facts of the position now on the board, stored at index p.
+
+    facts: the output arrays as the chess _record takes them (key, hmc, flags, rep_next,
+    rep_next97, clock); work: the scratch arrays (moves, moves2, pseudo, bb2, mb2, st2, bb3, mb3,
+    st3, n_twice, key_bits). Two tuples, so that the three call sites do not each spell out twenty."""
+    key, hmc, flags, rep_next, rep_next97, clock = facts
+    moves, moves2, pseudo, bb2, mb2, st2, bb3, mb3, st3, n_twice, key_bits = work
     stm = st[ST_STM]
     vend = variant_end(v, bb, st)
     legal_ep = st[ST_EP] >= 0 and has_legal_ep(v, bb, mb, st, bb2, mb2, st2)
@@ -480,12 +450,6 @@ def _record(
     vflags[p] = vf
 
 
-@njit(**HOT)
-def _is_san_start(c):
-    """a-h, N B R Q K, O (castling), P or @ (drops)."""
-    return (97 <= c <= 104) or c == 78 or c == 66 or c == 82 or c == 81 or c == 75 or c == 79 or c == 80 or c == 64
-
-
 @njit(**JIT)
 def replay_batch(
     buf,
@@ -529,158 +493,57 @@ def replay_batch(
     key_bits = np.zeros(4, np.uint64)
     last_clk = np.empty(2, np.float64)
     p = 0
+    facts = (key, hmc, flags, rep_next, rep_next97, clock)
+    work = (moves, moves2, pseudo, bb2, mb2, st2, bb3, mb3, st3, n_twice, key_bits)
     for g in range(n_games):
-        pos_off[g] = p
-        status[g] = S_OK
-        err_ply[g] = -1
-        err_s[g] = -1
-        err_e[g] = -1
+        _begin_game(g, p, pos_off, status, err_ply, err_s, err_e, last_clk)
         ii = init_idx[g]
         if ii < 0:
             continue
         v = vcode[g]
-        for q in range(BB_SIZE):
-            bb[q] = init_bb[ii, q]
-        for q in range(64):
-            mb[q] = init_mb[ii, q]
-        for q in range(ST_SIZE):
-            st[q] = init_st[ii, q]
+        _load_start(init_bb, init_mb, init_st, ii, bb, mb, st)
         s = mt_start[g]
         e = mt_end[g]
         if p + 1 > cap:
             status[g] = S_INTERNAL
             continue
         g0 = p
-        last_clk[0] = np.nan
-        last_clk[1] = np.nan
         ws = p
-        _record(
-            v,
-            bb,
-            mb,
-            st,
-            p,
-            ws,
-            True,
-            key,
-            hmc,
-            flags,
-            rep_next,
-            rep_next97,
-            clock,
-            last_clk[st[ST_STM]],
-            vflags,
-            fifty_min_clock,
-            moves,
-            moves2,
-            pseudo,
-            bb2,
-            mb2,
-            st2,
-            bb3,
-            mb3,
-            st3,
-            n_twice,
-            key_bits,
-        )
+        _record(v, bb, mb, st, p, ws, True, facts, last_clk[st[ST_STM]], vflags, fifty_min_clock, work)
         plies = 0
         i = s
         line_start = True
-        while i < e:
-            c = _at(buf, i)
-            if c == 10 or c == 13:
-                line_start = True
-                i += 1
-                continue
-            if _is_space(c):
-                i += 1
-                continue
-            at_line_start = line_start
-            line_start = False
-            if c == 123:
-                j = _comment_end(buf, i, e, plies, last_clk, flags, p, 1 - st[ST_STM])
-                if j < 0:
-                    _fail(status, err_ply, err_s, err_e, g, S_UNTERMINATED, plies, i, min(i + 20, e))
+        while True:
+            kind, a, b, i, line_start = next_move_token(
+                buf, i, e, plies, last_clk, flags, p, 1 - st[ST_STM], line_start, True
+            )
+            if kind != TOK_SAN:  # (one test on the common path: a move)
+                if kind == TOK_END:
                     break
-                i = j
-                continue
-            if c == 59 or c == 40 or c == 41 or c == 125 or c == 36 or (c == 37 and at_line_start):
-                j = _skip_other(buf, i, e, plies, flags, p)
-                if j < 0:
-                    _fail(status, err_ply, err_s, err_e, g, S_UNTERMINATED, plies, i, min(i + 20, e))
+                if kind == TOK_UNTERMINATED:
+                    _fail(status, err_ply, err_s, err_e, g, S_UNTERMINATED, plies, a, b)
                     break
-                i = j
-                continue
-            j = _token_end(buf, i + 1, e)
-            a = i
-            b = j
-            i = j
-            if not _is_san_start(c):
-                kind, a = _token_kind(buf, a, b, plies, flags, p)
-                if kind == TOK_SKIP:
-                    continue
-                if kind == TOK_RESULT:
+                # TOK_NULL, a null move: the side to move passes, as python-chess pushes Move.null().
+                _note_null_move(err_ply, err_s, err_e, g, plies, a, b)
+                if p + 2 > cap:
+                    status[g] = S_INTERNAL
                     break
-                if kind == TOK_NULL:
-                    # A null move: the side to move passes, as python-chess pushes Move.null().
-                    if err_s[g] < 0:
-                        err_ply[g] = plies
-                        err_s[g] = a
-                        err_e[g] = b
-                    if p + 2 > cap:
-                        status[g] = S_INTERNAL
-                        break
-                    prev_ep_legal = (flags[p] & FLAG_LEGAL_EP) != 0
-                    mover = st[ST_STM]
-                    st[ST_STM] = 1 - mover
-                    st[ST_EP] = -1
-                    st[ST_HMC] += 1
-                    irreversible = prev_ep_legal
-                    if v == V_THREECHECK and in_check(v, bb, st[ST_STM]):
-                        st[ST_CHECKS + mover] -= 1
-                        irreversible = True
-                    p += 1
-                    plies += 1
-                    if irreversible:
-                        ws = p
-                    _record(
-                        v,
-                        bb,
-                        mb,
-                        st,
-                        p,
-                        ws,
-                        irreversible,
-                        key,
-                        hmc,
-                        flags,
-                        rep_next,
-                        rep_next97,
-                        clock,
-                        last_clk[st[ST_STM]],
-                        vflags,
-                        fifty_min_clock,
-                        moves,
-                        moves2,
-                        pseudo,
-                        bb2,
-                        mb2,
-                        st2,
-                        bb3,
-                        mb3,
-                        st3,
-                        n_twice,
-                        key_bits,
-                    )
-                    continue
+                prev_ep_legal = (flags[p] & FLAG_LEGAL_EP) != 0
+                mover = st[ST_STM]
+                _pass_turn(st)
+                irreversible = prev_ep_legal
+                if v == V_THREECHECK and in_check(v, bb, st[ST_STM]):
+                    st[ST_CHECKS + mover] -= 1
+                    irreversible = True
+                p += 1
+                plies += 1
+                if irreversible:
+                    ws = p
+                _record(v, bb, mb, st, p, ws, irreversible, facts, last_clk[st[ST_STM]], vflags, fifty_min_clock, work)
+                continue
             m, nmatch = resolve_san(v, bb, mb, st, buf, a, b, pseudo, bb2, mb2, st2)
-            if nmatch != 1:
-                code = S_BAD_TOKEN if nmatch < 0 else (S_ILLEGAL if nmatch == 0 else S_AMBIGUOUS)
-                _fail(status, err_ply, err_s, err_e, g, code, plies, a, b)
-                break
-            if p + 2 > cap:
-                status[g] = S_INTERNAL
-                err_ply[g] = plies
+            if nmatch != 1 or p + 2 > cap:
+                _move_failed(status, err_ply, err_s, err_e, g, nmatch, plies, a, b)
                 break
             # python-chess is_irreversible, on the position before the move.
             prev_ep_legal = (flags[p] & FLAG_LEGAL_EP) != 0
@@ -698,40 +561,8 @@ def replay_batch(
             plies += 1
             if irreversible:
                 ws = p
-            _record(
-                v,
-                bb,
-                mb,
-                st,
-                p,
-                ws,
-                irreversible,
-                key,
-                hmc,
-                flags,
-                rep_next,
-                rep_next97,
-                clock,
-                last_clk[st[ST_STM]],
-                vflags,
-                fifty_min_clock,
-                moves,
-                moves2,
-                pseudo,
-                bb2,
-                mb2,
-                st2,
-                bb3,
-                mb3,
-                st3,
-                n_twice,
-                key_bits,
-            )
-        if np.isnan(last_clk[0]) and np.isnan(last_clk[1]):
-            for q in range(g0, p + 1):
-                clock[q] = _NAN32
-        if status[g] == S_OK and plies == 0:
-            status[g] = S_NO_MOVES
+            _record(v, bb, mb, st, p, ws, irreversible, facts, last_clk[st[ST_STM]], vflags, fifty_min_clock, work)
+        _end_game(g, g0, p, plies, last_clk, clock, status)
         p += 1
     pos_off[n_games] = p
     return p
