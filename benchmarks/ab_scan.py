@@ -3,7 +3,7 @@ alternating in interleaved rounds, each round's ratio new ÷ old (the machine is
 noisy: only ratios taken side by side mean anything).
 
     python benchmarks/ab_scan.py --old b120e26 [--new HEAD] [--rounds 7] [--workers 1]
-        [--edition fide_2018] [--input ../shared/data/lichess_sample.pgn.zst]
+        [--edition fide_2018] [--input ../shared/data/lichess_sample.pgn.zst] [--instructions]
 
 Each revision is exported with `git archive` into a temp dir (the working tree is not touched)
 and run from there with its own NUMBA_CACHE_DIR, warmed by one untimed scan first. Timed: the
@@ -11,6 +11,10 @@ whole command (interpreter start, imports, cached kernels, scan, Parquet) and it
 (user + sys of the child), and the scan's own "seconds" from its JSON summary (without
 start-up). The order within a round alternates (old first, then new first) so that a drift in
 load does not favour one side. Prints a Markdown table for RESULTS.md.
+
+--instructions counts instructions instead (valgrind's cachegrind, one run per side): on a
+shared machine, where even CPU seconds move by 10-30 % with the load on the other vCPU, a count
+is the same from run to run, and the functions whose counts changed say where.
 """
 
 from __future__ import annotations
@@ -49,17 +53,23 @@ def export(rev: str, dest: str) -> tuple[str, str]:
     return dest, sha
 
 
-def run_once(code_dir: str, cache: str, args, out: str) -> dict:
-    """One timed scan; wall and child CPU seconds, and the summary's own seconds."""
+def run_once(code_dir: str, cache: str, args, out: str, prefix: tuple = ()) -> dict:
+    """One timed scan; wall and child CPU seconds, and the summary's own seconds. `prefix`: a
+    command to run it under (valgrind, for --instructions)."""
     shutil.rmtree(out, ignore_errors=True)
     env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=code_dir)
+    if args.instructions:
+        # machine code for a generic x86-64, so that the kernels cached outside valgrind are the
+        # ones loaded under it (valgrind reports other CPU features: numba would recompile)
+        env["NUMBA_CPU_NAME"] = "generic"
     # 0.1 had no analyzer/__main__.py: call its console-script entry point the same way
     if os.path.exists(os.path.join(code_dir, "analyzer", "__main__.py")):
         entry = ["-m", "analyzer"]
     else:
         entry = ["-c", "import sys; from analyzer.cli import main; sys.exit(main(sys.argv[1:]))"]
     cmd = [
-        sys.executable,
+        *prefix,
+        os.path.realpath(sys.executable),  # not a shell shim: valgrind follows the interpreter itself
         *entry,
         "scan",
         args.input,
@@ -87,6 +97,57 @@ def run_once(code_dir: str, cache: str, args, out: str) -> dict:
     return {"wall": wall, "cpu": cpu, "scan": summary.get("seconds"), "games": summary.get("games")}
 
 
+def _cachegrind_counts(path: str) -> dict[tuple[str, str], int]:
+    """Instructions per (file, function) from a cachegrind output file."""
+    counts: dict[tuple[str, str], int] = {}
+    fl = fn = ""
+    with open(path) as fh:
+        for line in fh:
+            if line.startswith("fl="):
+                fl = line[3:].strip().rsplit("/", 1)[-1]
+            elif line.startswith("fn="):
+                fn = line[3:].strip()
+            elif line[:1].isdigit():
+                parts = line.split()
+                if len(parts) >= 2:
+                    counts[(fl, fn)] = counts.get((fl, fn), 0) + int(parts[1])
+    return counts
+
+
+def _instructions(sides: dict, args, tmp: str) -> int:
+    """One scan per side under cachegrind: total instructions, their ratio, and the functions
+    whose counts changed most (numba's machine code is one entry, '???')."""
+    totals, counts = {}, {}
+    for name in ("old", "new"):
+        code, cache, _ = sides[name]
+        cg = os.path.join(tmp, f"cachegrind-{name}.out")
+        prefix = ("valgrind", "--tool=cachegrind", "--cache-sim=no", f"--cachegrind-out-file={cg}")
+        print(f"[ab] {name}: counting instructions under cachegrind", file=sys.stderr, flush=True)
+        run_once(code, cache, args, os.path.join(tmp, "out"), prefix=prefix)
+        counts[name] = _cachegrind_counts(cg)
+        totals[name] = sum(counts[name].values())
+    print(
+        f"Instructions of `analyzer scan {os.path.basename(args.input)} --edition {args.edition} --workers "
+        f"{args.workers}` (whole command, cachegrind, kernels for a generic x86-64), "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
+    )
+    print(
+        f"old = {args.old} ({sides['old'][2]}): {totals['old'] / 1e9:.3f} G; new = {args.new} "
+        f"({sides['new'][2]}): {totals['new'] / 1e9:.3f} G; new ÷ old = {totals['new'] / totals['old']:.4f}\n"
+    )
+    print("| change (M) | old (M) | new (M) | function |")
+    print("|---:|---:|---:|---|")
+    keys = set(counts["old"]) | set(counts["new"])
+    delta = {k: counts["new"].get(k, 0) - counts["old"].get(k, 0) for k in keys}
+    for k in sorted(keys, key=lambda k: -abs(delta[k]))[: args.top]:
+        label = "numba kernels (JIT code)" if k == ("???", "???") else f"{k[0]}: {k[1][:80]}"
+        print(
+            f"| {delta[k] / 1e6:+.1f} | {counts['old'].get(k, 0) / 1e6:.1f} | "
+            f"{counts['new'].get(k, 0) / 1e6:.1f} | {label.replace('|', '/')} |"
+        )
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--old", required=True)
@@ -95,6 +156,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--edition", default="fide_2018")
     ap.add_argument("--input", default=DEFAULT_INPUT)
+    ap.add_argument(
+        "--instructions",
+        action="store_true",
+        help="instead of timing: count each side's instructions once under valgrind's cachegrind "
+        "(independent of the machine's load; kernels compiled for a generic x86-64), with the functions "
+        "whose counts differ most",
+    )
+    ap.add_argument("--top", type=int, default=15, help="--instructions: how many functions to list")
     args = ap.parse_args(argv)
     tmp = tempfile.mkdtemp(prefix="ab_scan-")
     try:
@@ -105,6 +174,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"[ab] {name} = {rev} ({sha}): warming its kernels", file=sys.stderr, flush=True)
             run_once(code, cache, args, os.path.join(tmp, "out"))
             sides[name] = (code, cache, sha)
+        if args.instructions:
+            return _instructions(sides, args, tmp)
         rows: dict[str, list[dict]] = {"old": [], "new": []}
         for k in range(args.rounds):
             order = ("old", "new") if k % 2 == 0 else ("new", "old")
