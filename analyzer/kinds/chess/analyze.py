@@ -333,9 +333,8 @@ def analyze_block(
     date_for_rules = ac.coalesce(headers["utc_date"], headers["date_tag"])
 
     game_facts = np.empty((n, codes.N_GAME_FACTS), np.int32)
-    rule_kernels.game_facts(pos_off, facts["key"], facts["hmc"], facts["flags"], game_facts)
-    seen = np.concatenate([[0], np.cumsum(~np.isnan(facts["clock"]))])
-    has_clock = (seen[pos_off[1:]] - seen[pos_off[:-1]]) > 0
+    has_clock = np.empty(n, np.bool_)
+    rule_kernels.game_facts(pos_off, facts["key"], facts["hmc"], facts["flags"], facts["clock"], game_facts, has_clock)
 
     results = []
     ev_cap = max(64, len(facts["key"]) // 8)
