@@ -153,7 +153,7 @@ class RegionAnalyzer:
     def gap(self, reason: str) -> None:
         """Text is missing here (a damaged frame): the game in progress is truncated, and
         reading resumes at the next strong game start."""
-        if not self.skipping and self.pending.strip():
+        if not self.skipping and self._has_text():
             self._process(final=True, truncated_reason=reason)
         else:
             self.stats.damage.append(reason)
@@ -205,14 +205,14 @@ class RegionAnalyzer:
             self.pending = bytearray()
             if truncated_reason:
                 self.stats.damage.append(truncated_reason)
-        elif oversized_tail and self.pending.strip():
+        elif oversized_tail and self._has_text():
             self._process(final=False)
-            if self.pending.strip():
+            if self._has_text():
                 head = np.frombuffer(bytes(self.pending[:TAG_PREFIX_BYTES]), dtype=np.uint8)
                 self._report_oversized(head)
                 self.offset += len(self.pending)
                 self.pending = bytearray()
-        elif self.pending.strip():
+        elif self._has_text():
             self._process(final=True, truncated_reason=truncated_reason)
         elif truncated_reason:
             self.stats.damage.append(truncated_reason)
@@ -220,6 +220,11 @@ class RegionAnalyzer:
         return self.stats
 
     # -- internals ---------------------------------------------------------------------------
+
+    def _has_text(self) -> bool:
+        """Is anything but whitespace pending? (isspace tests in place; strip() would copy the
+        pending text, up to a block, to answer.)"""
+        return len(self.pending) > 0 and not self.pending.isspace()
 
     def _skip(self, skipper: Skipper) -> None:
         """Skip from pending[0] on (what is pending is fed to the skipper first)."""
