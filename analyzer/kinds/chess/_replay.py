@@ -226,43 +226,52 @@ _B0 = np.uint64(0xFF)
 
 
 @njit(**HOT)
-def parse_clock_end(buf, a, b):
-    """Seconds in 'H:MM:SS(.f)' at buf[a:b] (stops at the first other byte) and the index of that
-    byte; NaN if there is no digit. Whole seconds are summed as integers (exact, and faster)."""
-    i = a
-    while i < b and buf[i] == 32:
+def _digits_end(buf, i, b):
+    """Index after the run of digits at buf[i:b] (i itself if none)."""
+    while i < b and _is_digit(buf[i]):
         i += 1
-    total = 0
-    part = 0
-    seen = False
-    while i < b:
-        c = buf[i]
-        if 48 <= c <= 57:
-            seen = True
-            part = part * 10 + (c - 48)
-        elif c == 58:  # ':'
-            total = (total + part) * 60
-            part = 0
-        else:
-            break
-        i += 1
-    if not seen:
-        return np.nan, i
-    frac = 0.0
-    if i < b and buf[i] == 46:  # '.' fraction
-        i += 1
-        scale = 0.1
-        while i < b and 48 <= buf[i] <= 57:
-            frac += (buf[i] - 48) * scale
-            scale *= 0.1
-            i += 1
-    return float(total + part) + frac, i
+    return i
 
 
 @njit(**HOT)
-def parse_clock(buf, a, b):
-    """Seconds in 'H:MM:SS(.f)' at buf[a:b] (stops at the first other byte); NaN if none."""
-    return parse_clock_end(buf, a, b)[0]
+def clock_value(buf, a, b):
+    """Seconds of the first "[%clk H:M:S]" in buf[a:b], as python-chess's Node.clock() reads it
+    (its regex: '[%clk', one whitespace byte, digits ':' digits ':' digits, an optional '.' and
+    digits, ']'); NaN if there is none. Whole seconds are summed as integers (exact)."""
+    t = _find(buf, a, b, LIT_CLK)
+    while t >= 0:
+        i = t + 5
+        if t > a and buf[t - 1] == 91 and i < b and _is_space(buf[t + 4]):
+            total = 0
+            parts = 0
+            while parts < 3:
+                k = _digits_end(buf, i, b)
+                if k == i:
+                    break
+                part = 0
+                for q in range(i, k):
+                    part = part * 10 + (buf[q] - 48)
+                total = total * 60 + part
+                parts += 1
+                i = k
+                if parts < 3:
+                    if i < b and buf[i] == 58:  # ':'
+                        i += 1
+                    else:
+                        break
+            if parts == 3:
+                frac = 0.0
+                if i < b and buf[i] == 46:  # '.' fraction
+                    i += 1
+                    scale = 0.1
+                    while i < b and _is_digit(buf[i]):
+                        frac += (buf[i] - 48) * scale
+                        scale *= 0.1
+                        i += 1
+                if i < b and buf[i] == 93:  # ']'
+                    return float(total) + frac
+        t = _find(buf, t + 4, b, LIT_CLK)
+    return np.nan
 
 
 @njit(inline="always", **HOT)
@@ -731,12 +740,7 @@ def _end_game(g, g0, p, plies, last_clk, clock, status):
 @njit(**HOT)
 def _comment_end(buf, i, e, plies, last_clk, flags, p, side):
     """Index after the '{' comment at buf[i], or -1 if unterminated; takes its %clk (into
-    last_clk[side]) and draw offer. Every comment but the exact Lichess clock layout comes here."""
-    if plies > 0 and i + 18 < e and load_u64(buf, i) == _CLK_OPEN:
-        v, t = parse_clock_end(buf, i + 8, e)
-        if t + 2 < e and buf[t] == 93 and buf[t + 1] == 32 and buf[t + 2] == 125 and not np.isnan(v):
-            last_clk[side] = v
-            return t + 3
+    last_clk[side]) and draw offer. Every comment but Lichess' exact clock layouts comes here."""
     # One pass to the closing brace, noting the first '%' and any 'o' (the only
     # bytes that can start "%clk" or "offers draw"); most comments are "[%clk ...]".
     j = i + 1
@@ -755,11 +759,9 @@ def _comment_end(buf, i, e, plies, last_clk, flags, p, side):
         return -1
     if plies > 0:
         if pct >= 0:
-            t = _find(buf, pct, j, LIT_CLK)
-            if t >= 0:
-                v = parse_clock(buf, t + 4, j)
-                if not np.isnan(v):
-                    last_clk[side] = v
+            v = clock_value(buf, pct - 1, j)
+            if not np.isnan(v):
+                last_clk[side] = v
         if has_o and _find(buf, i + 1, j, LIT_OFFERS_DRAW) >= 0:
             flags[p] |= FLAG_OFFER
     return j + 1
@@ -804,6 +806,57 @@ def _skip_other(buf, i, e, plies, flags, p):
     if depth > 0:
         return -1
     return j
+
+
+_EVAL_OPEN = _le64(b"{ [%eval")
+_CLK_AFTER_EVAL = _le64(b"] [%clk ")
+
+
+@njit(inline="always", **HOT)
+def _is_eval_byte(c):
+    """A byte of a Lichess evaluation: digits, '.', '-', '#' (0.17, -1.5, #3, #-2)."""
+    return (48 <= c <= 57) or c == 46 or c == 45 or c == 35
+
+
+@njit(inline="always", **HOT)
+def _lichess_clock_end(buf, i, e, last_clk, side):
+    """Index after the comment at buf[i] if it is exactly Lichess' "{ [%clk H:MM:SS] }" or
+    "{ [%eval V] [%clk H:MM:SS] }", its clock stored in last_clk[side]; else -1 (the caller
+    hands it to _comment_end, which reads any comment alike: such a comment has no draw offer
+    and one %clk). 8 bytes at a time: H:MM:SS] checked with masks (':' ':' ']' in place; the
+    five other bytes are '0'..'9' when their high nibble is 3 and still 3 after adding 6), then
+    " }" (the top two bytes of the word 10 bytes on)."""
+    if i + 18 >= e:
+        return -1
+    w = load_u64(buf, i)
+    k = i  # the 8 bytes before H:MM:SS]: "{ [%clk " or "] [%clk "
+    if w != _CLK_OPEN:
+        if w != _EVAL_OPEN or _at(buf, i + 8) != 32:
+            return -1
+        k = i + 9
+        while k < e and k < i + 25 and _is_eval_byte(_at(buf, k)):
+            k += 1
+        if k == i + 9 or k + 18 >= e or load_u64(buf, k) != _CLK_AFTER_EVAL:
+            return -1
+    hms = load_u64(buf, k + 8)
+    digits = hms & _HMS_DIGITS
+    bad_digits = ((digits & _HMS_HIGH) ^ _HMS_ZEROS) | (((digits + _HMS_SIX) & _HMS_HIGH) ^ _HMS_ZEROS)
+    if (
+        (hms & _HMS_SEPS) != _HMS_SEP_BYTES
+        or bad_digits != U0
+        or (load_u64(buf, k + 10) >> np.uint64(48)) != _CLK_CLOSE
+    ):
+        return -1
+    d = digits - _HMS_ZEROS
+    secs = (
+        np.int64(d & _B0) * 3600
+        + np.int64((d >> np.uint64(16)) & _B0) * 600
+        + np.int64((d >> np.uint64(24)) & _B0) * 60
+        + np.int64((d >> np.uint64(40)) & _B0) * 10
+        + np.int64((d >> np.uint64(48)) & _B0)
+    )
+    last_clk[side] = float(secs)
+    return k + 18
 
 
 # What a token is (_token_kind).
@@ -919,27 +972,12 @@ def next_move_token(buf, i, e, plies, last_clk, flags, p, side, line_start, vari
                     i = k
                     continue
         if c == 123:  # '{' comment
-            # Fast path for Lichess' "{ [%clk H:MM:SS] }", 8 bytes at a time: the exact
-            # "H:MM:SS] }" layout with plain arithmetic, else _comment_end.
-            if plies > 0 and i + 18 < e and load_u64(buf, i) == _CLK_OPEN:
-                hms = load_u64(buf, i + 8)
-                digits = hms & _HMS_DIGITS
-                bad_digits = ((digits & _HMS_HIGH) ^ _HMS_ZEROS) | (((digits + _HMS_SIX) & _HMS_HIGH) ^ _HMS_ZEROS)
-                if (
-                    (hms & _HMS_SEPS) == _HMS_SEP_BYTES
-                    and bad_digits == U0
-                    and (load_u64(buf, i + 10) >> np.uint64(48)) == _CLK_CLOSE
-                ):
-                    d = digits - _HMS_ZEROS
-                    secs = (
-                        np.int64(d & _B0) * 3600
-                        + np.int64((d >> np.uint64(16)) & _B0) * 600
-                        + np.int64((d >> np.uint64(24)) & _B0) * 60
-                        + np.int64((d >> np.uint64(40)) & _B0) * 10
-                        + np.int64((d >> np.uint64(48)) & _B0)
-                    )
-                    last_clk[side] = float(secs)
-                    i += 18
+            # Fast path for Lichess' clock comments, alone or after an engine evaluation (a
+            # quarter of lichess_sample's comments): the exact layout, else _comment_end.
+            if plies > 0:
+                j = _lichess_clock_end(buf, i, e, last_clk, side)
+                if j >= 0:
+                    i = j
                     continue
             j = _comment_end(buf, i, e, plies, last_clk, flags, p, side)
             if j < 0:
