@@ -11,6 +11,7 @@ builds the Arrow tables, so every kind gets the same columns, codes and derived 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -245,12 +246,16 @@ class BlockOutput:
 # The builder
 
 
-def coded(col, names) -> pa.DictionaryArray:
+@functools.lru_cache(maxsize=64)
+def _dictionary(names: tuple[str, ...]) -> pa.Array:
+    """The dictionary of a coded column, built once per vocabulary (Arrow arrays are immutable)."""
+    return pa.array(list(names), pa.string())
+
+
+def coded(col, names: tuple[str, ...]) -> pa.DictionaryArray:
     """Codes (-1 = null) as a dictionary column of `names`, without a Python string per row."""
     col = np.asarray(col)
-    return pa.DictionaryArray.from_arrays(
-        pa.array(col.astype(np.int32), mask=col < 0), pa.array(list(names), pa.string())
-    )
+    return pa.DictionaryArray.from_arrays(pa.array(col.astype(np.int32), mask=col < 0), _dictionary(tuple(names)))
 
 
 def constant(value: str, n: int) -> pa.DictionaryArray:
@@ -379,9 +384,8 @@ def build(
     """The games, verdicts and events tables of a block."""
     n = len(block.status)
     h = block.headers
-    nulls = {name: pa.nulls(n, typ) for name, typ, _, _ in GAMES_COLUMNS}
     header = {
-        name: h.get(name, nulls[name])
+        name: h[name] if name in h else pa.nulls(n, GAMES_SCHEMA.field(name).type)
         for name in (
             "event",
             "site",
