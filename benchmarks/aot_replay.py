@@ -7,7 +7,7 @@ games, time both, and time importing it without numba.
 Why: start-up (0.45 s for a one-game scan here) is mostly importing numba (0.25-0.3 s;
 numpy, pyarrow, pyarrow.parquet and zstandard together take 0.15 s), so a 0.25 s start-up needs
 kernels that run without numba at run time. pycc writes such a module (it links libc and libm
-only); it is deprecated in numba 0.68 and needs a C compiler at build time. This script only
+only); it is pending deprecation since numba 0.57 and needs a C compiler at build time. This script only
 measures: the analyzer does not use the module.
 """
 
