@@ -11,7 +11,6 @@ builds the Arrow tables, so every kind gets the same columns, codes and derived 
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -246,16 +245,12 @@ class BlockOutput:
 # The builder
 
 
-@functools.lru_cache(maxsize=64)
-def _dictionary(names: tuple[str, ...]) -> pa.Array:
-    """The dictionary of a coded column, built once per vocabulary (Arrow arrays are immutable)."""
-    return pa.array(list(names), pa.string())
-
-
-def coded(col, names: tuple[str, ...]) -> pa.DictionaryArray:
+def coded(col, names) -> pa.DictionaryArray:
     """Codes (-1 = null) as a dictionary column of `names`, without a Python string per row."""
     col = np.asarray(col)
-    return pa.DictionaryArray.from_arrays(pa.array(col.astype(np.int32), mask=col < 0), _dictionary(tuple(names)))
+    return pa.DictionaryArray.from_arrays(
+        pa.array(col.astype(np.int32), mask=col < 0), pa.array(list(names), pa.string())
+    )
 
 
 def constant(value: str, n: int) -> pa.DictionaryArray:

@@ -226,50 +226,44 @@ _B0 = np.uint64(0xFF)
 
 
 @njit(**HOT)
-def _digits_end(buf, i, b):
-    """Index after the run of digits at buf[i:b] (i itself if none)."""
-    while i < b and _is_digit(buf[i]):
+def _clock_at(buf, i, b):
+    """Seconds of "H:M:S]" (one or more digits each, S with an optional '.' fraction) at
+    buf[i:b]; NaN if the bytes there are not that. Whole seconds are summed as integers (exact)."""
+    total = 0
+    for part in range(3):
+        k = i
+        value = 0
+        while k < b and _is_digit(buf[k]):
+            value = value * 10 + (buf[k] - 48)
+            k += 1
+        if k == i or (part < 2 and (k >= b or buf[k] != 58)):  # digits, then ':' twice
+            return np.nan
+        total = total * 60 + value
+        i = k + 1 if part < 2 else k
+    frac = 0.0
+    if i < b and buf[i] == 46:  # '.' fraction
         i += 1
-    return i
+        scale = 0.1
+        while i < b and _is_digit(buf[i]):
+            frac += (buf[i] - 48) * scale
+            scale *= 0.1
+            i += 1
+    if i < b and buf[i] == 93:  # ']'
+        return float(total) + frac
+    return np.nan
 
 
 @njit(**HOT)
 def clock_value(buf, a, b):
     """Seconds of the first "[%clk H:M:S]" in buf[a:b], as python-chess's Node.clock() reads it
     (its regex: '[%clk', one whitespace byte, digits ':' digits ':' digits, an optional '.' and
-    digits, ']'); NaN if there is none. Whole seconds are summed as integers (exact)."""
+    digits, ']'); NaN if there is none."""
     t = _find(buf, a, b, LIT_CLK)
     while t >= 0:
-        i = t + 5
-        if t > a and buf[t - 1] == 91 and i < b and _is_space(buf[t + 4]):
-            total = 0
-            parts = 0
-            while parts < 3:
-                k = _digits_end(buf, i, b)
-                if k == i:
-                    break
-                part = 0
-                for q in range(i, k):
-                    part = part * 10 + (buf[q] - 48)
-                total = total * 60 + part
-                parts += 1
-                i = k
-                if parts < 3:
-                    if i < b and buf[i] == 58:  # ':'
-                        i += 1
-                    else:
-                        break
-            if parts == 3:
-                frac = 0.0
-                if i < b and buf[i] == 46:  # '.' fraction
-                    i += 1
-                    scale = 0.1
-                    while i < b and _is_digit(buf[i]):
-                        frac += (buf[i] - 48) * scale
-                        scale *= 0.1
-                        i += 1
-                if i < b and buf[i] == 93:  # ']'
-                    return float(total) + frac
+        if t > a and buf[t - 1] == 91 and t + 5 < b and _is_space(buf[t + 4]):
+            v = _clock_at(buf, t + 5, b)
+            if not np.isnan(v):
+                return v
         t = _find(buf, t + 4, b, LIT_CLK)
     return np.nan
 
@@ -823,9 +817,7 @@ def _lichess_clock_end(buf, i, e, last_clk, side):
     """Index after the comment at buf[i] if it is exactly Lichess' "{ [%clk H:MM:SS] }" or
     "{ [%eval V] [%clk H:MM:SS] }", its clock stored in last_clk[side]; else -1 (the caller
     hands it to _comment_end, which reads any comment alike: such a comment has no draw offer
-    and one %clk). 8 bytes at a time: H:MM:SS] checked with masks (':' ':' ']' in place; the
-    five other bytes are '0'..'9' when their high nibble is 3 and still 3 after adding 6), then
-    " }" (the top two bytes of the word 10 bytes on)."""
+    and one %clk). 8 bytes at a time, with the masks of the clock words above."""
     if i + 18 >= e:
         return -1
     w = load_u64(buf, i)

@@ -535,28 +535,24 @@ def replay_batch(
                 if v == V_THREECHECK and in_check(v, bb, st[ST_STM]):
                     st[ST_CHECKS + mover] -= 1
                     irreversible = True
-                p += 1
-                plies += 1
-                if irreversible:
-                    ws = p
-                _record(v, bb, mb, st, p, ws, irreversible, facts, last_clk[st[ST_STM]], vflags, fifty_min_clock, work)
-                continue
-            m, nmatch = resolve_san(v, bb, mb, st, buf, a, b, pseudo, bb2, mb2, st2)
-            if nmatch != 1 or p + 2 > cap:
-                _move_failed(status, err_ply, err_s, err_e, g, nmatch, plies, a, b)
-                break
-            # python-chess is_irreversible, on the position before the move.
-            prev_ep_legal = (flags[p] & FLAG_LEGAL_EP) != 0
-            rights_before = st[ST_CASTLE]
-            checks_before = st[ST_CHECKS] + st[ST_CHECKS + 1]
-            zero = is_zeroing(bb, st, m)
-            make_move(v, bb, mb, st, m)
-            if v == V_CRAZYHOUSE:
-                irreversible = st[ST_CASTLE] != rights_before
             else:
-                irreversible = zero or st[ST_CASTLE] != rights_before or prev_ep_legal
-                if v == V_THREECHECK and st[ST_CHECKS] + st[ST_CHECKS + 1] != checks_before:
-                    irreversible = True
+                m, nmatch = resolve_san(v, bb, mb, st, buf, a, b, pseudo, bb2, mb2, st2)
+                if nmatch != 1 or p + 2 > cap:
+                    _move_failed(status, err_ply, err_s, err_e, g, nmatch, plies, a, b)
+                    break
+                # python-chess is_irreversible, on the position before the move.
+                prev_ep_legal = (flags[p] & FLAG_LEGAL_EP) != 0
+                rights_before = st[ST_CASTLE]
+                checks_before = st[ST_CHECKS] + st[ST_CHECKS + 1]
+                zero = is_zeroing(bb, st, m)
+                make_move(v, bb, mb, st, m)
+                if v == V_CRAZYHOUSE:
+                    irreversible = st[ST_CASTLE] != rights_before
+                else:
+                    irreversible = zero or st[ST_CASTLE] != rights_before or prev_ep_legal
+                    if v == V_THREECHECK and st[ST_CHECKS] + st[ST_CHECKS + 1] != checks_before:
+                        irreversible = True
+            # The position after the move or null move.
             p += 1
             plies += 1
             if irreversible:
