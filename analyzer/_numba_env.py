@@ -10,8 +10,10 @@ Import this module first in every module that defines kernels.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
+import sys
 import tempfile
 
 
@@ -76,10 +78,16 @@ def prune_stale(base: str, keep: str, max_age_days: float = STALE_CACHE_DAYS) ->
     return removed
 
 
+@functools.cache
+def source_stamp() -> str:
+    """_source_stamp(), computed once per process."""
+    return _source_stamp()
+
+
 def _ensure_cache_dir() -> None:
     if os.environ.get("NUMBA_CACHE_DIR"):
         return
-    stamp = _source_stamp()
+    stamp = source_stamp()
     for base in (_default_cache_dir(), os.path.join(tempfile.gettempdir(), f"analyzer-numba-{os.getuid()}")):
         path = os.path.join(base, stamp)
         try:
@@ -103,6 +111,18 @@ _ensure_cache_dir()
 # spin-waits showed up as ~3% of a 2-worker scan (perf). Effective when analyzer is imported
 # before numpy (the CLI); the caller's setting wins.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
+_FAST_LOADS = {"wanted": False}
+
+
+def request_fast_cache_loads() -> None:
+    """skip_registry_refresh_on_cache_hits() for this process, applied when numba is first
+    needed (by plain_calls, which every kernel module calls as it is imported): a scan whose
+    kernels are all built ahead of time (analyzer.aot) never imports numba."""
+    _FAST_LOADS["wanted"] = True
+    if "numba" in sys.modules:
+        skip_registry_refresh_on_cache_hits()
 
 
 def skip_registry_refresh_on_cache_hits() -> bool:
@@ -162,6 +182,8 @@ def plain_calls(namespace: dict) -> None:
     from numba.core import types
     from numba.core.dispatcher import Dispatcher
 
+    if _FAST_LOADS["wanted"]:
+        skip_registry_refresh_on_cache_hits()
     for obj in list(namespace.values()):
         if not isinstance(obj, Dispatcher) or getattr(obj, "_analyzer_plain_calls", False):
             continue

@@ -316,11 +316,11 @@ def cmd_scan(args) -> int:
         storage_options=storage,
         **size,
     )
-    from analyzer._numba_env import skip_registry_refresh_on_cache_hits
+    from analyzer._numba_env import request_fast_cache_loads
 
     from analyzer.warmup import ensure_compiled
 
-    skip_registry_refresh_on_cache_hits()
+    request_fast_cache_loads()
 
     def prepare(game_kinds) -> bool:
         gc.freeze()  # the imported modules' objects need no cyclic-GC passes during the scan (GIL time)
@@ -416,12 +416,20 @@ def _report_url(args, report) -> int:
 
 
 def cmd_warmup(args) -> int:
-    from analyzer.warmup import compile_workers, is_warm, warmup
+    from analyzer import kernels
+    from analyzer.warmup import build_ahead, compile_workers, is_warm, warmup
 
     t0 = time.time()
+    build_ahead(["chess"])  # the chess kernels ahead of time, where they can be (analyzer.aot)
     warmup(processes=1 if is_warm(["chess"]) else compile_workers())
     print(
-        json.dumps({"warmup_seconds": round(time.time() - t0, 2), "numba_cache_dir": os.environ.get("NUMBA_CACHE_DIR")})
+        json.dumps(
+            {
+                "warmup_seconds": round(time.time() - t0, 2),
+                "numba_cache_dir": os.environ.get("NUMBA_CACHE_DIR"),
+                "kernels": kernels.source(),
+            }
+        )
     )
     return EXIT_OK
 

@@ -16,8 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
-from analyzer import arrow_compute as ac, codes
-from analyzer.measures import apply_measures
+from analyzer import arrow_compute as ac, codes, kernels
 
 _DICT = pa.dictionary(pa.int32(), pa.string())
 
@@ -443,7 +442,7 @@ def build(
         m = len(ev["game"])
         missed_clock = np.empty(n, np.float32)
         outcome = np.empty(m, np.int8)
-        apply_measures(
+        kernels.apply_measures(
             m,
             plies,
             block.result_code,

@@ -41,6 +41,7 @@ _DRAUGHTS = b"""[GameType "25"]
 COMPILE_SECONDS = {"chess": 31, "russian_draughts": 9}  # one process
 CHESS_REPLAY_SECONDS = 18  # two processes: the replay kernel in one ...
 CHESS_OTHERS_SECONDS = 8  # ... the other chess kernels, then the other kinds, in the second
+AOT_BUILD_SECONDS = 25  # the chess kernels built ahead of time, two processes (analyzer.aot)
 
 
 def compile_estimate(kinds: list[str], workers: int) -> int:
@@ -67,30 +68,63 @@ def _all_kinds() -> list[str]:
 
 
 def is_warm(kinds=None) -> bool:
-    """Whether the cache holds the kernels of `kinds` (default: every kind)."""
+    """Whether the cache holds the kernels of `kinds` (default: every kind). The chess kind's
+    are also there when built ahead of time (analyzer.aot) and used."""
     full = _marker()
     if full is not None and os.path.exists(full):
         return True
     wanted = list(kinds) if kinds is not None else _all_kinds()
-    return all((m := _marker(k)) is not None and os.path.exists(m) for k in wanted)
+    return all(
+        ((m := _marker(k)) is not None and os.path.exists(m)) or (k == "chess" and _chess_built()) for k in wanted
+    )
+
+
+def _chess_built() -> bool:
+    from analyzer import aot, kernels
+
+    return kernels.mode() == "auto" and aot.state() == "built"
+
+
+def _will_build(kinds: list[str]) -> bool:
+    """Whether the chess kernels are to be built ahead of time now (see analyzer.aot)."""
+    from analyzer import aot, kernels
+
+    return "chess" in kinds and kernels.mode() == "auto" and aot.state() == "absent" and aot.compiler() is not None
+
+
+def build_ahead(kinds) -> bool:
+    """Build the chess kernels ahead of time (analyzer.aot) if `kinds` has chess and they are
+    to be built here (ANALYZER_KERNELS=auto, a C compiler, not built or failed before for
+    these sources). Returns whether it built them."""
+    if not _will_build(list(kinds)):
+        return False
+    from analyzer import aot, kernels
+
+    ok = aot.build()
+    kernels.reset()
+    return ok
 
 
 def ensure_compiled(kinds=None) -> bool:
     """Compile the kernels the run needs (`kinds`: the game kinds of its inputs; default every
     kind) if this machine's cache does not hold them yet (the first run of this version),
     saying so on stderr with a line every 10 s while it runs. Returns whether it compiled.
-    Compiling here, once, spares every worker process compiling the same kernels. Kernels of
-    other kinds, of the Lichess variants (compiled at the first variant game) and the perft
-    used by tests are not compiled here."""
+    The chess scan's kernels are built ahead of time (analyzer.aot: the runs after load
+    without numba) where a C compiler is, else compiled by numba's JIT; either way here,
+    once, which spares every worker process compiling the same kernels. Kernels of other
+    kinds, of the Lichess variants (compiled at the first variant game) and the perft used by
+    tests are not compiled here."""
     wanted = sorted(set(kinds) if kinds is not None else _all_kinds())
-    missing = [k for k in wanted if not is_warm([k])]
+    build = _will_build(wanted)
+    missing = [k for k in wanted if (k == "chess" and build) or not is_warm([k])]
     if not missing:
         return False
     workers = compile_workers()
     log.warning(
-        "compiling numba kernels for this machine, first run only (%s), about %d s%s; `analyzer warmup` does it ahead",
+        "compiling %s for this machine, first run only (%s), about %d s%s; `analyzer warmup` does it ahead",
+        "the kernels (numba, ahead of time)" if build else "numba kernels",
         ", ".join(missing),
-        compile_estimate(missing, workers),
+        AOT_BUILD_SECONDS if build and missing == ["chess"] else compile_estimate(missing, workers),
         f", {workers} processes" if workers > 1 else "",
     )
     t0 = time.time()
@@ -98,12 +132,16 @@ def ensure_compiled(kinds=None) -> bool:
 
     def tick() -> None:
         while not stop.wait(10):
-            log.warning("still compiling numba kernels (%.0f s)", time.time() - t0)
+            log.warning("still compiling kernels (%.0f s)", time.time() - t0)
 
     th = threading.Thread(target=tick, name="analyzer-compile-progress", daemon=True)
     th.start()
     try:
-        warmup(missing, processes=workers)
+        if build:
+            build_ahead(["chess"])
+        rest = [k for k in missing if not is_warm([k])]
+        if rest:
+            warmup(rest, processes=workers)
     finally:
         stop.set()
         th.join()
@@ -131,7 +169,7 @@ def warmup(kinds=None, processes: int = 1) -> None:
     everything = kinds is None
     wanted = list(_all_kinds() if everything else kinds)
     side = None
-    if processes > 1 and "chess" in wanted and os.environ.get("NUMBA_CACHE_DIR"):
+    if processes > 1 and "chess" in wanted and os.environ.get("NUMBA_CACHE_DIR") and not _chess_built():
         import subprocess
         import sys
 

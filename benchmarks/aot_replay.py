@@ -7,8 +7,9 @@ games, time both, and time importing it without numba.
 Why: start-up (0.45 s for a one-game scan here) is mostly importing numba (0.25-0.3 s;
 numpy, pyarrow, pyarrow.parquet and zstandard together take 0.15 s), so a 0.25 s start-up needs
 kernels that run without numba at run time. pycc writes such a module (it links libc and libm
-only); it is pending deprecation since numba 0.57 and needs a C compiler at build time. This script only
-measures: the analyzer does not use the module.
+only); it is pending deprecation since numba 0.57 and needs a C compiler at build time. This was
+the feasibility spike; the analyzer now builds every chess scan kernel this way (analyzer.aot,
+used through analyzer.kernels), and tests/test_aot.py compares their tables with the JIT's.
 """
 
 from __future__ import annotations
@@ -44,13 +45,13 @@ def replay_calls(path: str) -> list[tuple]:
     buf = np.frombuffer(data, np.uint8)
     starts, ends, _ = split_games(buf, True)
     calls: list[tuple] = []
-    kernel = chess_analyze.replay_kernels.replay_batch
+    kernel = chess_analyze.kernels.jit_kernel("replay_batch")
 
     def capture(*args):
         calls.append(tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args))
         return kernel(*args)
 
-    chess_analyze.replay_kernels.replay_batch = capture
+    chess_analyze.kernels.replay_batch = capture  # type: ignore[attr-defined]
     try:
         eds = resolve_editions(["fide_2018"])
         lo = 0
@@ -72,7 +73,7 @@ def replay_calls(path: str) -> list[tuple]:
             )
             lo = hi
     finally:
-        chess_analyze.replay_kernels.replay_batch = kernel
+        del chess_analyze.kernels.replay_batch  # type: ignore[attr-defined]
     for args in calls:
         args[0].flags.writeable = False  # the text: compiled for read-only input
     return calls

@@ -310,12 +310,17 @@ def _stages_main(path: str) -> int:
         pos += consumed
     span("split_games (numba scan)", w, c)
 
-    # stage 3: analyze_block, with its kernels timed separately
+    # stage 3: analyze_block, with its kernels timed separately. Since the kernels built ahead of
+    # time, the scan calls them through analyzer.kernels (built or JIT); before, from their modules.
+    try:
+        import analyzer.kernels as K
+    except ImportError:
+        K = None
     timed(A, "TagValues", "  tags (numba parse_tags + header columns)")
-    timed(R, "replay_batch", "  replay_batch (numba replay + facts)")
+    timed(K or R, "replay_batch", "  replay_batch (numba replay + facts)")
     timed(A, "_rules", "  rules per edition (numba apply_rules)")
     timed(T, "build", "  tables (Arrow: games, verdicts, events; with the measures)")
-    timed(T, "apply_measures", "    measures (numba, inside tables)")
+    timed(K or T, "apply_measures", "    measures (numba, inside tables)")
     eds = resolve(["fide_2018"])
     results = []
     games = 0

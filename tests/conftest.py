@@ -25,6 +25,10 @@ SHARED_MISSING = (
 )
 _CACHE = os.path.join(FIXTURES, ".cache")
 
+# The tests test the kernels' source, through numba's JIT (and the scans they start inherit
+# this); tests/test_aot.py builds the ahead-of-time kernels and compares them with these.
+os.environ.setdefault("ANALYZER_KERNELS", "jit")
+
 
 def shared_path(name: str) -> str | None:
     """Path of a file of the large shared samples, or None when they are not here."""

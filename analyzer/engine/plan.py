@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from analyzer import kinds
+from analyzer import kernels, kinds
 from analyzer.engine.config import READ_CHUNK, TEXT_PER_COMPRESSED_BYTE, Config, UnitSpec
 from analyzer.engine.region import Skipper
 from analyzer.io import sources
-from analyzer.pgn import _scan
 
 
 def frame_groups(sizes: list[int], cfg: Config) -> list[tuple[int, int]]:
@@ -169,7 +168,7 @@ class GameStarts:
             if len(self._starts) < need:  # reused: fresh memory costs a page fault per 4 KiB
                 self._starts = np.empty(max(need, 2 * len(self._starts)), np.int64)
             self._starts[0] = -1
-            ng, consumed = _scan.find_games(buf, len(buf), final, self.draughts, self._starts)
+            ng, consumed = kernels.find_games(buf, len(buf), final, self.draughts, self._starts)
         finally:
             del buf
         if final:

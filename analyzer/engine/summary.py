@@ -4,6 +4,7 @@ OUT/_manifest/run.json), and its short form for a terminal."""
 from __future__ import annotations
 
 import platform
+import sys
 
 from analyzer.engine.config import version
 
@@ -25,8 +26,9 @@ def make_summary(
 ) -> dict:
     """The run's summary (printed, and saved as run.json). `seconds`: the whole run;
     `compile_seconds`: of it, compiling kernels on a machine's first run (not in games/s)."""
-    import numba
     import pyarrow
+
+    from analyzer import kernels
 
     status: dict = {}
     rules: dict = {}
@@ -110,7 +112,8 @@ def make_summary(
         "versions": {
             "analyzer": version(),
             "python": platform.python_version(),
-            "numba": numba.__version__,
+            "numba": _numba_version(),
+            "kernels": kernels.source(),
             "pyarrow": pyarrow.__version__,
         },
         "out": cfg.out,
@@ -170,3 +173,16 @@ def human(summary: dict) -> str:
     if problems:
         lines.append(f"{problems} problem(s), listed on stderr and in {summary['out']}/_manifest/run.json")
     return "\n".join(lines)
+
+
+def _numba_version() -> str:
+    """numba's version, without importing it (a scan with the built kernels does not)."""
+    module = sys.modules.get("numba")
+    if module is not None:
+        return module.__version__
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("numba")
+    except PackageNotFoundError:
+        return "unknown"

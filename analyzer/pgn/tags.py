@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from analyzer import arrow_compute as ac
-from analyzer.pgn import _scan
+from analyzer import arrow_compute as ac, kernels
+from analyzer.pgn.tag_names import parse_tags
 
 
 class TagValues:
@@ -25,7 +25,7 @@ class TagValues:
         self.ve = np.empty((n, nt), np.int64)
         self.esc = np.empty((n, nt), np.bool_)
         self.movetext_start = np.empty(n, np.int64)
-        _scan.parse_tags(buf, starts, ends, names_buf, names_off, self.vs, self.ve, self.esc, self.movetext_start)
+        parse_tags(buf, starts, ends, names_buf, names_off, self.vs, self.ve, self.esc, self.movetext_start)
 
     def _cols(self, name: str):
         t = self.index[name]
@@ -46,7 +46,7 @@ class TagValues:
         vs, ve, _ = self._cols(name)
         out = np.zeros(len(vs), np.int64)
         valid = np.zeros(len(vs), np.bool_)
-        _scan.parse_int_values(self.buf, vs, ve, out, valid)
+        kernels.parse_int_values(self.buf, vs, ve, out, valid)
         return pa.array(out.astype(np.int32), mask=~valid)
 
     def value(self, g: int, name: str) -> str | None:
@@ -69,7 +69,7 @@ def strings(buf, vs, ve, esc) -> tuple[pa.Array, bool]:
     lengths = np.where(vs >= 0, ve - vs, 0)
     offsets = np.empty(n + 1, np.int32)
     data = np.empty(max(int(lengths.sum()), 1), np.uint8)
-    _scan.gather_strings(buf, vs, ve, esc, offsets, data)
+    kernels.gather_strings(buf, vs, ve, esc, offsets, data)
     valid = vs >= 0
     bitmap = pa.py_buffer(np.packbits(valid, bitorder="little"))
     arr = pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data), bitmap)
@@ -91,7 +91,7 @@ def dict_strings(buf, vs, ve, esc) -> tuple[pa.DictionaryArray, np.ndarray]:
     codes = np.empty(n, np.int32)
     first = np.empty(max(n, 1), np.int64)
     table = np.full(1 << max(4, (2 * n).bit_length()), -1, np.int64)
-    u = _scan.dictionary_codes(buf, vs, ve, esc, codes, first, table)
+    u = kernels.dictionary_codes(buf, vs, ve, esc, codes, first, table)
     if u >= 0:
         f = first[:u]
         dictionary, exact = strings(buf, vs[f], ve[f], esc[f])

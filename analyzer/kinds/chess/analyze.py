@@ -16,8 +16,7 @@ import threading
 import numpy as np
 import pyarrow as pa
 
-from analyzer import arrow_compute as ac, codes
-from analyzer.kinds.chess import _replay as replay_kernels, _rules as rule_kernels
+from analyzer import arrow_compute as ac, codes, kernels
 from analyzer.kinds.chess._tables import CT_CHESS960, CT_ROOK, CT_SIZE, STANDARD_CASTLING
 from analyzer.kinds.chess.editions import IDENTITY_FIDE_1997, ChessEdition
 from analyzer.kinds.chess.variants import variant_code
@@ -236,7 +235,7 @@ def analyze_block(
     f_key, f_hmc, f_flags = fb["key"], fb["hmc"], fb["flags"]
     f_next, f_next97, f_clock = fb["rep_next"], fb["rep_next97"], fb["clock"]
     want97 = any(ed.identity == IDENTITY_FIDE_1997 for ed in editions)
-    total = replay_kernels.replay_batch(
+    total = kernels.replay_batch(
         buf,
         mt_start,
         ends,
@@ -334,7 +333,7 @@ def analyze_block(
 
     game_facts = np.empty((n, codes.N_GAME_FACTS), np.int32)
     has_clock = np.empty(n, np.bool_)
-    rule_kernels.game_facts(pos_off, facts["key"], facts["hmc"], facts["flags"], facts["clock"], game_facts, has_clock)
+    kernels.game_facts(pos_off, facts["key"], facts["hmc"], facts["flags"], facts["clock"], game_facts, has_clock)
 
     results = []
     ev_cap = max(64, len(facts["key"]) // 8)
@@ -384,7 +383,7 @@ def _rules(pos_off, stm0, result_code, time_forfeit, auto_on, params, facts, ev_
     """The rule kernel over the block's facts with one parameter vector: (verdicts, events)."""
     out = np.empty((len(stm0), codes.N_VERDICT), np.int32)
     events = run_rule_kernel(
-        lambda ev: rule_kernels.apply_rules(
+        lambda ev: kernels.apply_rules(
             pos_off,
             stm0,
             result_code,

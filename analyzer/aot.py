@@ -1,0 +1,244 @@
+"""Build the chess scan's kernels (`analyzer.kernels.ENTRIES`) ahead of time as extension
+modules with numba.pycc, and load them without importing numba.
+
+Why: a scan otherwise imports numba and loads its cached kernels, ~0.3 s of a 0.45 s start-up.
+The built modules link only libc and libm and load in milliseconds. They are built on a
+machine's first chess scan (`analyzer.warmup.ensure_compiled`), instead of the JIT compile and
+in about its time, when a C compiler is there; without one, or if the build fails, the JIT
+kernels run as before. They live beside numba's cache, in a folder named by the sources' hash
+and the numpy and Python versions they were built against, so an edit or an upgrade never
+loads stale machine code. numba.pycc is pending deprecation (its own warning, since 0.57):
+`ANALYZER_KERNELS=jit` or its absence only costs start-up.
+"""
+
+from __future__ import annotations
+
+import importlib.machinery
+import importlib.util
+import logging
+import os
+import shutil
+import sys
+import sysconfig
+import time
+
+log = logging.getLogger("analyzer")
+
+# Two modules, built in parallel processes: the replay kernel alone takes as long to compile as
+# all the others together.
+GROUPS: dict[str, tuple[str, ...]] = {
+    "replay": ("replay_batch",),
+    "scan": (
+        "apply_rules",
+        "game_facts",
+        "apply_measures",
+        "find_games",
+        "parse_tags",
+        "gather_strings",
+        "parse_int_values",
+        "dictionary_codes",
+    ),
+}
+FAILED = "build-failed.txt"  # in the folder: why the last build failed (not retried until the sources change)
+
+
+def _module_name(group: str) -> str:
+    return f"analyzer_aot_{group}"
+
+
+def _module_file(group: str) -> str:
+    return _module_name(group) + (sysconfig.get_config_var("EXT_SUFFIX") or ".so")
+
+
+def folder() -> str | None:
+    """Where the built modules of these sources, this numpy and this Python are (or go)."""
+    cache = os.environ.get("NUMBA_CACHE_DIR")
+    if not cache:
+        return None
+    from analyzer._numba_env import source_stamp
+
+    import numpy as np
+
+    return os.path.join(cache, f"aot-{source_stamp()}-np{np.__version__}-{sys.implementation.cache_tag}-{_cpu_tag()}")
+
+
+def _cpu_tag() -> str:
+    """The machine and a hash of its CPU's feature flags: the modules are built for this CPU
+    (as numba's JIT cache is), and a cache folder shared by machines must not mix them."""
+    import hashlib
+    import platform
+
+    flags = ""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                if line.startswith(("flags", "Features", "model name")):
+                    flags += line
+                    if line.startswith(("flags", "Features")):
+                        break
+    except OSError:
+        pass
+    return platform.machine() + ("-" + hashlib.sha1(flags.encode()).hexdigest()[:8] if flags else "")
+
+
+def state() -> str:
+    """'built', 'failed' (an earlier build failed: see FAILED in the folder) or 'absent'."""
+    d = folder()
+    if d is None:
+        return "absent"
+    if all(os.path.exists(os.path.join(d, _module_file(g))) for g in GROUPS):
+        return "built"
+    return "failed" if os.path.exists(os.path.join(d, FAILED)) else "absent"
+
+
+def load() -> dict | None:
+    """{entry name: built function}, or None if they are not built (or do not load)."""
+    d = folder()
+    if d is None or state() != "built":
+        return None
+    functions: dict = {}
+    try:
+        for group, names in GROUPS.items():
+            name = _module_name(group)
+            module = sys.modules.get(name)
+            if module is None:
+                spec = importlib.util.spec_from_file_location(name, os.path.join(d, _module_file(group)))
+                if spec is None or spec.loader is None:
+                    return None
+                module = importlib.util.module_from_spec(spec)
+                spec.loader.exec_module(module)
+                sys.modules[name] = module
+            for entry in names:
+                functions[entry] = getattr(module, entry)
+    except (ImportError, OSError, AttributeError) as exc:
+        log.warning("built kernels in %s do not load (%s); the JIT kernels run", d, exc)
+        return None
+    return functions
+
+
+def compiler() -> str | None:
+    """The C compiler pycc would use (the CC variable, else cc or gcc on the PATH), or None."""
+    cc = os.environ.get("CC", "").split()
+    if cc:
+        return shutil.which(cc[0])
+    return shutil.which("cc") or shutil.which("gcc")
+
+
+def build(timeout: float = 600.0) -> bool:
+    """Build every group, each in its own process (in parallel), into folder(); True if all
+    are built. A failure is written to FAILED in the folder and logged, and not retried for
+    these sources (the JIT kernels run)."""
+    import subprocess
+
+    d = folder()
+    if d is None:
+        return False
+    if state() == "built":
+        return True
+    os.makedirs(d, exist_ok=True)
+    if compiler() is None:
+        _failed(d, "no C compiler on the PATH (numba.pycc needs one)")
+        return False
+    t0 = time.time()
+    procs = {
+        g: subprocess.Popen(
+            [sys.executable, "-c", "import sys; from analyzer.aot import build_group; build_group(*sys.argv[1:])", g, d],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        for g in GROUPS
+        if not os.path.exists(os.path.join(d, _module_file(g)))
+    }
+    errors = []
+    for g, p in procs.items():
+        try:
+            _, err = p.communicate(timeout=max(1.0, timeout - (time.time() - t0)))
+        except subprocess.TimeoutExpired:
+            p.kill()
+            _, err = p.communicate()
+            errors.append(f"{g}: timed out after {timeout:.0f} s")
+            continue
+        if p.returncode != 0:
+            errors.append(f"{g}: exit {p.returncode}: {err.decode('utf-8', 'replace')[-3000:]}")
+    if errors:
+        _failed(d, "\n".join(errors))
+        return False
+    log.info("built kernels in %.0f s (%s)", time.time() - t0, d)
+    return state() == "built"
+
+
+def _failed(d: str, why: str) -> None:
+    log.warning("could not build the kernels ahead of time (%s); the JIT kernels run", why.splitlines()[0][:200])
+    try:
+        with open(os.path.join(d, FAILED), "w") as fh:
+            fh.write(why + "\n")
+    except OSError:
+        pass
+
+
+def build_group(group: str, d: str) -> None:
+    """(In a build process.) Compile GROUPS[group] with numba.pycc into folder `d` (the
+    caller's folder(): named by the sources the caller loaded), atomically: the module is
+    written to a temporary folder, then renamed into place."""
+    import tempfile
+    import warnings
+
+    import numba.pycc.compiler as pycc_compiler
+    from numba.pycc import CC
+
+    from analyzer import kernels
+
+    os.makedirs(d, exist_ok=True)
+
+    compile_extra = pycc_compiler.compile_extra
+
+    def compile_one(typingctx, targetctx, func, args, return_type, flags, *rest, **kwargs):
+        """Each entry with its own copy of pycc's flags (compiling one can switch off SSA in
+        them, and the next then fails to type), and without the GIL: the JIT kernels are
+        nogil (the scan's threads run them in parallel), pycc's wrappers hold it by default."""
+        flags = flags.copy()
+        flags.release_gil = True
+        return compile_extra(typingctx, targetctx, func, args, return_type, flags, *rest, **kwargs)
+
+    pycc_compiler.compile_extra = compile_one  # this build process only
+    name = _module_name(group)
+    with tempfile.TemporaryDirectory(dir=d, prefix=f".build-{group}-") as tmp:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # pycc's pending-deprecation warning
+            cc = CC(name)
+            cc.output_dir = tmp
+            cc.verbose = False
+            cc.target_cpu = "host"  # as the JIT compiles (pycc's default is the generic CPU of the arch)
+            for entry in GROUPS[group]:
+                cc.export(entry, signature(entry))(kernels.jit_kernel(entry).py_func)
+            cc.compile()
+        os.replace(os.path.join(tmp, _module_file(group)), os.path.join(d, _module_file(group)))
+
+
+def signature(entry: str):
+    """The numba signature of kernels.ENTRIES[entry]."""
+    from numba.core import types
+
+    from analyzer import kernels
+
+    _, _, ret, args = kernels.ENTRIES[entry]
+
+    def scalar(s: str):
+        return (
+            types.boolean
+            if s == "b1"
+            else getattr(types, {"i": "int", "u": "uint", "f": "float"}[s[0]] + str(8 * int(s[1:])))
+        )
+
+    def one(s: str):
+        if s == "none":
+            return types.none
+        if s.startswith("("):
+            return types.Tuple(tuple(one(x) for x in s.strip("()").split(",")))
+        if "[" not in s:
+            return scalar(s)
+        _, _, ndim, contiguous, writable = kernels.parse_arg(s)
+        return types.Array(scalar(s.split("[")[0]), ndim, "C" if contiguous else "A", readonly=not writable)
+
+    return one(ret)(*(one(a) for a in args.split()))

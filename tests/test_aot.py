@@ -1,0 +1,164 @@
+"""The kernels built ahead of time (analyzer.aot, used through analyzer.kernels): the types they
+are built for are those the scan passes, a scan with them gives the JIT kernels' tables without
+importing numba, other argument types go to the JIT kernel, and a failed build leaves the JIT
+kernels in use."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from analyzer import aot, kernels, warmup
+from conftest import analyze, need, out_tables, read_data, same_tables
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def test_the_scan_passes_the_types_the_kernels_are_built_for(monkeypatch):
+    """Every call the analysis of real games makes to an entry has exactly the argument types
+    of ENTRIES: otherwise the built kernel is passed over for the JIT one (slow start) or,
+    without the check, would read memory of another type."""
+    seen: dict[str, int] = {}
+    jit_kernel = kernels.jit_kernel
+
+    def spy(name):
+        fn = jit_kernel(name)
+        check = kernels._Checked(name)
+
+        def call(*args):
+            assert check.accepts(args), (name, [(type(a).__name__, getattr(a, "dtype", None)) for a in args])
+            seen[name] = seen.get(name, 0) + 1
+            return fn(*args)
+
+        return call
+
+    monkeypatch.setattr(kernels, "jit_kernel", spy)
+    analyze(read_data("lichess_small.pgn.zst") + read_data("edge_cases.pgn.zst"), editions=("fide_2018", "fide_1997"))
+    from analyzer.engine import Config, run_scan
+    from analyzer.kinds import resolve_editions
+
+    run_scan(
+        [need("edge_cases.pgn")],
+        Config(
+            out=os.path.join(os.environ.get("TMPDIR", "/tmp"), "aot-types-out"),
+            editions=resolve_editions(["fide_2018"]),
+        ),
+        workers=1,
+        force=True,
+        progress_interval=0,
+        progress_mode="none",
+    )
+    assert set(seen) == set(kernels.ENTRIES), set(kernels.ENTRIES) - set(seen)
+
+
+def test_the_check_refuses_other_types():
+    check = kernels._Checked("find_games")
+    buf = np.frombuffer(b"1. e4 *\n", np.uint8)
+    starts = np.empty(8, np.int64)
+    assert check.accepts((buf, 8, True, False, starts))
+    assert check.accepts((buf.copy(), 8, True, False, starts))  # a writable text where read-only is built
+    assert not check.accepts((buf, 8, True, False, starts.astype(np.int32)))  # dtype
+    assert not check.accepts((buf, 8, True, False, starts.reshape(2, 4)))  # ndim
+    assert not check.accepts((buf, 8, True, False, starts[::2]))  # not contiguous
+    ro = starts.copy()
+    ro.flags.writeable = False
+    assert not check.accepts((buf, 8, True, False, ro))  # written by the kernel
+    assert not check.accepts((buf, 8.0, True, False, starts))  # scalar types
+    assert not check.accepts((buf, 8, 1, False, starts))
+    assert not check.accepts((buf, 8, True, False))  # count
+    gather = kernels._Checked("gather_strings")
+    vs = np.zeros((4, 2), np.int64)
+    esc = np.zeros((4, 2), np.bool_)
+    assert gather.accepts((buf, vs[:, 0], vs[:, 1], esc[:, 0], np.zeros(5, np.int32), np.zeros(8, np.uint8)))
+
+
+def test_signatures_are_the_declared_types():
+    from numba.core import types
+
+    text = types.Array(types.uint8, 1, "C", readonly=True)
+    starts = types.Array(types.int64, 1, "C")
+    assert aot.signature("find_games") == types.UniTuple(types.int64, 2)(
+        text, types.int64, types.boolean, types.boolean, starts
+    )
+    assert aot.signature("gather_strings").args[1] == types.Array(types.int64, 1, "A")
+
+
+def test_a_failed_build_leaves_the_jit_kernels(tmp_path, monkeypatch):
+    """No C compiler: the build says why, once (not retried for these sources), and the
+    chess kernels are compiled by numba's JIT as before."""
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("ANALYZER_KERNELS", "auto")
+    monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
+    assert aot.state() == "absent" and warmup._will_build(["chess"]) is False
+    monkeypatch.delenv("CC")
+    if aot.compiler() is None:
+        pytest.skip("no C compiler here")
+    assert warmup._will_build(["chess"]) is True
+    monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
+    assert aot.build() is False
+    assert aot.state() == "failed"
+    with open(os.path.join(aot.folder(), aot.FAILED)) as fh:
+        assert "no C compiler" in fh.read()
+    monkeypatch.delenv("CC")
+    assert warmup._will_build(["chess"]) is False  # not retried
+    assert aot.load() is None
+
+
+def _scan(tmp_path, name: str, mode: str, *inputs: str) -> tuple[subprocess.CompletedProcess, str]:
+    out = str(tmp_path / name)
+    probe = (
+        "import sys; from analyzer.cli import main; c = main(sys.argv[1:]); print('numba' in sys.modules); sys.exit(c)"
+    )
+    env = dict(os.environ, ANALYZER_KERNELS=mode, PYTHONPATH=ROOT)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            probe,
+            "scan",
+            *inputs,
+            "--out",
+            out,
+            "--progress",
+            "none",
+            "--edition",
+            "fide_2018,fide_1997,lichess",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    return r, out
+
+
+@pytest.fixture(scope="module")
+def built():
+    """The kernels built ahead of time in this checkout's cache (once per source version, as a
+    scan's first run builds them: ~25 s cold)."""
+    if aot.compiler() is None:
+        pytest.skip("no C compiler: numba.pycc cannot build the kernels")
+    if aot.state() != "built":
+        if aot.state() == "failed":
+            os.remove(os.path.join(aot.folder(), aot.FAILED))
+        if not aot.build():
+            with open(os.path.join(aot.folder(), aot.FAILED)) as fh:
+                pytest.fail(fh.read()[-3000:])
+    return aot.folder()
+
+
+def test_built_kernels_give_the_jit_tables_without_numba(tmp_path, built):
+    inputs = [need("lichess_small.pgn"), need("edge_cases.pgn")]
+    r_aot, out_aot = _scan(tmp_path, "aot", "auto", *inputs)
+    r_jit, out_jit = _scan(tmp_path, "jit", "jit", *inputs)
+    assert r_aot.stdout.strip().splitlines()[-1] == "False", "a scan with the built kernels imported numba"
+    assert r_jit.stdout.strip().splitlines()[-1] == "True"
+    for out, source in ((out_aot, "aot"), (out_jit, "jit")):
+        with open(os.path.join(out, "_manifest", "run.json")) as fh:
+            assert json.load(fh)["versions"]["kernels"] == source
+    same_tables(out_tables(out_aot), out_tables(out_jit))
