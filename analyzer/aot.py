@@ -64,9 +64,13 @@ def folder() -> str | None:
 
 def _cpu_tag() -> str:
     """The machine and a hash of its CPU's feature flags: the modules are built for this CPU
-    (as numba's JIT cache is), and a cache folder shared by machines must not mix them."""
+    (as numba's JIT cache is), and a cache folder shared by machines must not mix them. With
+    NUMBA_CPU_NAME set (e.g. `generic`, to run under valgrind), that CPU."""
     import hashlib
     import platform
+
+    if os.environ.get("NUMBA_CPU_NAME"):
+        return platform.machine() + "-" + os.environ["NUMBA_CPU_NAME"]
 
     flags = ""
     try:
@@ -142,7 +146,13 @@ def build(timeout: float = 600.0) -> bool:
     t0 = time.time()
     procs = {
         g: subprocess.Popen(
-            [sys.executable, "-c", "import sys; from analyzer.aot import build_group; build_group(*sys.argv[1:])", g, d],
+            [
+                sys.executable,
+                "-c",
+                "import sys; from analyzer.aot import build_group; build_group(*sys.argv[1:])",
+                g,
+                d,
+            ],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
@@ -209,7 +219,8 @@ def build_group(group: str, d: str) -> None:
             cc = CC(name)
             cc.output_dir = tmp
             cc.verbose = False
-            cc.target_cpu = "host"  # as the JIT compiles (pycc's default is the generic CPU of the arch)
+            # As the JIT compiles: for this CPU, or NUMBA_CPU_NAME (pycc's default is the arch's generic CPU)
+            cc.target_cpu = os.environ.get("NUMBA_CPU_NAME") or "host"
             for entry in GROUPS[group]:
                 cc.export(entry, signature(entry))(kernels.jit_kernel(entry).py_func)
             cc.compile()

@@ -298,7 +298,7 @@ def _promo_letter(c):
     return 0
 
 
-@njit(inline="always", **HOT)
+@njit(forceinline=True, **HOT)
 def resolve_san(bb, mb, st, ct, buf, a, b, chk, pinned):
     """Match SAN buf[a:b] to the legal moves: returns (move, n_matches); n = -1 if not SAN syntax.
 
@@ -498,7 +498,7 @@ def count_back(keys, p, ws, k):
     return n
 
 
-@njit(inline="always", **HOT)
+@njit(forceinline=True, **HOT)
 def repetition_count(keys, p, ws, k, seen):
     """(count_back(keys, p, ws, k) for keys[p] == k, seen with k's bit set), filtered: `seen`
     holds one bit (the key's top 6 bits) per position of p's parity since the window start ws
@@ -679,7 +679,7 @@ def _begin_game(g, p, pos_off, status, err_ply, err_s, err_e, last_clk):
     last_clk[1] = np.nan
 
 
-@njit(inline="always", **HOT)
+@njit(forceinline=True, **HOT)
 def _load_start(init_bb, init_mb, init_st, ii, bb, mb, st):
     """bb, mb, st = start position ii (row ii of init_*; as much of it as bb and st hold)."""
     for q in range(len(bb)):
@@ -812,7 +812,7 @@ def _is_eval_byte(c):
     return (48 <= c <= 57) or c == 46 or c == 45 or c == 35
 
 
-@njit(inline="always", **HOT)
+@njit(forceinline=True, **HOT)
 def _lichess_clock_end(buf, i, e, last_clk, side):
     """Index after the comment at buf[i] if it is exactly Lichess' "{ [%clk H:MM:SS] }" or
     "{ [%eval V] [%clk H:MM:SS] }", its clock stored in last_clk[side]; else -1 (the caller
@@ -927,7 +927,7 @@ def _is_drop_start(c):
     return c == 80 or c == 64
 
 
-@njit(inline="always", **HOT)
+@njit(forceinline=True, **HOT)
 def next_move_token(buf, i, e, plies, last_clk, flags, p, side, line_start, variants):
     """The next move of the movetext buf[i:e]: (kind, a, b, i, line_start) with kind TOK_SAN or
     TOK_NULL (the token is buf[a:b]), TOK_END or TOK_UNTERMINATED (from a to at most 20 bytes on);
