@@ -130,8 +130,9 @@ def compiler() -> str | None:
 
 def build(timeout: float = 600.0) -> bool:
     """Build every group, each in its own process (in parallel), into folder(); True if all
-    are built. A failure is written to FAILED in the folder and logged, and not retried for
-    these sources (the JIT kernels run)."""
+    are built. Without them the JIT kernels run. A compile error (or no compiler) is logged and
+    written to FAILED in the folder, and not retried for these sources; a build that timed out
+    or was killed by a signal is tried again by the next run."""
     import subprocess
 
     d = folder()
@@ -161,6 +162,7 @@ def build(timeout: float = 600.0) -> bool:
         if not os.path.exists(os.path.join(d, _module_file(g)))
     }
     errors = []
+    lasting = False  # a compile error (not a timeout or a signal): not retried for these sources
     for g, p in procs.items():
         try:
             _, err = p.communicate(timeout=max(1.0, timeout - (time.time() - t0)))
@@ -170,9 +172,13 @@ def build(timeout: float = 600.0) -> bool:
             errors.append(f"{g}: timed out after {timeout:.0f} s")
             continue
         if p.returncode != 0:
+            lasting = lasting or p.returncode > 0
             errors.append(f"{g}: exit {p.returncode}: {err.decode('utf-8', 'replace')[-3000:]}")
     if errors:
-        _failed(d, "\n".join(errors))
+        if lasting:
+            _failed(d, "\n".join(errors))
+        else:
+            log.warning("building the kernels ahead of time stopped (%s); the JIT kernels run", errors[0][:200])
         return False
     log.info("built kernels in %.0f s (%s)", time.time() - t0, d)
     return state() == "built"

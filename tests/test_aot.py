@@ -109,6 +109,33 @@ def test_a_failed_build_leaves_the_jit_kernels(tmp_path, monkeypatch):
     assert aot.load() is None
 
 
+class _FakeBuilder:
+    """A build process that ends with `returncode` at once (monkeypatched subprocess.Popen)."""
+
+    returncode = 0
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def communicate(self, timeout=None):
+        return b"", b"compile error: the message"
+
+
+@pytest.mark.parametrize(("returncode", "retried"), [(1, False), (-9, True)])
+def test_only_a_compile_error_stops_later_builds(tmp_path, monkeypatch, returncode, retried):
+    """A builder that exits with an error is written down (later runs do not try again for
+    these sources); one killed by a signal (an interrupted first run) is tried again."""
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("ANALYZER_KERNELS", "auto")
+    if aot.compiler() is None:
+        pytest.skip("no C compiler here")
+    monkeypatch.setattr(_FakeBuilder, "returncode", returncode)
+    monkeypatch.setattr(subprocess, "Popen", _FakeBuilder)
+    assert aot.build() is False
+    assert aot.state() == ("absent" if retried else "failed")
+    assert warmup._will_build(["chess"]) is retried
+
+
 def _scan(tmp_path, name: str, mode: str, *inputs: str) -> tuple[subprocess.CompletedProcess, str]:
     out = str(tmp_path / name)
     probe = (
