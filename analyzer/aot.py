@@ -128,11 +128,12 @@ def compiler() -> str | None:
     return shutil.which("cc") or shutil.which("gcc")
 
 
-def build(timeout: float = 600.0) -> bool:
+def build(timeout: float = 600.0, meanwhile=None) -> bool:
     """Build every group, each in its own process (in parallel), into folder(); True if all
     are built. Without them the JIT kernels run. A compile error (or no compiler) is logged and
     written to FAILED in the folder, and not retried for these sources; a build that timed out
-    or was killed by a signal is tried again by the next run."""
+    or was killed by a signal is tried again by the next run. `meanwhile()` runs in this
+    process while the build processes do."""
     import subprocess
 
     d = folder()
@@ -161,6 +162,14 @@ def build(timeout: float = 600.0) -> bool:
         for g in GROUPS
         if not os.path.exists(os.path.join(d, _module_file(g)))
     }
+    try:
+        if meanwhile is not None:
+            meanwhile()
+    except BaseException:
+        for p in procs.values():
+            p.kill()
+            p.wait()
+        raise
     errors = []
     lasting = False  # a compile error (not a timeout or a signal): not retried for these sources
     for g, p in procs.items():

@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+from typing import ClassVar
 
 import numpy as np
 import pytest
@@ -113,12 +114,43 @@ class _FakeBuilder:
     """A build process that ends with `returncode` at once (monkeypatched subprocess.Popen)."""
 
     returncode = 0
+    events: ClassVar[list] = []  # set per test (monkeypatch)
 
     def __init__(self, *args, **kwargs):
-        pass
+        self.events.append("start")
 
     def communicate(self, timeout=None):
+        self.events.append("wait")
         return b"", b"compile error: the message"
+
+    def kill(self):
+        self.events.append("kill")
+
+    def wait(self):
+        pass
+
+
+def test_the_other_kinds_compile_while_the_builders_run(tmp_path, monkeypatch):
+    """A first run with chess and draughts: the draughts JIT compile (`meanwhile`) runs after
+    both build processes started and before they are waited for; if it fails, they are
+    killed, not left running."""
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    if aot.compiler() is None:
+        pytest.skip("no C compiler here")
+    events: list = []
+    monkeypatch.setattr(_FakeBuilder, "events", events)
+    monkeypatch.setattr(_FakeBuilder, "returncode", -9)
+    monkeypatch.setattr(subprocess, "Popen", _FakeBuilder)
+    aot.build(meanwhile=lambda: events.append("meanwhile"))
+    assert events == ["start", "start", "meanwhile", "wait", "wait"]
+    events.clear()
+
+    def fails():
+        raise RuntimeError("the draughts compile failed")
+
+    with pytest.raises(RuntimeError):
+        aot.build(meanwhile=fails)
+    assert events == ["start", "start", "kill", "kill"]
 
 
 @pytest.mark.parametrize(("returncode", "retried"), [(1, False), (-9, True)])
