@@ -147,18 +147,7 @@ def build(timeout: float = 600.0, meanwhile=None) -> bool:
         return False
     t0 = time.time()
     procs = {
-        g: subprocess.Popen(
-            [
-                sys.executable,
-                "-c",
-                "import sys; from analyzer.aot import build_group; build_group(*sys.argv[1:])",
-                g,
-                d,
-            ],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
+        g: python_process("import sys; from analyzer.aot import build_group; build_group(*sys.argv[1:])", g, d)
         for g in GROUPS
         if not os.path.exists(os.path.join(d, _module_file(g)))
     }
@@ -191,6 +180,19 @@ def build(timeout: float = 600.0, meanwhile=None) -> bool:
         return False
     log.info("built kernels in %.0f s (%s)", time.time() - t0, d)
     return state() == "built"
+
+
+def python_process(code: str, *args: str):
+    """A child of this interpreter running `code` with `args` (sys.argv[1:]); its stderr is
+    kept for the error message. The compiles that run beside the main process."""
+    import subprocess
+
+    return subprocess.Popen(
+        [sys.executable, "-c", code, *args],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
 
 
 def _failed(d: str, why: str) -> None:

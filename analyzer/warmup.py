@@ -175,22 +175,13 @@ def warmup(kinds=None, processes: int = 1) -> None:
     wanted = list(_all_kinds() if everything else kinds)
     side = None
     if processes > 1 and "chess" in wanted and os.environ.get("NUMBA_CACHE_DIR") and not _chess_built():
-        import subprocess
-        import sys
+        from analyzer.aot import python_process
 
         # The second process also compiles the other kinds wanted (draughts: ~9 s), which
         # would otherwise follow the ~18 s replay compile here.
         others = [k for k in wanted if k != "chess"]
-        side = subprocess.Popen(
-            [
-                sys.executable,
-                "-c",
-                "import sys; from analyzer.warmup import _side_compile; _side_compile(sys.argv[1:])",
-                *others,
-            ],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
+        side = python_process(
+            "import sys; from analyzer.warmup import _side_compile; _side_compile(sys.argv[1:])", *others
         )
         t0 = time.time()
         try:
