@@ -141,7 +141,11 @@ def build(timeout: float = 600.0, meanwhile=None) -> bool:
         return False
     if state() == "built":
         return True
-    os.makedirs(d, exist_ok=True)
+    try:
+        os.makedirs(d, exist_ok=True)
+    except OSError as exc:  # a read-only NUMBA_CACHE_DIR given by the caller
+        log.warning("cannot build the kernels ahead of time in %s (%s); the JIT kernels run", d, exc)
+        return False
     if compiler() is None:
         _failed(d, "no C compiler on the PATH (numba.pycc needs one)")
         return False

@@ -110,6 +110,18 @@ def test_a_failed_build_leaves_the_jit_kernels(tmp_path, monkeypatch):
     assert aot.load() is None
 
 
+def test_an_unwritable_cache_leaves_the_jit_kernels(tmp_path, monkeypatch):
+    """A NUMBA_CACHE_DIR the build cannot write (here: a file where the folder would be) does
+    not stop the scan: the build says so and the JIT kernels run."""
+    blocker = tmp_path / "cache"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(blocker))
+    if aot.compiler() is None:
+        pytest.skip("no C compiler here")
+    assert aot.build() is False
+    assert aot.load() is None
+
+
 class _FakeBuilder:
     """A build process that ends with `returncode` at once (monkeypatched subprocess.Popen)."""
 
