@@ -26,7 +26,7 @@ log = logging.getLogger("analyzer")
 # name -> (module, function, return type, argument types). Types: numba's short names; an
 # array is `dtype[:]` (1-d, C-contiguous), `dtype[:,:]` (2-d, C), `dtype[a]` (1-d, any layout),
 # with `r` after it if the kernel only reads it (a read-only array may be passed). The types
-# are those the scan passes (tests/test_aot.py checks them against the JIT dispatchers').
+# are those the scan passes (tests/test_aot.py checks every call of a real analysis against them).
 ENTRIES: dict[str, tuple[str, str, str, str]] = {
     "replay_batch": (
         "analyzer.kinds.chess._replay",
