@@ -13,6 +13,7 @@ own warning, since 0.57): without it (or with `ANALYZER_KERNELS=jit`) only start
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import logging
 import os
@@ -135,9 +136,8 @@ def build(timeout: float = 600.0, meanwhile=None) -> bool:
     are built. Without them the JIT kernels run. A compile error (or no compiler) is logged and
     written to FAILED in the folder, and not retried for these sources; a build that timed out
     or was killed by a signal is tried again by the next run. `meanwhile()` runs in this
-    process while the build processes do."""
-    import subprocess
-
+    process while the build processes do. Another run building the same folder is waited for
+    (a lock in the folder), and its modules used."""
     d = folder()
     if d is None:
         return False
@@ -148,6 +148,39 @@ def build(timeout: float = 600.0, meanwhile=None) -> bool:
     except OSError as exc:  # a read-only NUMBA_CACHE_DIR given by the caller
         log.warning("cannot build the kernels ahead of time in %s (%s); the JIT kernels run", d, exc)
         return False
+    with _build_lock(d):
+        now = state()
+        if now != "absent":  # another run built them meanwhile, or its build failed
+            if meanwhile is not None:
+                meanwhile()
+            return now == "built"
+        return _build_unlocked(d, timeout, meanwhile)
+
+
+@contextlib.contextmanager
+def _build_lock(d: str):
+    """Hold an advisory lock on d/.build.lock (released by the kernel however its holder ends),
+    waiting for another holder: two first runs on one machine build once."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no lock, at worst two builds of the same files
+        yield
+        return
+    fd = os.open(os.path.join(d, ".build.lock"), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log.warning("another analyzer run is building the kernels in %s; waiting for it", d)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _build_unlocked(d: str, timeout: float, meanwhile) -> bool:
+    import subprocess
+
     if compiler() is None:
         _failed(d, "no C compiler on the PATH (numba.pycc needs one)")
         return False

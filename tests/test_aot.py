@@ -180,6 +180,35 @@ def test_only_a_compile_error_stops_later_builds(tmp_path, monkeypatch, returnco
     assert warmup._will_build(["chess"]) is retried
 
 
+def test_a_second_first_run_waits_for_the_build_and_uses_it(tmp_path, monkeypatch):
+    """Two first runs on one machine build once: the second waits on the build lock, then
+    finds the modules and starts no build of its own."""
+    import fcntl
+    import threading
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    if aot.compiler() is None:
+        pytest.skip("no C compiler here")
+    events: list = []
+    monkeypatch.setattr(_FakeBuilder, "events", events)
+    monkeypatch.setattr(subprocess, "Popen", _FakeBuilder)
+    d = aot.folder()
+    os.makedirs(d)
+    fd = os.open(os.path.join(d, ".build.lock"), os.O_RDWR | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # the first run, building
+    result: list = []
+    waiter = threading.Thread(target=lambda: result.append(aot.build(meanwhile=lambda: events.append("meanwhile"))))
+    waiter.start()
+    waiter.join(0.5)
+    assert waiter.is_alive() and events == []
+    for group in aot.GROUPS:  # the first run's modules land, then it ends
+        (tmp_path / d / aot._module_file(group)).write_bytes(b"")
+    os.close(fd)
+    waiter.join(10)
+    assert result == [True]
+    assert events == ["meanwhile"]  # the other kinds still compile; no build process started
+
+
 def _scan(tmp_path, name: str, mode: str, *inputs: str) -> tuple[subprocess.CompletedProcess, str]:
     out = str(tmp_path / name)
     probe = (
