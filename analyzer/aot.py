@@ -14,6 +14,7 @@ own warning, since 0.57): without it (or with `ANALYZER_KERNELS=jit`) only start
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib.util
 import logging
 import os
@@ -51,7 +52,7 @@ def _module_file(group: str) -> str:
 
 
 def folder() -> str | None:
-    """Where the built modules of these sources, this numpy and this Python are (or go)."""
+    """Where the built modules of these sources, this numpy, this Python and this CPU are (or go)."""
     cache = os.environ.get("NUMBA_CACHE_DIR")
     if not cache:
         return None
@@ -59,18 +60,20 @@ def folder() -> str | None:
 
     import numpy as np
 
-    return os.path.join(cache, f"aot-{source_stamp()}-np{np.__version__}-{sys.implementation.cache_tag}-{_cpu_tag()}")
+    cpu = _cpu_tag(os.environ.get("NUMBA_CPU_NAME", ""))
+    return os.path.join(cache, f"aot-{source_stamp()}-np{np.__version__}-{sys.implementation.cache_tag}-{cpu}")
 
 
-def _cpu_tag() -> str:
+@functools.cache  # a scan asks for folder() several times; the CPU does not change
+def _cpu_tag(cpu_name: str) -> str:
     """The machine and a hash of its CPU's feature flags: the modules are built for this CPU
     (as numba's JIT cache is), and a cache folder shared by machines must not mix them. With
     NUMBA_CPU_NAME set (e.g. `generic`, to run under valgrind), that CPU."""
     import hashlib
     import platform
 
-    if os.environ.get("NUMBA_CPU_NAME"):
-        return platform.machine() + "-" + os.environ["NUMBA_CPU_NAME"]
+    if cpu_name:
+        return platform.machine() + "-" + cpu_name
 
     flags = ""
     try:
@@ -286,26 +289,20 @@ def build_group(group: str, d: str) -> None:
 def signature(entry: str):
     """The numba signature of kernels.ENTRIES[entry]."""
     from numba.core import types
+    from numba.np.numpy_support import from_dtype
 
     from analyzer import kernels
 
     _, _, ret, args = kernels.ENTRIES[entry]
-
-    def scalar(s: str):
-        return (
-            types.boolean
-            if s == "b1"
-            else getattr(types, {"i": "int", "u": "uint", "f": "float"}[s[0]] + str(8 * int(s[1:])))
-        )
 
     def one(s: str):
         if s == "none":
             return types.none
         if s.startswith("("):
             return types.Tuple(tuple(one(x) for x in s.strip("()").split(",")))
-        if "[" not in s:
-            return scalar(s)
-        _, _, ndim, contiguous, writable = kernels.parse_arg(s)
-        return types.Array(scalar(s.split("[")[0]), ndim, "C" if contiguous else "A", readonly=not writable)
+        _, dtype, ndim, contiguous, writable = kernels.parse_arg(s)
+        if ndim == 0:
+            return from_dtype(dtype)
+        return types.Array(from_dtype(dtype), ndim, "C" if contiguous else "A", readonly=not writable)
 
     return one(ret)(*(one(a) for a in args.split()))

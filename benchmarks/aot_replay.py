@@ -20,12 +20,13 @@ import subprocess
 import sys
 import tempfile
 import time
-import warnings
 
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+# The JIT kernels for the comparison (and no built module of the same name loaded from the cache).
+os.environ["ANALYZER_KERNELS"] = "jit"
 DEFAULT_INPUT = os.path.join(ROOT, "..", "shared", "data", "lichess_sample.pgn.zst")
 BLOCK = 8 << 20
 
@@ -79,22 +80,14 @@ def replay_calls(path: str) -> list[tuple]:
     return calls
 
 
-def build(out_dir: str, signature) -> tuple[str, float]:
-    """pycc-compile replay_batch with `signature` into out_dir; (module name, seconds)."""
-    from numba.pycc import CC
+def build(out_dir: str) -> tuple[str, float]:
+    """The analyzer's own build of the replay module (analyzer.aot.build_group) into out_dir;
+    (module name, seconds)."""
+    from analyzer import aot
 
-    from analyzer.kinds.chess import _replay
-
-    name = "aot_replay"
-    cc = CC(name)
-    cc.output_dir = out_dir
-    cc.verbose = False
-    cc.export("replay_batch", signature)(_replay.replay_batch.py_func)
     t = time.time()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # pycc's deprecation warning
-        cc.compile()
-    return name, time.time() - t
+    aot.build_group("replay", out_dir)
+    return aot._module_name("replay"), time.time() - t
 
 
 def run_all(fn, calls) -> list:
@@ -121,7 +114,7 @@ def main() -> int:
     calls = replay_calls(args.input)
     jit = _replay.replay_batch
     with tempfile.TemporaryDirectory() as tmp:
-        name, seconds = build(tmp, jit.nopython_signatures[0])
+        name, seconds = build(tmp)
         print(f"pycc build of replay_batch: {seconds:.1f} s (callees from numba's cache when it holds them)")
         sys.path.insert(0, tmp)
         aot = __import__(name).replay_batch

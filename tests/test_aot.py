@@ -5,6 +5,7 @@ kernels in use."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -20,7 +21,7 @@ from conftest import analyze, need, out_tables, read_data, same_tables
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def test_the_scan_passes_the_types_the_kernels_are_built_for(monkeypatch):
+def test_the_scan_passes_the_types_the_kernels_are_built_for(tmp_path, monkeypatch):
     """Every call the analysis of real games makes to an entry has exactly the argument types
     of ENTRIES: otherwise the built kernel is passed over for the JIT one (slow start) or,
     without the check, would read memory of another type."""
@@ -46,7 +47,7 @@ def test_the_scan_passes_the_types_the_kernels_are_built_for(monkeypatch):
     run_scan(
         [need("edge_cases.pgn")],
         Config(
-            out=os.path.join(os.environ.get("TMPDIR", "/tmp"), "aot-types-out"),
+            out=str(tmp_path / "out"),
             editions=resolve_editions(["fide_2018"]),
         ),
         workers=1,
@@ -247,8 +248,9 @@ def built():
         if aot.state() == "failed":
             os.remove(os.path.join(aot.folder(), aot.FAILED))
         if not aot.build():
-            with open(os.path.join(aot.folder(), aot.FAILED)) as fh:
-                pytest.fail(fh.read()[-3000:])
+            failed = os.path.join(aot.folder(), aot.FAILED)
+            with open(failed) if os.path.exists(failed) else contextlib.nullcontext(None) as fh:
+                pytest.fail(fh.read()[-3000:] if fh else "the build stopped (a timeout or a signal)")
     return aot.folder()
 
 
