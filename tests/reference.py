@@ -735,6 +735,12 @@ class Mismatch:
     got: Any
 
 
+def expected_status(o: GameOracle) -> str:
+    """The status the engine owes a game python-chess reads without errors: `no_moves` for a game
+    with an empty movetext (an aborted game, as real Lichess dumps have), else `ok`."""
+    return "no_moves" if o.plies == 0 and not o.ucis else "ok"
+
+
 def compare_game(o: GameOracle, e: EngineGame, extra_columns: bool = True, check_facts: bool = True) -> list:
     """All mismatches between the oracle and the engine for one game ([] = equal)."""
     out: list[Mismatch] = []

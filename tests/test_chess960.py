@@ -32,11 +32,11 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import reference as ref
-from conftest import load_perft_blocks, verdict_rows
+from conftest import SHARED, SHARED_MISSING, load_perft_blocks, verdict_rows
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "fixtures")
-DATA = os.environ.get("ANALYZER_SHARED_DATA", os.path.join(HERE, "..", "..", "shared", "data"))
+DATA = SHARED  # $ANALYZER_SHARED_DATA or ../shared/data (tests/conftest.py)
 PERFT_FIXTURE = os.path.join(FIXTURES, "perft", "chess960.perft")
 PERFT_SHARED = os.path.join(DATA, "perft", "chess960.perft")
 GAMES_FIXTURE = os.path.join(FIXTURES, "variants", "chess960.pgn")
@@ -169,10 +169,7 @@ N_FIXTURE = 150
 def lichess960(request):
     path = GAMES_FIXTURE if request.param == "generated" else GAMES_SHARED
     if not os.path.exists(path):
-        pytest.skip(
-            f"{path}: real Lichess Chess960 games are not in the repository (fetched data may only "
-            "live in the shared data); put them there to run this"
-        )
+        pytest.skip(f"{path}: real Lichess Chess960 games: {SHARED_MISSING}")
     with open(path, "rb") as fh:
         data = fh.read()
     return data, ref.analyze_file(path)
@@ -180,10 +177,11 @@ def lichess960(request):
 
 def test_fixture_games_are_chess960_and_castle(lichess960):
     """The sample is what it claims: Chess960 games from many start positions, with castling
-    both ways (so the tests below can fail)."""
+    both ways (so the tests below can fail). Real games repeat start positions (rematches, arena
+    pairings: 336 distinct in the 466 Lichess games), so "many" is at least half of them."""
     data, orc = lichess960
     assert len(orc) == data.count(b"[Event ") and all(o.chess960 and not o.errors for o in orc)
-    assert len({o.start_fen for o in orc}) >= 0.8 * len(orc)
+    assert len({o.start_fen for o in orc}) >= 0.5 * len(orc)
     kinds = collections.Counter()
     for o in orc:
         board = chess.Board(o.start_fen, chess960=True)
@@ -201,9 +199,12 @@ def test_fixture_games_match_python_chess(lichess960):
 
 
 def test_fixture_games_statuses(lichess960):
+    """Each game's status is what python-chess's reading owes it: `ok`, or `no_moves` for an
+    aborted game with an empty movetext (the Lichess sample has one, as real dumps do)."""
     data, orc = lichess960
     res = _analyze(data)
-    assert collections.Counter(res.games.column("status").to_pylist()) == {"ok": len(orc)}
+    assert res.games.column("status").to_pylist() == [ref.expected_status(o) for o in orc]
+    assert all(o.plies > 0 for o in orc if ref.expected_status(o) == "ok")
 
 
 EDGE_CASES = os.path.join(DATA, "edge_cases.pgn")
