@@ -128,7 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
         help=".pgn .pgn.zst .pgn.gz .pgn.bz2 .pdn ... or - for standard input "
         "(default: the sample in data/); globs ('dumps/*.pgn.zst') and URLs through fsspec "
         "(s3://, gs://, az://, https://; 's3://bucket/lichess/*.pgn.zst', or a prefix ending in /) "
-        "with the extra analyzer[cloud]",
+        "with the extra draw-rule-analyzer[cloud]",
     )
     s.add_argument(
         "--out",
@@ -365,7 +365,7 @@ def cmd_report(args) -> int:
     try:
         from analyzer import report
     except ImportError as exc:
-        return _fail(f"the report needs matplotlib and Jinja2: pip install 'analyzer[report]' ({exc})")
+        return _fail(f"the report needs matplotlib and Jinja2: pip install 'draw-rule-analyzer[report]' ({exc})")
     from analyzer.io import remote
 
     if remote.is_url(remote.localize(args.out_dir)):

@@ -193,3 +193,22 @@ def test_resumed_run_counts_only_new_work(tmp_path, small_text):
     line = p.line()
     p.close()
     assert "games 10 " in line and "reused 1 units / 50 games" in line and "60% of input" in line
+
+
+def test_install_hints_name_the_distribution():
+    """On the package index `analyzer` is an unrelated project (`pip install analyzer` installs
+    someone else's code): the distribution has its own name, and every install hint the program
+    prints names it (issue 30)."""
+    import pathlib
+    import re
+    import tomllib
+
+    root = pathlib.Path(analyzer.__file__).parent
+    with open(root.parent / "pyproject.toml", "rb") as fh:
+        name = tomllib.load(fh)["project"]["name"]
+    assert name != "analyzer"
+    hints = set()
+    for path in root.rglob("*.py"):
+        hints |= set(re.findall(r"pip install '([^'\[\s]+)\[", path.read_text(encoding="utf-8")))
+    assert hints == {name}, hints
+

@@ -10,7 +10,7 @@ from conftest import out_tables as _tables
 
 
 def test_dask_local_cluster_equals_local_run(tmp_path, small_path):
-    pytest.importorskip("dask.distributed", reason="optional extra analyzer[dask]")
+    pytest.importorskip("dask.distributed", reason="optional extra draw-rule-analyzer[dask]")
     with open(small_path, "rb") as fh:
         text = fh.read()
     src = tmp_path / "games.pgn"
@@ -32,7 +32,7 @@ def test_dask_graph_carries_no_text(tmp_path, small_path):
     """Units go to a Dask cluster as descriptions: an uncompressed input as byte ranges (the
     worker reads them), a single-frame zstd input's text scattered to a worker, not in the
     graph. The commit before issue 19 warned 'Sending large graph of size 16.00 MiB' here."""
-    pytest.importorskip("dask.distributed", reason="optional extra analyzer[dask]")
+    pytest.importorskip("dask.distributed", reason="optional extra draw-rule-analyzer[dask]")
     import warnings
 
     import zstandard

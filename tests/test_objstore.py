@@ -15,8 +15,11 @@ import time
 
 import pytest
 
-pytest.importorskip("s3fs", reason="needs the optional extra analyzer[cloud] (s3fs); CI installs it via analyzer[test]")
-pytest.importorskip("moto.moto_server.werkzeug_app", reason="needs moto[server] (in analyzer[test])")
+pytest.importorskip(
+    "s3fs",
+    reason="needs the optional extra draw-rule-analyzer[cloud] (s3fs); CI installs it via draw-rule-analyzer[test]",
+)
+pytest.importorskip("moto.moto_server.werkzeug_app", reason="needs moto[server] (in draw-rule-analyzer[test])")
 
 import analyzer
 from analyzer import engine
@@ -430,7 +433,7 @@ def test_kill_9_midway_then_resume_on_s3(s3, tmp_path, small_text):
 
 
 def test_dask_cluster_scans_several_sources_from_s3(s3, inputs, local_ref, tmp_path):
-    pytest.importorskip("dask.distributed", reason="optional extra analyzer[dask]")
+    pytest.importorskip("dask.distributed", reason="optional extra draw-rule-analyzer[dask]")
     urls = [_upload(s3, p, f"in7/{os.path.basename(p)}") for p in inputs]
     out = f"s3://{BUCKET}/out7"
     summary, code = _scan(urls, out, workers=2, engine_kind="dask", frames_per_unit=1, unit_text_bytes=1 << 20)

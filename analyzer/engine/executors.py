@@ -208,7 +208,9 @@ def _dask_client(workers: int, scheduler: str | None):
     try:
         from dask.distributed import Client, LocalCluster
     except ImportError:
-        raise RunError("the Dask engine needs the optional dependency: pip install 'analyzer[dask]'") from None
+        raise RunError(
+            "the Dask engine needs the optional dependency: pip install 'draw-rule-analyzer[dask]'"
+        ) from None
     if scheduler:
         try:
             return Client(scheduler, timeout="10s")

@@ -1,7 +1,7 @@
 """Inputs and outputs named by URL (s3://, gs://, az://, abfs://, http(s)://, ...), through fsspec.
 
 fsspec and the package of each protocol (s3fs, gcsfs, adlfs, aiohttp) are optional:
-`pip install 'analyzer[cloud]'`. Local paths never come here (a `file://` URL is turned into
+`pip install 'draw-rule-analyzer[cloud]'`. Local paths never come here (a `file://` URL is turned into
 its local path first), so the local code paths do not import fsspec.
 
 Options: the protocol's standard environment (for S3: AWS_ENDPOINT_URL, AWS_PROFILE, the
@@ -107,7 +107,9 @@ def filesystem(url: str):
     try:
         import fsspec
     except ImportError:
-        raise MissingExtra(f"{url}: URLs need the optional dependencies: pip install 'analyzer[cloud]'") from None
+        raise MissingExtra(
+            f"{url}: URLs need the optional dependencies: pip install 'draw-rule-analyzer[cloud]'"
+        ) from None
     proto = protocol(url)
     opts = options_for(proto)
     # Listings are never cached: other processes (workers, other runs) write under OUT, and a
@@ -118,7 +120,7 @@ def filesystem(url: str):
     except ImportError as exc:
         raise MissingExtra(
             f"{url}: the {proto}:// protocol needs a package that is not installed "
-            f"({exc}); pip install 'analyzer[cloud]'"
+            f"({exc}); pip install 'draw-rule-analyzer[cloud]'"
         ) from None
     except ValueError as exc:  # unknown protocol
         raise MissingExtra(f"{url}: {exc}") from None
