@@ -60,13 +60,27 @@ def _fail(msg: str) -> int:
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):
+        """One line (a value out of range is not worth argparse's 10-line usage), and where to look."""
         if "invalid choice" in message and "COMMAND" in message:
             word = message.split("'")[1] if "'" in message else ""
             close = difflib.get_close_matches(word, COMMANDS, n=1)
             if close:
                 message += f"; did you mean {close[0]!r}?"
-        self.print_usage(sys.stderr)
-        raise SystemExit(_fail(message))
+        raise SystemExit(_fail(f"{message} (see {self.prog} --help)"))
+
+
+class _CommandParser(_Parser):
+    """A subcommand's parser: the global -q and -v are accepted after the subcommand too
+    (`analyzer scan x.pgn -q`); given nowhere, the global default stands (SUPPRESS)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help=_QUIET)
+        self.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help=_VERBOSE)
+
+
+_QUIET = "only errors and the final summary"
+_VERBOSE = "more detail on stderr"
 
 
 def _number(kind, minimum, text: str, *, strict: bool):
@@ -113,9 +127,9 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Run 'analyzer COMMAND --help' for a command's options.",
     )
     p.add_argument("--version", action="version", version=f"analyzer {_version()}")
-    p.add_argument("-q", "--quiet", action="store_true", help="only errors and the final summary")
-    p.add_argument("-v", "--verbose", action="store_true", help="more detail on stderr")
-    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    p.add_argument("-q", "--quiet", action="store_true", help=_QUIET)
+    p.add_argument("-v", "--verbose", action="store_true", help=_VERBOSE)
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_CommandParser)
     s = sub.add_parser(
         "scan",
         help="analyze PGN/PDN inputs and write Parquet tables",

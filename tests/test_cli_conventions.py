@@ -212,3 +212,67 @@ def test_install_hints_name_the_distribution():
         hints |= set(re.findall(r"pip install '([^'\[\s]+)\[", path.read_text(encoding="utf-8")))
     assert hints == {name}, hints
 
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_global_options_before_or_after_the_command(tmp_path, small_text, where):
+    """-q and -v are the program's options, and accepted after the subcommand too (`analyzer
+    scan x.pgn -q` was rejected as an unrecognized argument)."""
+    from analyzer.cli import build_parser
+
+    for argv in (["-q", "scan", "x.pgn"], ["scan", "x.pgn", "-q"], ["scan", "-v", "x.pgn"], ["warmup", "--quiet"]):
+        args = build_parser().parse_args(argv)
+        assert (args.quiet, args.verbose) == ("-q" in argv or "--quiet" in argv, "-v" in argv), argv
+    assert build_parser().parse_args(["-v", "scan", "x.pgn", "-q"]).verbose  # the global one stands
+    src = tmp_path / "g.pgn"
+    src.write_bytes(small_text[:20_000])
+    args = ["scan", str(src), "--out", str(tmp_path / "o"), "--progress-interval", "0.2"]
+    r = _run(*(["-q", *args] if where == "before" else [*args, "-q"]))
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+
+
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["scan", "x.pgn", "--workers", "0"], "argument --workers: must be at least 1: '0' (see analyzer scan --help)"),
+        (["scan", "x.pgn", "--bogus"], "unrecognized arguments: --bogus"),
+        (["report"], "the following arguments are required: OUT_DIR"),
+    ],
+)
+def test_a_bad_argument_is_one_line(args, needle):
+    """A value out of range is said in one line (argparse printed its 10-line usage first)."""
+    r = _run(*args)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.count("\n") == 1 and r.stderr.startswith("analyzer: error: ") and needle in r.stderr, r.stderr
+
+
+def test_an_out_that_is_a_file_is_said_so(tmp_path, small_text):
+    src = tmp_path / "g.pgn"
+    src.write_bytes(small_text[:5_000])
+    (tmp_path / "results").write_text("my notes")
+    r = _run("scan", str(src), "--out", str(tmp_path / "results"))
+    assert r.returncode == 2 and "is a file, not a folder" in r.stderr and "File exists" not in r.stderr, r.stderr
+    assert (tmp_path / "results").read_text() == "my notes"
+
+
+def test_unknown_edition_sentence():
+    """'Known editions:' starts a sentence of its own: after a full stop, or after the
+    did-you-mean question."""
+    from analyzer.kinds import resolve_editions
+
+    with pytest.raises(ValueError, match=r"^unknown edition 'zzz'\. Known editions: chess: fide_2018"):
+        resolve_editions(["zzz"])
+    with pytest.raises(ValueError, match=r"did you mean 'fide_2018'.*\? Known editions: "):
+        resolve_editions(["fide2018"])
+
+
+def test_a_rerun_with_nothing_to_do_shows_no_empty_bar(tmp_path, small_text):
+    """On a terminal, a rerun whose sources are all complete prints their log line and the
+    summary, not an empty progress bar with the log line glued to it."""
+    src = tmp_path / "g.pgn"
+    src.write_bytes(small_text[:20_000])
+    out = str(tmp_path / "o")
+    assert _run("scan", str(src), "--out", out, "--progress", "none").returncode == 0
+    code, text = _pty_run(["scan", str(src), "--out", out])
+    assert code == 0, text
+    assert "g: complete" in text and "skipped: complete" in text
+    assert "ETA" not in text and "|" not in text.split("source")[0], text

@@ -202,3 +202,19 @@ def test_mutated_file_never_raises():
         assert res.games.num_rows == n and res.verdicts.num_rows == 2 * n
         statuses.update(res.games.column("status").to_pylist())
     assert "ok" in statuses and statuses <= set(codes.STATUSES)
+
+
+def test_a_text_that_mentions_gametype_is_not_draughts(tmp_path):
+    """Draughts without the .pdn extension are recognised by a GameType tag, where tags are (at
+    the start of a line); a text that only mentions one (a README) is not read as draughts."""
+    from analyzer.io import sources
+
+    cases = {
+        "README.md": (b'# Games\n\nDraughts files carry a `[GameType "25"]` tag, e.g. [GameType "25"].\n', "chess"),
+        "games.txt": (b'[Event "x"]\n[GameType "25"]\n[Result "1-0"]\n\n1. c3-d4 1-0\n', "russian_draughts"),
+        "bom.txt": (b'\xef\xbb\xbf[GameType "25,W,8,8,A0,0"]\n\n1. c3-d4 *\n', "russian_draughts"),
+        "chess.pgn": (b'[Event "x"]\n  [GameType "0"]\n\n1. e4 *\n', "chess"),
+    }
+    for name, (text, kind) in cases.items():
+        (tmp_path / name).write_bytes(text)
+        assert sources.inspect(str(tmp_path / name)).game_type == kind, name

@@ -57,6 +57,8 @@ def _check_out_dir(out: str) -> None:
         except Exception as exc:  # noqa: BLE001 - credentials, bucket, network: one line for the user
             raise RunError(f"output {out!r} is not writable: {type(exc).__name__}: {exc}") from None
         return
+    if os.path.exists(out) and not os.path.isdir(out):  # else makedirs says "File exists"
+        raise RunError(f"output {out!r} is a file, not a folder")
     try:
         os.makedirs(out, exist_ok=True)
         probe = layout.temp_path(os.path.join(out, "write-probe"))
@@ -314,6 +316,8 @@ def _run(
 ):
     todo_bytes = [p.info.size for p in plans if p.action == "run"]
     total = sum(todo_bytes) if todo_bytes and all(b >= 0 for b in todo_bytes) else None
+    if not todo_bytes:  # nothing to analyze (a rerun of finished sources): no empty bar beside the log lines
+        progress_mode = "none"
     progress = Progress(progress_mode, progress_interval, total, log_stream or sys.stderr)
     executor = make_executor(engine, workers, scheduler)
     failures: list[dict] = []

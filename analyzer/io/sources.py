@@ -11,6 +11,7 @@ import gzip
 import hashlib
 import io
 import os
+import re
 import stat
 import struct
 import sys
@@ -171,10 +172,18 @@ def _variant_of(path: str) -> str | None:
     return None if code is None else VARIANT_NAMES[code]
 
 
+# A GameType tag pair where tags are: at the start of a line (after a UTF-8 byte-order mark or
+# blanks). A text that only mentions one (a README: "a `[GameType "25"]` tag") is not draughts.
+_GAME_TYPE_TAG = re.compile(rb'^(?:\xef\xbb\xbf)?[ \t]*\[GameType[ \t]*"(.?)', re.MULTILINE)
+
+
 def _game_type(path: str, sample: bytes) -> str:
+    """russian_draughts by the extension (.pdn), or by the first GameType tag of the sample
+    when it is not 0 (chess); else chess."""
     if ".pdn" in os.path.basename(path.lower()):
         return "russian_draughts"
-    if b'[GameType "' in sample and b'[GameType "0' not in sample:
+    m = _GAME_TYPE_TAG.search(sample)
+    if m is not None and m.group(1) != b"0":
         return "russian_draughts"
     return "chess"
 

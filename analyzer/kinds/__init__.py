@@ -108,6 +108,6 @@ def resolve_editions(names: list[str], custom: list | None = None) -> list:
         if n not in known:
             per_kind = "; ".join(f"{k}: {', '.join(get(k).editions())}" for k in REGISTRY)
             extra = f"; custom: {', '.join(e.id for e in custom)}" if custom else ""
-            raise ValueError(f"unknown edition {n!r}{_hint(n, known)} Known editions: {per_kind}{extra}")
+            raise ValueError(f"unknown edition {n!r}{_hint(n, known) or '.'} Known editions: {per_kind}{extra}")
         out.append(known[n])
     return out
