@@ -9,6 +9,10 @@ kernels run as before. They live beside numba's cache, in a folder named by the 
 the numpy and Python versions and the CPU they were built for, so an edit, an upgrade or another
 machine sharing the cache never loads stale machine code. numba.pycc is pending deprecation (its
 own warning, since 0.57): without it (or with `ANALYZER_KERNELS=jit`) only start-up is slower.
+
+A wheel carries the same modules built for portable targets (PORTABLE_TARGETS, in analyzer/_aot/,
+built by build_backend/analyzer_build.py): where this machine has no build of its own, they load
+instead (no compile, no compiler needed); a machine's own build is preferred when there is one.
 """
 
 from __future__ import annotations
@@ -99,10 +103,30 @@ def state() -> str:
 
 
 def load() -> dict | None:
-    """{entry name: built function}, or None if they are not built (or do not load)."""
+    """{entry name: built function}: this machine's build (folder()) when there is one, else
+    the wheel's portable build for this CPU (portable_folder()); None if neither loads."""
     d = folder()
-    if d is None or state() != "built":
+    for where in ([d] if d is not None and state() == "built" else []) + [portable_folder()]:
+        if where is not None:
+            functions = _load_from(where)
+            if functions is not None:
+                _LOADED_FROM["folder"] = where
+                return functions
+    return None
+
+
+_LOADED_FROM: dict[str, str] = {}  # "folder": where the modules this process uses were loaded from
+
+
+def loaded_portable() -> str | None:
+    """The portable CPU (e.g. x86-64-v3) if the modules in use are the wheel's, else None."""
+    where = _LOADED_FROM.get("folder")
+    if where is None or os.path.dirname(where) != PORTABLE:
         return None
+    return os.path.basename(where)
+
+
+def _load_from(d: str) -> dict | None:
     functions: dict = {}
     try:
         for group, names in GROUPS.items():
@@ -124,6 +148,119 @@ def load() -> dict | None:
         log.warning("built kernels in %s do not load (%s); the JIT kernels run", d, exc)
         return None
     return functions
+
+
+# -- The wheel's portable build ------------------------------------------------------------------
+#
+# A wheel (`python -m build --wheel`, build_backend/analyzer_build.py) carries both modules built
+# for portable targets in analyzer/_aot/<cpu>/, with MANIFEST naming the sources, Python and
+# machine they were built for. A machine without a host build (first run, no C compiler) loads
+# the best of them its CPU runs. x86-64 levels, best first, with the /proc/cpuinfo flags each
+# needs beyond the one before (x86-64-v2: SSE4.2 and POPCNT; v3: AVX2, BMI, FMA, MOVBE...).
+PORTABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_aot")
+MANIFEST = "manifest.json"
+X86_64_LEVELS: dict[str, tuple[str, ...]] = {
+    "x86-64-v3": ("avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "abm", "movbe", "xsave"),
+    "x86-64-v2": ("cx16", "lahf_lm", "popcnt", "sse4_1", "sse4_2", "ssse3"),
+    "x86-64": (),
+}
+
+
+def portable_cpus(machine: str | None = None) -> tuple[str, ...]:
+    """The targets a wheel is built for on `machine` (default: this one), best first."""
+    import platform
+
+    machine = machine or platform.machine()
+    if machine in ("x86_64", "AMD64"):
+        return PORTABLE_TARGETS
+    return ("generic",)  # the architecture's baseline (e.g. armv8-a)
+
+
+# The x86-64 targets a wheel carries. benchmarks/aot_portable.py (RESULTS.md, 2026-12-02) against the
+# host build (an AVX-512 Xeon): replay 1.018x (v3), 1.023x (v2), 1.024x (x86-64) the host's CPU time,
+# a whole analysis within 1.6 % for all three: v3 gains nothing over v2, which runs on every x86-64
+# CPU since 2009; the baseline serves the rest (e.g. QEMU's default qemu64 CPU, which lacks SSE4.2).
+PORTABLE_TARGETS: tuple[str, ...] = ("x86-64-v2", "x86-64")
+
+
+def runs_here(cpu: str, flags: frozenset[str] | None = None) -> bool:
+    """Whether this CPU (its /proc/cpuinfo flags) runs code built for `cpu`."""
+    if cpu not in X86_64_LEVELS:
+        return cpu == "generic"
+    flags = _cpu_flags() if flags is None else flags
+    levels = list(X86_64_LEVELS)
+    needed = [f for level in levels[levels.index(cpu) :] for f in X86_64_LEVELS[level]]
+    return all(f in flags for f in needed)
+
+
+@functools.cache
+def _cpu_flags() -> frozenset[str]:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("flags"):
+                    return frozenset(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return frozenset()
+
+
+def portable_folder(base: str | None = None) -> str | None:
+    """The folder of the wheel's modules this process can use: built from these sources, for
+    this Python and machine, for the best target this CPU runs; None otherwise (an editable
+    install has none), or when NUMBA_CPU_NAME chooses another CPU."""
+    import json
+    import platform
+
+    from analyzer._numba_env import source_stamp
+
+    base = base or PORTABLE
+    if os.environ.get("NUMBA_CPU_NAME"):
+        return None
+    try:
+        with open(os.path.join(base, MANIFEST), encoding="utf-8") as fh:
+            manifest = json.load(fh)
+    except (OSError, ValueError):
+        return None
+    if (
+        manifest.get("source_stamp") != source_stamp()
+        or manifest.get("python") != sys.implementation.cache_tag
+        or manifest.get("machine") != platform.machine()
+    ):
+        return None
+    for cpu in manifest.get("cpus", []):
+        d = os.path.join(base, cpu)
+        if runs_here(cpu) and all(os.path.exists(os.path.join(d, _module_file(g))) for g in GROUPS):
+            return d
+    return None
+
+
+def build_portable(dest: str, cpus: tuple[str, ...] | None = None) -> dict:
+    """(The wheel's build.) Both modules for each portable target into dest/<cpu>/, and
+    dest/MANIFEST; returns the manifest."""
+    import json
+    import platform
+
+    from analyzer._numba_env import source_stamp
+
+    import numpy as np
+
+    cpus = cpus or portable_cpus()
+    seconds = {}
+    for cpu in cpus:
+        seconds[cpu] = round(build_for_cpu(os.path.join(dest, cpu), cpu), 1)
+        log.warning("built the chess kernels for %s in %.0f s", cpu, seconds[cpu])
+    manifest = {
+        "source_stamp": source_stamp(),
+        "python": sys.implementation.cache_tag,
+        "machine": platform.machine(),
+        "numpy": np.__version__,
+        "cpus": list(cpus),
+        "build_seconds": seconds,
+    }
+    with open(os.path.join(dest, MANIFEST), "w", encoding="utf-8") as fh:
+        json.dump(manifest, fh, indent=1)
+    return manifest
 
 
 def compiler() -> str | None:
@@ -224,7 +361,7 @@ def _build_unlocked(d: str, timeout: float, meanwhile) -> bool:
     return state() == "built"
 
 
-def python_process(code: str, *args: str):
+def python_process(code: str, *args: str, env: dict | None = None):
     """A child of this interpreter running `code` with `args` (sys.argv[1:]); its stderr is
     kept for the error message. The compiles that run beside the main process."""
     import subprocess
@@ -234,7 +371,44 @@ def python_process(code: str, *args: str):
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
+        env=env,
     )
+
+
+def build_for_cpu(d: str, cpu: str, timeout: float = 1800.0) -> float:
+    """Build every group for the LLVM CPU `cpu` (e.g. x86-64-v2, a portable target; `host`: this
+    machine's, as a first run builds them) into folder `d`, each group in its own process;
+    returns the seconds it took, raises RuntimeError with the build's stderr if a group fails.
+    For the wheel's portable modules and the benchmarks.
+
+    numba's JIT compiles the callees that pycc links into the module: here it compiles them
+    for `cpu` with no features of this machine's CPU added (NUMBA_CPU_NAME, NUMBA_CPU_FEATURES
+    empty), into a cache of its own, so no instruction of this CPU ends up in the module."""
+    import subprocess
+    import tempfile
+
+    os.makedirs(d, exist_ok=True)
+    t0 = time.time()
+    with tempfile.TemporaryDirectory(prefix="analyzer-aot-cache-") as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        env.pop("NUMBA_CPU_NAME", None)
+        env.pop("NUMBA_CPU_FEATURES", None)
+        if cpu != "host":  # host: as a first run builds them, for this CPU and its features
+            env.update(NUMBA_CPU_NAME=cpu, NUMBA_CPU_FEATURES="")
+        code = "import sys; from analyzer.aot import build_group; build_group(*sys.argv[1:])"
+        procs = {g: python_process(code, g, d, env=env) for g in GROUPS}
+        errors = []
+        for g, p in procs.items():
+            try:
+                _, err = p.communicate(timeout=max(1.0, timeout - (time.time() - t0)))
+            except subprocess.TimeoutExpired:
+                p.kill()
+                _, err = p.communicate()
+            if p.returncode != 0:
+                errors.append(f"{g} for {cpu}: exit {p.returncode}: {err.decode('utf-8', 'replace')[-3000:]}")
+    if errors:
+        raise RuntimeError("\n".join(errors))
+    return time.time() - t0
 
 
 def _failed(d: str, why: str) -> None:

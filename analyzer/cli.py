@@ -434,7 +434,9 @@ def cmd_warmup(args) -> int:
     from analyzer.warmup import build_ahead, compile_workers, is_warm, warmup
 
     t0 = time.time()
-    build_ahead(["chess"])  # the chess kernels ahead of time, where they can be (analyzer.aot)
+    # The chess kernels ahead of time, where they can be (analyzer.aot): for this CPU, also
+    # where the wheel's portable ones would serve
+    build_ahead(["chess"], even_if_portable=True)
     warmup(processes=1 if is_warm(["chess"]) else compile_workers())
     print(
         json.dumps(

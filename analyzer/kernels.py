@@ -145,8 +145,14 @@ _LOADED: dict[str, dict[str, Any]] = {}  # "kernels": {entry name: built kernel}
 
 
 def source() -> str:
-    """'aot' if the kernels come from the built modules, else 'jit'."""
-    return "aot" if _built_kernels() else "jit"
+    """'aot' if the kernels come from this machine's built modules, 'aot-<cpu>' from the
+    wheel's portable ones (e.g. aot-x86-64-v3), else 'jit'."""
+    if not _built_kernels():
+        return "jit"
+    from analyzer import aot
+
+    portable = aot.loaded_portable()
+    return f"aot-{portable}" if portable else "aot"
 
 
 def _built_kernels() -> dict[str, Any]:

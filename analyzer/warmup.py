@@ -82,24 +82,33 @@ def is_warm(kinds=None) -> bool:
 
 
 def _chess_built() -> bool:
+    """Whether a chess scan loads built kernels: this machine's, or the wheel's portable ones."""
     from analyzer import aot, kernels
 
-    return kernels.mode() == "auto" and aot.state() == "built"
+    return kernels.mode() == "auto" and (aot.state() == "built" or aot.portable_folder() is not None)
 
 
-def _will_build(kinds: list[str]) -> bool:
-    """Whether the chess kernels are to be built ahead of time now (see analyzer.aot)."""
+def _will_build(kinds: list[str], even_if_portable: bool = False) -> bool:
+    """Whether the chess kernels are to be built ahead of time now (see analyzer.aot): not
+    where the wheel's portable modules serve (a scan then compiles nothing for chess), unless
+    `even_if_portable` (`analyzer warmup`: the build for this CPU)."""
     from analyzer import aot, kernels
 
-    return "chess" in kinds and kernels.mode() == "auto" and aot.state() == "absent" and aot.compiler() is not None
+    return (
+        "chess" in kinds
+        and kernels.mode() == "auto"
+        and aot.state() == "absent"
+        and aot.compiler() is not None
+        and (even_if_portable or aot.portable_folder() is None)
+    )
 
 
-def build_ahead(kinds, meanwhile=None) -> bool:
+def build_ahead(kinds, meanwhile=None, even_if_portable: bool = False) -> bool:
     """Build the chess kernels ahead of time (analyzer.aot) if `kinds` has chess and they are
     to be built here (ANALYZER_KERNELS=auto, a C compiler, not built or failed before for
-    these sources); `meanwhile()` runs here while the build processes do. Returns whether it
-    built them."""
-    if not _will_build(list(kinds)):
+    these sources, no portable modules unless `even_if_portable`); `meanwhile()` runs here
+    while the build processes do. Returns whether it built them."""
+    if not _will_build(list(kinds), even_if_portable):
         return False
     from analyzer import aot, kernels
 

@@ -264,3 +264,83 @@ def test_built_kernels_give_the_jit_tables_without_numba(tmp_path, built):
         with open(os.path.join(out, "_manifest", "run.json")) as fh:
             assert json.load(fh)["versions"]["kernels"] == source
     same_tables(out_tables(out_aot), out_tables(out_jit))
+
+
+# ---------------------------------------------------------------------------------------------
+# The wheel's portable build (analyzer/_aot/, built by build_backend/analyzer_build.py)
+
+
+def _fake_portable(base, cpus=aot.PORTABLE_TARGETS, **manifest) -> None:
+    """A portable folder as the wheel lays it out, with empty module files."""
+    import platform
+
+    from analyzer._numba_env import source_stamp
+
+    for cpu in cpus:
+        os.makedirs(base / cpu, exist_ok=True)
+        for group in aot.GROUPS:
+            (base / cpu / aot._module_file(group)).write_bytes(b"")
+    m = {
+        "source_stamp": source_stamp(),
+        "python": sys.implementation.cache_tag,
+        "machine": platform.machine(),
+        "cpus": list(cpus),
+    }
+    m.update(manifest)
+    (base / aot.MANIFEST).write_text(json.dumps(m))
+
+
+V2 = frozenset(aot.X86_64_LEVELS["x86-64-v2"])
+V3 = V2 | frozenset(aot.X86_64_LEVELS["x86-64-v3"])
+
+
+@pytest.mark.parametrize(
+    ("cpus", "flags", "chosen"),
+    [
+        (aot.PORTABLE_TARGETS, V3, aot.PORTABLE_TARGETS[0]),
+        (("x86-64-v2", "x86-64"), V2, "x86-64-v2"),
+        (("x86-64-v2", "x86-64"), V2 - {"popcnt"}, "x86-64"),  # e.g. QEMU's qemu64 CPU
+        (("x86-64-v3", "x86-64-v2"), V3 - {"avx2"}, "x86-64-v2"),
+        (("x86-64-v3", "x86-64-v2"), V2 - {"sse4_2"}, None),
+    ],
+)
+def test_the_wheels_build_for_the_best_level_this_cpu_runs(tmp_path, monkeypatch, cpus, flags, chosen):
+    """A wheel carries the kernels for portable x86-64 levels: the best one whose instructions
+    this CPU has is loaded (code for a level above would die of SIGILL), none if none runs."""
+    if aot.portable_cpus() != aot.PORTABLE_TARGETS:
+        pytest.skip("not an x86-64 machine")
+    monkeypatch.delenv("NUMBA_CPU_NAME", raising=False)
+    monkeypatch.setattr(aot, "_cpu_flags", lambda: flags)
+    _fake_portable(tmp_path, cpus)
+    found = aot.portable_folder(str(tmp_path))
+    assert (os.path.basename(found) if found else None) == chosen
+
+
+@pytest.mark.parametrize(
+    "manifest", [{"source_stamp": "0" * 16}, {"python": "cpython-39"}, {"machine": "riscv64"}, {"cpus": []}]
+)
+def test_a_wheels_build_of_other_sources_or_python_is_not_used(tmp_path, monkeypatch, manifest):
+    monkeypatch.delenv("NUMBA_CPU_NAME", raising=False)
+    monkeypatch.setattr(aot, "_cpu_flags", lambda: V3)
+    _fake_portable(tmp_path, **manifest)
+    assert aot.portable_folder(str(tmp_path)) is None
+    monkeypatch.setenv("NUMBA_CPU_NAME", "generic")  # a CPU chosen by the user: not the wheel's build
+    _fake_portable(tmp_path)
+    assert aot.portable_folder(str(tmp_path)) is None
+
+
+def test_with_the_wheels_build_a_first_run_builds_nothing(tmp_path, monkeypatch):
+    """Where the wheel's modules serve, a first chess scan neither builds nor compiles the chess
+    kernels (no compiler needed); `analyzer warmup` still builds them for this CPU. Modules that
+    do not load leave the JIT kernels, with a warning."""
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("ANALYZER_KERNELS", "auto")
+    monkeypatch.delenv("NUMBA_CPU_NAME", raising=False)
+    monkeypatch.setattr(aot, "_cpu_flags", lambda: V3)
+    _fake_portable(tmp_path / "wheel")
+    monkeypatch.setattr(aot, "PORTABLE", str(tmp_path / "wheel"))
+    assert aot.portable_folder() is not None
+    assert warmup.is_warm(["chess"]) and not warmup._will_build(["chess"])
+    if aot.compiler() is not None:
+        assert warmup._will_build(["chess"], even_if_portable=True)
+    assert aot.load() is None  # empty files: not loadable
