@@ -12,6 +12,7 @@ import os
 import pathlib
 import shutil
 import subprocess
+import sys
 
 import pytest
 import zstandard
@@ -129,6 +130,76 @@ def pzstd_file(tmp_path, text: bytes, name: str = "games") -> pathlib.Path:
     subprocess.run(["pzstd", "-q", "-1", "-p", "2", "-f", "-o", str(packed), str(plain)], check=True)
     plain.unlink()
     return packed
+
+
+# ---------------------------------------------------------------------------------------------
+# The kernels, compiled once per test run
+
+VARIANTS = os.path.join(FIXTURES, "variants")
+_VARIANTS_WARM = ".analyzer-warm-tests-variants"  # in NUMBA_CACHE_DIR, beside analyzer.warmup's markers
+WARM_UP_FROM = 100  # selected tests: a run of fewer compiles only what its tests call
+
+
+def compile_variants() -> None:
+    """(In a second process.) The Lichess variants' kernels (Chess960 included), which a scan
+    compiles at its first variant game: two games of every variant fixture, in memory
+    (analyze_bytes) and through a scan of a file (read-only text: other argument types), with
+    the default and then every chess edition, as analyzer.warmup does for standard chess."""
+    import tempfile
+
+    from analyzer.api import analyze_bytes
+    from analyzer.engine import Config, run_scan
+    from analyzer.kinds import resolve_editions
+
+    sample = b""
+    for name in sorted(os.listdir(VARIANTS)):
+        if name.endswith(".pgn"):
+            with open(os.path.join(VARIANTS, name), "rb") as fh:
+                games = fh.read().split(b"\n\n[Event ")
+            sample += b"\n\n[Event ".join(games[:2]).rstrip() + b"\n\n"
+    every = ("fide_2018", "fide_2014", "fide_2009", "fide_1997", "lichess")
+    analyze_bytes(sample, editions=every)
+    with tempfile.TemporaryDirectory(prefix="analyzer-warm-variants-") as tmp:
+        path = os.path.join(tmp, "variants.pgn")
+        with open(path, "wb") as fh:
+            fh.write(sample)
+        for eds in (["fide_2018"], list(every)):
+            cfg = Config(out=os.path.join(tmp, "out"), editions=resolve_editions(eds))
+            run_scan([path], cfg, workers=1, force=True, progress_interval=0, progress_mode="none")
+    with open(os.path.join(os.environ["NUMBA_CACHE_DIR"], _VARIANTS_WARM), "w"):
+        pass
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _kernels_compiled_once(request):
+    """On a cold kernel cache (a fresh clone, CI), compile the kernels the tests use before the
+    first test, on every core: the chess replay here, the other chess kernels then the draughts
+    ones in a second process (analyzer.warmup, as `analyzer warmup` does) and the variants' in a
+    third. Otherwise each compiled inside the first test that calls it, in the test process,
+    while the other core idled. The scans the tests start in subprocesses load them from the
+    same cache (NUMBA_CACHE_DIR, inherited). A run of a few tests (-k) skips this."""
+    if len(request.session.items) < WARM_UP_FROM:
+        yield
+        return
+    from analyzer import warmup
+
+    side = None
+    if not os.path.exists(os.path.join(os.environ["NUMBA_CACHE_DIR"], _VARIANTS_WARM)):
+        side = subprocess.Popen(
+            [sys.executable, "-c", "import conftest; conftest.compile_variants()"],
+            cwd=HERE,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+    try:
+        if not warmup.is_warm():
+            warmup.warmup(None, processes=warmup.compile_workers())
+    finally:
+        if side is not None:
+            _, err = side.communicate()
+            assert side.returncode == 0, err.decode("utf-8", "replace")[-3000:]
+    yield
 
 
 # ---------------------------------------------------------------------------------------------

@@ -546,6 +546,7 @@ def test_enormous_single_game_memory_bounded(tmp_path):
     assert rss < 600, rss
 
 
+@pytest.mark.slow  # 1 GiB decompressed: 68 s on an idle 2-core VM, 221 s on a busy one
 def test_decompression_bomb(tmp_path):
     """1 GiB of NUL bytes (one endless line) zstd-compressed to ~40 kB: memory stays bounded,
     the run reports one game_too_large and goes on to the real game after it."""

@@ -114,6 +114,7 @@ def mutated(draw):
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 @given(case=mutated())
+@pytest.mark.slow  # its bounds-checked kernels compile in its own cache: ~3 min on a fresh machine
 def test_mutations_never_crash_nor_lose_games(server, case):
     base, edits, block, chunk = case
     text, ranges = fuzz.apply_mutations(base, edits)

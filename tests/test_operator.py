@@ -299,6 +299,7 @@ def test_bad_arguments_exit_2_with_a_clear_message(tmp_path, args, needle):
     assert r.returncode == 2 and needle in r.stderr and "Traceback" not in r.stderr, r.stderr
 
 
+@pytest.mark.slow  # waits out the Dask client's 10 s connect timeout
 def test_unreachable_scheduler_is_a_clear_error(tmp_path, small_text):
     pytest.importorskip("dask.distributed")
     src = tmp_path / "x.pgn"
