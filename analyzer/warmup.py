@@ -34,24 +34,143 @@ _DRAUGHTS = b"""[GameType "25"]
 """
 
 
-# A cold compile on a shared 2-core VM (wall seconds, measured 2026-12-01 after the kernels
-# compile once per argument type): chess 31 on one core; in two processes the chess replay
-# kernel takes 18 in one while the other chess kernels (8), then the other kinds' (draughts 9),
-# compile in the second.
+# A cold compile on an idle 2-vCPU VM of this project (wall seconds; calibrate() scales them to
+# the machine and its load at the time of the notice): chess 31 on one core; in two processes
+# the chess replay kernel takes 18 in one while the other chess kernels (8), then the other
+# kinds' (draughts 9), compile in the second. Re-measured on 2026-12-02 on this project's
+# 2-vCPU Xeon VM while it was quiet (benchmarks/compile_estimate.py, RESULTS.md): the bundled
+# sample's first run 24-27 s built, 19 s JIT.
 COMPILE_SECONDS = {"chess": 31, "russian_draughts": 9}  # one process
 CHESS_REPLAY_SECONDS = 18  # two processes: the replay kernel in one ...
 CHESS_OTHERS_SECONDS = 8  # ... the other chess kernels, then the other kinds, in the second
-AOT_BUILD_SECONDS = (
-    27  # the chess kernels built ahead of time, two processes, the other kinds beside (22-33 s measured)
-)
+AOT_BUILD_SECONDS = 27  # the chess kernels built ahead of time, two processes, the other kinds beside
+# CPU seconds of _speed_loop() on that VM: the speed the seconds above are scaled by.
+SPEED_LOOP_SECONDS = 0.0185
 
 
 def compile_estimate(kinds: list[str], workers: int) -> int:
-    """Seconds a cold compile of `kinds` takes here (for the first-run notice)."""
+    """Seconds a cold compile of `kinds` takes on the reference VM, idle."""
     if workers > 1 and "chess" in kinds:
         side = CHESS_OTHERS_SECONDS + sum(COMPILE_SECONDS.get(k, 20) for k in kinds if k != "chess")
         return max(CHESS_REPLAY_SECONDS, side)
     return sum(COMPILE_SECONDS.get(k, 20) for k in kinds)
+
+
+def _speed_loop() -> None:
+    """A fixed piece of pure-Python work (numba's compile is mostly Python): ~30 ms."""
+    x = 0
+    for i in range(400_000):
+        x += i * i % 7
+    if x < 0:
+        raise AssertionError
+
+
+def _proc_stat() -> tuple[int, int, int] | None:
+    """(all ticks of every CPU, of them stolen by the hypervisor, runnable tasks now) from
+    /proc/stat, or None where there is none."""
+    try:
+        with open("/proc/stat", encoding="ascii") as fh:
+            text = fh.read()
+        ticks = [int(x) for x in text.split("\n", 1)[0].split()[1:9]]
+        running = int(text.split("procs_running", 1)[1].split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return sum(ticks), ticks[7], running
+
+
+def _loadavg() -> float | None:
+    try:
+        return os.getloadavg()[0]
+    except OSError:
+        return None
+
+
+def calibrate(processes: int, window: float = 0.4) -> dict:
+    """How much slower than the reference VM, idle, a compile in `processes` processes runs
+    here now: `speed`, this CPU's time for a fixed pure-Python loop against the reference's
+    (best of the loops run over `window` seconds), times `contention`, what the other work of
+    the machine takes: `others`, the runnable tasks besides this one (/proc/stat's
+    procs_running, sampled between the loops), and `steal`, the share of CPU time a VM's host
+    gave to other guests over the window. The kernel gives runnable tasks equal shares, so P
+    compile processes beside O others on C cores take (P+O)/max(P, C) times as long once
+    P+O > C; stolen time comes on top."""
+    cores = compile_cores()
+    w0 = time.perf_counter()
+    before = _proc_stat()
+    best, samples = float("inf"), []
+    while True:
+        t = time.process_time()
+        _speed_loop()
+        best = min(best, time.process_time() - t)
+        now = _proc_stat()
+        if now is not None:
+            samples.append(now[2] - 1)  # not counting this process
+        if time.perf_counter() - w0 >= window:
+            break
+    after = _proc_stat()
+    others = max(0.0, sum(samples) / len(samples)) if samples else 0.0
+    steal = 0.0
+    if before is not None and after is not None and after[0] > before[0]:
+        steal = min(0.9, max(0.0, (after[1] - before[1]) / (after[0] - before[0])))
+    contention = max(processes + others, cores) / max(processes, cores) / (1 - steal)
+    speed = max(best, 1e-6) / SPEED_LOOP_SECONDS
+    return {
+        "speed": round(speed, 3),
+        "others": round(others, 2),
+        "loadavg": _loadavg(),
+        "steal": round(steal, 3),
+        "contention": round(contention, 3),
+        "slowdown": round(speed * contention, 3),
+    }
+
+
+def _record_path() -> str:
+    """Where the last compile's time is kept: beside the kernel caches of every version (the
+    next version's first run is the one that reads it)."""
+    from analyzer._numba_env import _default_cache_dir
+
+    return os.path.join(_default_cache_dir(), "compile-times.json")
+
+
+def _records() -> dict:
+    import json
+
+    try:
+        with open(_record_path(), encoding="utf-8") as fh:
+            data = json.load(fh)
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _record(plan: str, seconds: float, slowdown: float) -> None:
+    """Keep what this compile took (and how slow the machine was when it started)."""
+    import json
+
+    data = _records()
+    data[plan] = {"seconds": round(seconds, 1), "slowdown": slowdown, "date": time.strftime("%Y-%m-%d %H:%M")}
+    path = _record_path()
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.tmp-{os.getpid()}"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(data, fh)
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
+def estimate(plan: str, reference: float, processes: int) -> tuple[float, dict]:
+    """(seconds, calibrate()) of a compile `plan` (e.g. 'build:chess,russian_draughts') in
+    `processes` processes here now: the last such compile on this machine, scaled by how much
+    slower or faster the machine is now than when it started; without one, the `reference`
+    seconds of the reference VM scaled to this one."""
+    cal = calibrate(processes)
+    now = cal["slowdown"]
+    last = _records().get(plan)
+    if isinstance(last, dict) and last.get("seconds", 0) > 0 and last.get("slowdown", 0) > 0:
+        return last["seconds"] * now / last["slowdown"], cal
+    return reference * now, cal
 
 
 _SAMPLES = {"chess": ("warmup-chess.pgn", _CHESS), "russian_draughts": ("warmup-draughts.pdn", _DRAUGHTS)}
@@ -132,13 +251,22 @@ def ensure_compiled(kinds=None) -> bool:
     if not missing:
         return False
     workers = compile_workers()
+    others = [k for k in missing if k != "chess"]
+    if build:  # two build processes (the other kinds compile beside them in this one, a shorter job)
+        plan, reference, processes = f"build:{','.join(missing)}", AOT_BUILD_SECONDS, 2
+    else:
+        plan = f"jit{workers}:{','.join(missing)}"
+        reference, processes = compile_estimate(missing, workers), (2 if workers > 1 and "chess" in missing else 1)
+    seconds, cal = estimate(plan, reference, processes)
+    slowdown = cal["slowdown"]
     log.warning(
         "compiling %s for this machine, first run only (%s), about %d s%s; `analyzer warmup` does it ahead",
         "the kernels (numba, ahead of time)" if build else "numba kernels",
         ", ".join(missing),
-        AOT_BUILD_SECONDS if build else compile_estimate(missing, workers),  # other kinds compile beside a build
-        f", {workers} processes" if workers > 1 else "",
+        max(1, round(seconds)),
+        f", {processes} processes" if processes > 1 else "",
     )
+    log.debug("compile estimate: plan %s, %.3f times the reference VM's time now %s", plan, slowdown, cal)
     t0 = time.time()
     stop = threading.Event()
 
@@ -149,7 +277,6 @@ def ensure_compiled(kinds=None) -> bool:
     th = threading.Thread(target=tick, name="analyzer-compile-progress", daemon=True)
     th.start()
     try:
-        others = [k for k in missing if k != "chess"]
         if build:
             # The other kinds' JIT compile (draughts: ~9 s) runs here beside the two build
             # processes: the shorter one ends about when it would start (measured: a mixed
@@ -161,16 +288,22 @@ def ensure_compiled(kinds=None) -> bool:
     finally:
         stop.set()
         th.join()
-    log.warning("kernels compiled in %.0f s", time.time() - t0)
+    took = time.time() - t0
+    log.warning("kernels compiled in %.0f s", took)
+    if all(is_warm([k]) for k in missing) and (not build or _chess_built()):  # as planned: the next estimate
+        _record(plan, took, slowdown)
     return True
 
 
-def compile_workers() -> int:
+def compile_cores() -> int:
     try:
-        n = len(os.sched_getaffinity(0))
+        return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
-        n = os.cpu_count() or 1
-    return 2 if n > 1 else 1
+        return os.cpu_count() or 1
+
+
+def compile_workers() -> int:
+    return 2 if compile_cores() > 1 else 1
 
 
 def warmup(kinds=None, processes: int = 1) -> None:

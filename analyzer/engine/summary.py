@@ -165,7 +165,7 @@ def human(summary: dict) -> str:
     lines.append(
         f"{summary['games_analyzed']:,} games analyzed in {summary['seconds']:.1f} s"
         + (f", {compiling:.0f} s of it compiling kernels (first run only)" if compiling >= 0.5 else "")
-        + (f" ({rate:,.0f}/s)" if rate else "")
+        + (f" ({rate:,.0f} games/s{', compile left out' if compiling >= 0.5 else ''})" if rate else "")
         + reused
         + f"; tables in {summary['out']}"
     )
