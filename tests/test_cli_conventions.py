@@ -180,7 +180,10 @@ def test_resumed_run_counts_only_new_work(tmp_path, small_text):
 
     src = tmp_path / "g.pgn"
     src.write_bytes(small_text * 2)
-    cfg = engine.Config(out=str(tmp_path / "o"), editions=resolve(["fide_2018"]), unit_text_bytes=1 << 20)
+    # compact_games=1: each unit its own file, so that a lost unit record costs that unit only
+    cfg = engine.Config(
+        out=str(tmp_path / "o"), editions=resolve(["fide_2018"]), unit_text_bytes=1 << 20, compact_games=1
+    )
     s1, _ = engine.run_scan([str(src)], cfg, progress_interval=0)
     os.remove(tmp_path / "o" / "_manifest" / "g" / "source.json")
     os.remove(tmp_path / "o" / "_manifest" / "g" / "unit-000003.json")

@@ -119,9 +119,10 @@ def _draw_all(rep: Report, fig_dir: str) -> list[dict]:
     return done
 
 
-def write_report(out_dir: str, report_dir: str | None = None) -> str:
+def write_report(out_dir: str, report_dir: str | None = None, partial: bool = False) -> str:
     """Write the tables, figures and index.html under report_dir (default OUT_DIR/report, or
-    ./report when OUT is a URL); returns the path of index.html."""
+    ./report when OUT is a URL); returns the path of index.html. `partial`: include what
+    unfinished sources hold (the page says so; the CLI refuses such an OUT without it)."""
     from analyzer.io import remote
 
     url = remote.is_url(out_dir)
@@ -131,7 +132,7 @@ def write_report(out_dir: str, report_dir: str | None = None) -> str:
     report_dir = report_dir or ("report" if url else os.path.join(out_dir, "report"))
     fig_dir = os.path.join(report_dir, "figures")
     os.makedirs(fig_dir, exist_ok=True)
-    rep = build(out_dir)
+    rep = build(out_dir, partial=partial)
     done = _draw_all(rep, fig_dir)
     files = []
     for name, df in rep.tables.items():

@@ -23,8 +23,6 @@ Aggregates (`collect(out_dir)` returns them as polars DataFrames):
 from __future__ import annotations
 
 import datetime as _dt
-import glob
-import os
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -129,29 +127,20 @@ class Collected:
     sources: list[str] = field(default_factory=list)
 
 
-def _part_paths(out_dir: str, table: str) -> dict[str, list[str]]:
-    """Source folder -> the table's parts in it. On an object store only the parts that
-    finished sources' records name (analyzer.api.committed_parts); on disk, the part files."""
-    from analyzer.io import remote
+def _part_paths(out_dir: str, table: str, partial: bool = False) -> dict[str, list[str]]:
+    """Source -> the table's files that OUT's source records commit (analyzer.engine.manifest:
+    a damaged or missing file raises DatasetError; unfinished sources only with `partial`)."""
+    from analyzer.engine import manifest
 
-    if remote.is_url(out_dir):
-        from analyzer.api import committed_parts
-
-        paths = committed_parts(out_dir, table)
-    else:
-        paths = glob.glob(os.path.join(out_dir, table, "*", "part-*.parquet"))
-    found: dict[str, list[str]] = {}
-    for path in sorted(paths):
-        found.setdefault(path.replace(os.sep, "/").rsplit("/", 2)[-2], []).append(path)
-    return found
+    return manifest.committed(out_dir, table, partial=partial)
 
 
 Parts = dict  # table -> {source folder -> part paths}: listed once per collect()
 
 
-def source_dirs(out_dir: str) -> list[str]:
-    """The source folders (names as on disk) that hold a games part."""
-    return sorted(_part_paths(out_dir, "games"))
+def source_dirs(out_dir: str, partial: bool = False) -> list[str]:
+    """The sources that hold committed games."""
+    return sorted(k for k, v in _part_paths(out_dir, "games", partial).items() if v)
 
 
 def _scan(parts: Parts, table: str, d: str, schema, cols: list[str]) -> pl.LazyFrame:
@@ -360,11 +349,11 @@ def _editions(parts: Parts, dirs: list[str]) -> dict[str, list[str]]:
     return dict(sorted(out.items(), key=lambda kv: GAME_TYPES.index(kv[0]) if kv[0] in GAME_TYPES else 99))
 
 
-def collect(out_dir: str, batch: int = 8) -> Collected:
+def collect(out_dir: str, batch: int = 8, partial: bool = False) -> Collected:
     """The aggregates of every source under out_dir (a folder or an object-store URL), added
     up (see the module docstring)."""
-    paths: Parts = {t: _part_paths(out_dir, t) for t in ("games", "verdicts", "events")}
-    dirs = sorted(paths["games"])
+    paths: Parts = {t: _part_paths(out_dir, t, partial) for t in ("games", "verdicts", "events")}
+    dirs = sorted(d for d, files in paths["games"].items() if files)
     editions = _editions(paths, dirs)
     parts: dict[str, list[pl.DataFrame]] = {}
     for k in range(0, len(dirs), batch):

@@ -168,6 +168,8 @@ class Report:
         default_factory=dict
     )  # (game_type, platform, measure)
     populations: list[tuple[str, str]] = field(default_factory=list)  # (game_type, platform) with games
+    # a report of an unfinished run (--partial): per unfinished source, games so far and expected
+    partial: list[dict] = field(default_factory=list)
 
     @property
     def editions(self) -> dict[str, list[str]]:
@@ -417,9 +419,16 @@ def _pairs_matrix(pairs: pl.DataFrame | None) -> pl.DataFrame | None:
     return out.with_columns(pl.col("examples").list.join(" ").alias("examples"))
 
 
-def build(out_dir: str) -> Report:
-    c = collect(out_dir)
+def build(out_dir: str, partial: bool = False) -> Report:
+    c = collect(out_dir, partial=partial)
     rep = Report(collected=c)
+    if partial:
+        from analyzer.engine import manifest
+
+        rep.partial = [
+            {"source": s.name, "games": s.games, "expected_games": s.expected_games, "note": s.note}
+            for s in manifest.incomplete(out_dir)
+        ]
     cube, coverage = c.tables["cube"], c.tables["coverage"]
     assert cube is not None and coverage is not None  # collect() makes them, empty if need be
     t = rep.tables
