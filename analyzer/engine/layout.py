@@ -7,7 +7,7 @@
     OUT/_staging/<dir>/unit-<unit>.{games,verdicts,events}.parquet   unit output, unit-local numbering
     OUT/_manifest/<dir>/unit-<unit>.json        one record per finished unit
     OUT/_manifest/<dir>/group-<first>-<end>.json  a compacted file group's entry (as in source.json)
-    OUT/_manifest/<dir>/started.json            a source a run started: input identity, units planned
+    OUT/_manifest/<dir>/started.json            how a run started the source: input, command, units planned
     OUT/_manifest/<dir>/source.json             a finished source: input identity, editions, units,
                                                 the files of its tables (engine.manifest)
     OUT/_manifest/run.json                      the last run's summary

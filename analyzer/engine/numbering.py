@@ -282,13 +282,14 @@ def _sweep_group_records(out: str, source: str, files: list[dict]) -> int:
 
 def sweep(out: str, source: str, files: list[dict], n_units: int) -> int:
     """After the source record is committed: remove the source's parts it does not list (unit
-    parts now compacted, staging parts, parts of earlier runs) and its started-record. Only
-    the tool's own names, in the tool's own folders. Returns how many files were removed."""
+    parts now compacted, staging parts, parts of earlier runs) and group records of groups it
+    does not list. Only the tool's own names, in the tool's own folders. The started-record
+    stays: it says how the source was scanned when its record is lost. Returns how many files
+    were removed."""
     keep = {os.path.normpath(os.path.join(out, e["tables"][t]["path"])) for e in files for t in layout.TABLES}
     n = _sweep_group_records(out, source, files)
     if is_remote(out):
         n += layout.sweep_source(out, source, {f"{out}/{e['tables'][t]['path']}" for e in files for t in layout.TABLES})
-        open_store(out).delete(layout.started_record_path(out, source))
         return n
     for path in layout.final_paths(out, source, 0):
         folder = os.path.dirname(path)
@@ -311,8 +312,4 @@ def sweep(out: str, source: str, files: list[dict], n_units: int) -> int:
                 os.rmdir(d)  # only when empty
             except OSError:
                 pass
-    try:
-        os.remove(layout.started_record_path(out, source))
-    except FileNotFoundError:
-        pass
     return n

@@ -124,6 +124,13 @@ def _restore_records(out: str, name: str, prev: dict) -> int:
             pass
         write_json(rec, path)
         n += 1
+    started = layout.started_record_path(out, name)
+    try:
+        read_json(started)
+    except (OSError, ValueError):  # (its own content is not in the source record: what is, is)
+        known = {k: prev.get(k) for k in ("source", "input", "editions", "command")}
+        write_json(known | {"units": len(prev.get("units", []))}, started)
+        n += 1
     return n
 
 
@@ -572,6 +579,7 @@ def _run(
         progress,
         compile_seconds,
     )
+    summary["command"] = command
     if lock is not None and getattr(lock, "lost", None):
         summary["accounting_errors"].append(lock.lost + "; its results may be mixed with that run's: rerun")
     write_json(summary, layout.run_record_path(cfg.out))

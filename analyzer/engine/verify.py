@@ -63,11 +63,12 @@ class Report:
         return "\n".join(lines)
 
 
-def _repair_command(out: str, name: str, record: dict | None, deep: bool) -> str:
+def _repair_command(out: str, name: str, record: dict | None, deep: bool, started: dict | None = None) -> str:
     """The scan command that recomputes what is damaged or missing: the one recorded with the
-    source, else one built from its record."""
-    record = record or {}
-    cmd = record.get("command")
+    source (its record, else the record of the run that started it), else one built from what
+    is known of its input and editions."""
+    record = record or started or {}
+    cmd = record.get("command") or (started or {}).get("command")
     if cmd:
         text = shlex.join(cmd)
     else:
@@ -104,6 +105,13 @@ def _records(out: str, state: manifest.SourceState) -> list[str]:
             ok = False
         if not ok:
             bad.append(layout.rel(out, path))
+    started = layout.started_record_path(out, state.name)
+    try:
+        read_json(started)
+    except FileNotFoundError:
+        pass  # (sources scanned before it was kept have none)
+    except (OSError, ValueError):
+        bad.append(layout.rel(out, started))
     if not bad:
         return []
     shown = ", ".join(bad[:3]) + (", ..." if len(bad) > 3 else "")
@@ -159,7 +167,9 @@ def verify(out: str, deep: bool = False) -> Report:
                 state.games,
                 len(state.files) * len(layout.TABLES),
                 problems,
-                _repair_command(out, state.name, state.record, deep and bool(damage)) if problems else None,
+                _repair_command(out, state.name, state.record, deep and bool(damage), _started(out, state.dir))
+                if problems
+                else None,
             )
         )
     return Report(out, deep, reports)
