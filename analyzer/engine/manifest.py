@@ -360,3 +360,50 @@ def unlisted_files(out: str, state: SourceState) -> list[str]:
                 if layout.is_part_name(e.name) and os.path.normpath(e.path) not in listed:
                     found.append(layout.rel(out, e.path))
     return sorted(found)
+
+
+# -- reading in bounded pieces ---------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Chunk:
+    """A piece of one source's tables for a reader that must not hold the whole source: the
+    files of each table that hold games [first, end), and whether rows outside that range are
+    in them too (then the reader filters on game_index: the files are sorted by it and their
+    row groups carry its statistics, so the other row groups are not read)."""
+
+    source: str
+    files: dict[str, list[str]]
+    games: tuple[int, int]
+    filtered: bool
+
+
+def chunks(out: str, max_games: int, partial: bool = False) -> list[Chunk]:
+    """OUT's committed files in pieces of at most about max_games games: small files (one per
+    unit) grouped, large ones (compacted) cut by game_index ranges."""
+    found: list[Chunk] = []
+    by_source = committed(out, "games", partial=partial)  # raises DatasetError on damage
+    for state in sources(out):
+        if state.name not in by_source or (not state.complete and not partial):
+            continue
+        group: list[dict] = []
+        for entry in [*state.files, None]:
+            size = (entry["games"][1] - entry["games"][0]) if entry else 0
+            held = sum(e["games"][1] - e["games"][0] for e in group)
+            if group and (entry is None or held + size > max_games):
+                found.append(_chunk(out, state.name, group, (group[0]["games"][0], group[-1]["games"][1]), False))
+                group = []
+            if entry is None:
+                break
+            if size > max_games:
+                a, b = entry["games"]
+                for lo in range(a, b, max_games):
+                    found.append(_chunk(out, state.name, [entry], (lo, min(lo + max_games, b)), True))
+                continue
+            group.append(entry)
+    return found
+
+
+def _chunk(out: str, source: str, entries: list[dict], games: tuple[int, int], filtered: bool) -> Chunk:
+    files = {t: [_join(out, e["tables"][t]["path"]) for e in entries] for t in layout.TABLES}
+    return Chunk(source, files, games, filtered)
