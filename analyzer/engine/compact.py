@@ -53,6 +53,18 @@ def plan_groups(unit_games: list[int], first: int, min_games: int) -> list[tuple
     return groups
 
 
+def renumber(table: pa.Table, game_base: int, text_start: int) -> pa.Table:
+    """A unit's table with unit-local game_index (and byte_offset, where the table has one)
+    shifted to the source's numbering."""
+    meta = table.schema.metadata
+    i = table.schema.get_field_index("game_index")
+    table = table.set_column(i, "game_index", ac.add(table.column(i), game_base))
+    j = table.schema.get_field_index("byte_offset")
+    if j >= 0:
+        table = table.set_column(j, "byte_offset", ac.add(table.column(j), text_start))
+    return table.replace_schema_metadata(meta)
+
+
 def _sorted(tables: list[pa.Table]) -> pa.Table:
     """The rows of `tables` in game_index order (stable: a game's rows keep their order)."""
     t = pa.concat_tables(tables).unify_dictionaries().combine_chunks()
@@ -61,11 +73,18 @@ def _sorted(tables: list[pa.Table]) -> pa.Table:
     return ac.take(t, ac.sort_indices(t.column("game_index").chunk(0)))
 
 
-def _write_group(out: str, source: str, table_index: int, unit_parts: list[str], path: str) -> tuple[str, dict]:
-    """One table of a group: its unit parts, in order, into one file (see the module doc)."""
+def _write_group(unit_parts: list[tuple[str, tuple | None]], out: str, path: str) -> tuple[str, dict]:
+    """One table of a group: its unit parts (path, and the (game_base, text_start) to renumber
+    a staging part by, or None for a final one), in order, into one file (see the module doc)."""
     st = open_store(out)
     remote = is_remote(out)
-    first = st.read_table(unit_parts[0])
+
+    def read(k: int) -> pa.Table:
+        part, shift = unit_parts[k]
+        t = st.read_table(part)
+        return t if shift is None else renumber(t, *shift)
+
+    first = read(0)
     schema = first.schema
     name = st.committed_name(path)
     if remote:
@@ -80,10 +99,10 @@ def _write_group(out: str, source: str, table_index: int, unit_parts: list[str],
     try:
         pending: list[pa.Table] = []
         held = 0
-        for k, part in enumerate(unit_parts):
-            t = first if k == 0 else st.read_table(part)
+        for k, (part, _) in enumerate(unit_parts):
+            t = first if k == 0 else read(k)
             if not t.schema.equals(schema, check_metadata=False):
-                raise ValueError(f"{part}: its schema differs from {unit_parts[0]}'s; rerun the scan with --force")
+                raise ValueError(f"{part}: its schema differs from {unit_parts[0][0]}'s; rerun the scan with --force")
             pending.append(t.replace_schema_metadata(schema.metadata))
             held += t.num_rows
             if held >= ROW_GROUP_ROWS:  # whole units per row group: one game's rows never straddle two
@@ -112,18 +131,30 @@ def _write_group(out: str, source: str, table_index: int, unit_parts: list[str],
     return path, desc
 
 
-def compact_group(out: str, source: str, recs: list[dict], game_range: tuple[int, int]) -> dict:
+def compact_group(out: str, source: str, recs: list[dict], bases: list[int], starts: list[int]) -> dict:
     """The file entry (engine.manifest) of units recs[0]..recs[-1] compacted into one file per
     table, also saved as the group's record (so that a source whose record is lost keeps its
-    intact groups); their unit parts are left in place (removed after the source record's
-    commit)."""
+    intact groups). `bases`: the game_index of each unit's first game and, last, the group's
+    end; `starts`: each unit's text offset. A unit's parts are read as its record names them:
+    final parts (numbered already), or staging parts (renumbered here, so that the engines that
+    stage write every row twice, not three times). The unit parts are left in place (removed
+    after the source record's commit)."""
     first, end = recs[0]["unit"], recs[-1]["unit"] + 1
+    shifts: list[tuple | None] = []
+    for rec, base, start in zip(recs, bases, starts):
+        done = rec.get("finalized")
+        if done is not None and done != [base, start]:
+            raise RuntimeError(
+                f"{source} unit {rec['unit']}: final parts numbered from {done}, not {[base, start]}; "
+                f"rerun with --force"
+            )
+        shifts.append(None if done is not None else (base, start))
     paths = layout.compacted_paths(out, source, first, end)
     tables = {}
     for i, t in enumerate(layout.TABLES):
-        parts = [layout.committed_parts(out, source, r)[i] for r in recs]
-        name, desc = _write_group(out, source, i, parts, paths[i])
+        parts = [(layout.committed_parts(out, source, r)[i], sh) for r, sh in zip(recs, shifts)]
+        name, desc = _write_group(parts, out, paths[i])
         tables[t] = {"path": layout.rel(out, name), **desc}
-    entry = {"units": [first, end], "games": list(game_range), "tables": tables}
+    entry = {"units": [first, end], "games": [bases[0], bases[-1]], "tables": tables}
     write_json(entry, layout.group_record_path(out, source, first, end))
     return entry

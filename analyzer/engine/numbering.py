@@ -1,17 +1,15 @@
 """Global numbering and final parts: a unit's games get their `game_index` and `byte_offset`
 in the whole source once every unit before it is known. One routine (Numbering) serves the
 in-process engines (final parts written as units finish, in order), the forked engine
-(children write their own final parts when told their bases) and finalize_source (staging
-parts of the process and Dask engines, and leftovers of an interrupted run)."""
+(children write their own final parts when told their bases) and finalize_source, whose
+compaction renumbers the staging parts of the process and Dask engines (and of an interrupted
+run) as it reads them."""
 
 from __future__ import annotations
 
 import os
 
-import pyarrow as pa
-
-from analyzer import arrow_compute as ac
-from analyzer.engine import compact, layout, manifest
+from analyzer.engine import compact, layout
 from analyzer.engine.parts import read_json, write_json, write_table
 from analyzer.engine.store import is_remote, open_store
 
@@ -48,27 +46,11 @@ class Numbering:
             self.next_unit += 1
 
 
-def _shift(table: pa.Table, game_base: int, text_start: int) -> pa.Table:
-    """Unit-local game_index (and byte_offset, where the table has one) -> the source's."""
-    meta = table.schema.metadata
-    i = table.schema.get_field_index("game_index")
-    table = table.set_column(i, "game_index", ac.add(table.column(i), game_base))
-    j = table.schema.get_field_index("byte_offset")
-    if j >= 0:
-        table = table.set_column(j, "byte_offset", ac.add(table.column(j), text_start))
-    return table.replace_schema_metadata(meta)
-
-
-def is_final(out: str, source: str, rec: dict, game_base: int, start: int) -> bool:
-    """The unit's final parts, numbered from these bases, are there as written."""
-    return rec.get("finalized") == [game_base, start] and manifest.unit_parts_problem(out, rec) is None
-
-
 def write_final(out: str, source: str, rec: dict, parts: tuple, game_base: int, start: int) -> None:
     """Final parts (one per layout.TABLES) with global numbering, then the record saying so (in
     that order: a record marked finalized always has its parts)."""
     written = tuple(
-        write_table(_shift(table, game_base, start), path)
+        write_table(compact.renumber(table, game_base, start), path)
         for table, path in zip(parts, layout.final_paths(out, source, rec["unit"]))
     )
     rec["finalized"] = [game_base, start]
@@ -148,32 +130,6 @@ def unit_bases(out: str, source: str, n_units: int) -> list[tuple[dict, int, int
     return list(numbering.ready())
 
 
-def finalize_unit(out: str, source: str, rec: dict, game_base: int, start: int) -> dict:
-    """A unit's staging parts -> its final parts (globally numbered) and its record; nothing
-    if they are final already. Runs wherever the store is reachable (a Dask worker too)."""
-    if not is_final(out, source, rec, game_base, start):
-        st = open_store(out)
-        if is_remote(out):
-            if rec.get("finalized"):  # its parts are numbered already: shifting again would be wrong
-                raise RuntimeError(
-                    f"{source} unit {rec['unit']}: final parts with other bases "
-                    f"{rec['finalized']} than {[game_base, start]}; rerun with --force"
-                )
-            paths = layout.committed_parts(out, source, rec)
-        else:
-            paths = layout.staging_paths(out, source, rec["unit"])
-        write_final(out, source, rec, tuple(st.read_table(p) for p in paths), game_base, start)
-    return rec
-
-
-def _finalize_unit_with(options: dict, *args) -> dict:
-    """finalize_unit in another process (a Dask worker): with the driver's storage options."""
-    from analyzer.io import remote
-
-    remote.configure(options)
-    return finalize_unit(*args)
-
-
 def finalize_source(
     out: str,
     source: str,
@@ -182,41 +138,32 @@ def finalize_source(
     kept: list[dict] | None = None,
     compact_games: int = 1_000_000,
 ) -> dict:
-    """Make a source's tables whole: staging parts -> final parts with global numbering
-    (idempotent, resumable), then the final parts compacted (engine.compact) into the file
-    entries a source record lists. `kept`: file entries of the source's previous record that
-    are intact (a repair): their units are neither finalized nor compacted again.
-    `run_all(fn, items)` may run the per-unit and per-group work elsewhere (threads, a Dask
-    cluster); by default here, in order. Nothing is removed here: the caller commits the
-    source record, then removes what it does not list (sweep)."""
+    """Make a source's tables whole: every unit's parts (final, or in staging with unit-local
+    numbering, which is shifted on the way) compacted (engine.compact) into the file entries a
+    source record lists. `kept`: file entries of the source's previous record that are intact
+    (a repair): their units are not compacted again. `run_all(fn, items)` may run the groups
+    elsewhere (threads, a Dask cluster); by default here, in order. Nothing is removed here:
+    the caller commits the source record, then removes what it does not list (sweep)."""
     kept = kept or []
-    covered = {u for e in kept for u in range(*e["units"])}
     items = unit_bases(out, source, n_units)
     games = items[-1][1] + items[-1][0]["games"] if items else 0
-    todo = [
-        (rec, base, start)
-        for rec, base, start in items
-        if rec["unit"] not in covered and not is_final(out, source, rec, base, start)
-    ]
-    updated: dict = {}
-    if todo and run_all is not None:
-        from analyzer.io import remote
-
-        opts = remote.current_options()
-        for rec in run_all(_finalize_unit_with, [(opts, out, source, rec, base, start) for rec, base, start in todo]):
-            updated[rec["unit"]] = rec  # (run elsewhere: the record as written there)
-    else:
-        for rec, base, start in todo:
-            finalize_unit(out, source, rec, base, start)  # updates rec in place
-    recs = [updated.get(r["unit"], r) for r, _, _ in items]
+    recs = [r for r, _, _ in items]
     bases = [base for _, base, _ in items] + [games]
-    files = _files(out, source, recs, bases, kept, run_all, compact_games)
+    starts = [start for _, _, start in items]
+    files = _files(out, source, recs, bases, starts, kept, run_all, compact_games)
     rows = sum(e["tables"]["games"]["rows"] for e in files)
     return {"games": games, "units": n_units, "rows": rows, "records": recs, "files": files}
 
 
 def _files(
-    out: str, source: str, recs: list[dict], bases: list[int], kept: list[dict], run_all, compact_games: int
+    out: str,
+    source: str,
+    recs: list[dict],
+    bases: list[int],
+    starts: list[int],
+    kept: list[dict],
+    run_all,
+    compact_games: int,
 ) -> list[dict]:
     """The source's file entries: the kept ones as they are, every run of units between them
     compacted in groups (engine.compact.plan_groups)."""
@@ -241,7 +188,7 @@ def _files(
         while end < n and end not in by_first:
             end += 1
         for a, b in compact.plan_groups([r["games"] for r in recs[k:end]], k, compact_games):
-            jobs.append((len(entries), (out, source, recs[a:b], (bases[a], bases[b]))))
+            jobs.append((len(entries), (out, source, recs[a:b], bases[a : b + 1], starts[a:b])))
             entries.append(None)
         k = end
     if run_all is not None and len(jobs) > 1:
