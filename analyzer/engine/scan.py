@@ -534,6 +534,7 @@ def _run(
             """Every unit analyzed: finalize and compact, commit the source record (readers
             serve what it lists from then on), then remove what it does not list."""
             info, plan = job.plan.info, job.plan
+            t_fin = time.time()
             fin = finalize_source(
                 cfg.out,
                 info.name,
@@ -543,7 +544,14 @@ def _run(
                 compact_games=cfg.compact_games,
             )
             recs = fin["records"]
-            outcomes[job.index].update(records=recs, games=fin["games"], rows=fin["rows"], engine=job.engine)
+            outcomes[job.index].update(
+                records=recs,
+                games=fin["games"],
+                rows=fin["rows"],
+                engine=job.engine,
+                compact_seconds=round(time.time() - t_fin, 3),
+                files=len(fin["files"]) * len(layout.TABLES),
+            )
             write_json(
                 {
                     "format": manifest.FORMAT,

@@ -79,6 +79,9 @@ def make_summary(
             "games_reused": sum(r["games"] for r in o.get("reused") or []),
             "ok": src_status.get("ok", 0),
             "rows": o["rows"],
+            # finishing: staging renumbered and the units' files compacted into `files` files
+            "compact_seconds": o.get("compact_seconds"),
+            "files": o.get("files"),
             "units_failed": len(failed),
             "games_in_failed_units": sum(known),
             "failed_units_of_unknown_size": len(failed) - len(known),
