@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 from collections.abc import Sequence
@@ -52,9 +53,56 @@ def _scan_table(out_dir: str, table: str, storage_options: dict[str, Any] | None
     out_dir = remote.localize(out_dir)
     if remote.is_url(out_dir):
         return _scan_remote(out_dir.rstrip("/"), table, storage_options)
-    # The `source` column inside the files is authoritative: folder names are escaped and, for
-    # names longer than ~160 bytes, shortened (analyzer.engine.layout.source_dir).
-    return pl.scan_parquet(os.path.join(out_dir, table, "*", "part-*.parquet"), hive_partitioning=False)
+    # `source` is the hive partition key (the folders), not a column of the files.
+    paths = sorted(glob.glob(os.path.join(glob.escape(out_dir), table, "*", "part-*.parquet")))
+    if not paths:
+        return _empty(out_dir, table)
+    lf = pl.scan_parquet(paths, hive_partitioning=True, hive_schema={"source": pl.String})
+    return _with_source_names(lf, paths)
+
+
+def source_name(folder: str, part: str, filesystem: Any = None) -> str:
+    """The source a `source=<dir>` folder holds: <dir> percent-decoded, as hive readers read it;
+    for a name too long for a folder (shortened, with `~` and a hash: engine.layout.source_dir),
+    the name its part files record in their metadata (`analyzer.source`)."""
+    from urllib.parse import unquote
+
+    value = unquote(folder.split("=", 1)[1] if folder.startswith("source=") else folder, errors="surrogateescape")
+    if "~" not in value:
+        return value
+    import pyarrow.parquet as pq
+
+    meta = pq.read_schema(part, filesystem=filesystem).metadata or {}
+    return meta.get(b"analyzer.source", value.encode()).decode("utf-8", "surrogateescape")
+
+
+def _with_source_names(lf: pl.LazyFrame, paths: list[str], filesystem: Any = None) -> pl.LazyFrame:
+    """`source` first, and shortened folder names replaced by the full source names."""
+    from urllib.parse import unquote
+
+    import polars as pl
+
+    first: dict[str, str] = {}
+    for p in paths:
+        first.setdefault(p.replace(os.sep, "/").rsplit("/", 2)[-2], p)
+    short = {d: p for d, p in first.items() if "~" in d}
+    if short:
+        mapping = {unquote(d.split("=", 1)[1]): source_name(d, p, filesystem) for d, p in short.items()}
+        lf = lf.with_columns(pl.col("source").replace(mapping))
+    return lf.select("source", pl.exclude("source"))
+
+
+def _empty(out: str, table: str) -> pl.LazyFrame:
+    import polars as pl
+
+    from analyzer import tables
+
+    schema = tables.SCHEMAS.get(table)
+    if schema is None:
+        raise FileNotFoundError(f"{out}: no {table} table")
+    empty = pl.from_arrow(schema.empty_table())
+    assert isinstance(empty, pl.DataFrame)  # from a Table, not an Array: a DataFrame
+    return empty.lazy().select(pl.lit(None, pl.String).alias("source"), pl.all())
 
 
 def committed_parts(out: str, table: str, storage_options: dict[str, Any] | None = None) -> list[str]:
@@ -87,23 +135,26 @@ def committed_parts(out: str, table: str, storage_options: dict[str, Any] | None
 
 def _scan_remote(out: str, table: str, storage_options: dict[str, Any] | None) -> pl.LazyFrame:
     import polars as pl
+    import pyarrow as pa
     import pyarrow.dataset as ds
 
-    from analyzer import tables
     from analyzer.io import remote
 
     parts = committed_parts(out, table, storage_options)
-    schema = tables.SCHEMAS.get(table)
     if not parts:
-        if schema is None:
-            raise FileNotFoundError(f"{out}: no {table} table")
-        empty = pl.from_arrow(schema.empty_table())
-        assert isinstance(empty, pl.DataFrame)  # from a Table, not an Array: a DataFrame
-        return empty.lazy()
+        return _empty(out, table)
     fs = remote.filesystem(out)
-    # Read through the same fsspec filesystem (and options) as the scan wrote with.
-    dataset = ds.dataset([p.split("://", 1)[1] for p in parts], format="parquet", filesystem=fs)
-    return pl.scan_pyarrow_dataset(dataset)
+    # Read through the same fsspec filesystem (and options) as the scan wrote with; `source`
+    # from the folder names (the hive partition key).
+    paths = [p.split("://", 1)[1] for p in parts]
+    dataset = ds.dataset(
+        paths,
+        format="parquet",
+        filesystem=fs,
+        partitioning=ds.partitioning(pa.schema([("source", pa.string())]), flavor="hive"),
+        partition_base_dir=f"{out.split('://', 1)[1]}/{table}",
+    )
+    return _with_source_names(pl.scan_pyarrow_dataset(dataset), paths, fs)
 
 
 def scan_games(out_dir: str, storage_options: dict[str, Any] | None = None) -> pl.LazyFrame:

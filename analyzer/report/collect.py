@@ -155,7 +155,13 @@ def source_dirs(out_dir: str) -> list[str]:
 
 
 def _scan(parts: Parts, table: str, d: str, schema, cols: list[str]) -> pl.LazyFrame:
+    """The columns `cols` of one source's parts of a table; `source` (the partition key, not a
+    column of the files) is the folder's source name."""
+    from analyzer.api import source_name
+
     files = parts[table].get(d, [])
+    stored = [c for c in cols if c != "source"]
+    fs = None
     if not files:
         empty = pl.from_arrow(schema.empty_table())
         assert isinstance(empty, pl.DataFrame)  # from a Table, not an Array: a DataFrame
@@ -165,13 +171,16 @@ def _scan(parts: Parts, table: str, d: str, schema, cols: list[str]) -> pl.LazyF
 
         from analyzer.io import remote
 
-        dataset = ds.dataset(
-            [f.split("://", 1)[1] for f in files], format="parquet", filesystem=remote.filesystem(files[0])
-        )
+        fs = remote.filesystem(files[0])
+        dataset = ds.dataset([f.split("://", 1)[1] for f in files], format="parquet", filesystem=fs)
         lf = pl.scan_pyarrow_dataset(dataset)
     else:
         lf = pl.scan_parquet(files, hive_partitioning=False)
-    return lf.select(cols).with_columns(pl.col(pl.Categorical).cast(pl.String))
+    lf = lf.select(stored).with_columns(pl.col(pl.Categorical).cast(pl.String))
+    if "source" in cols:
+        name = source_name(d, files[0].split("://", 1)[-1], fs) if files else d
+        lf = lf.with_columns(pl.lit(name, pl.String).alias("source")).select(cols)
+    return lf
 
 
 def _in_force() -> pl.Expr:
