@@ -9,6 +9,7 @@
   figures.py   matplotlib figures (figkit, fig_grids, fig_trends), wide for print and screens,
                narrow for phones: SVG in the page, SVG + PDF + CSV files
   page.py      the HTML page from a Jinja2 template (templates/report.html.j2)
+  files.py     tables and figure data as CSV (cells neutralised for spreadsheets) and Parquet
 
 Writes under the report directory (default OUT_DIR/report): index.html, every table as
 NAME.parquet and NAME.csv, figures/NAME.{svg,pdf,csv} (and NAME.narrow.svg).
@@ -21,7 +22,7 @@ import os
 
 import polars as pl
 
-from analyzer.report import figures as _figures, model, page, stats  # noqa: F401  (re-exported modules)
+from analyzer.report import figures as _figures, files, model, page, stats  # noqa: F401  (re-exported modules)
 from analyzer.report.model import Report, build
 
 
@@ -36,14 +37,6 @@ def build_figures(out_dir_or_report, layouts=(_figures.WIDE,)) -> list[_figures.
     (figures.WIDE for print, figures.NARROW for phones)."""
     rep = out_dir_or_report if isinstance(out_dir_or_report, Report) else build(out_dir_or_report)
     return _figures.build_figures(rep, tuple(layouts))
-
-
-def _write_table(df: pl.DataFrame, report_dir: str, name: str) -> None:
-    df.write_parquet(os.path.join(report_dir, name + ".parquet"))
-    # CSV cannot hold lists: join them
-    lists = [c for c, t in df.schema.items() if isinstance(t, pl.List)]
-    csv = df.with_columns(pl.col(c).list.join(" ") for c in lists) if lists else df
-    csv.write_csv(os.path.join(report_dir, name + ".csv"))
 
 
 def _draw(jobs, fig_dir: str) -> list[int]:
@@ -70,7 +63,7 @@ def _draw_all(rep: Report, fig_dir: str) -> list[dict]:
     figs = [(cost, f) for cost, f in planned if f is not None]
     for _, f in figs:
         if f.layout is _figures.WIDE:
-            f.data.write_csv(os.path.join(fig_dir, f.name + ".csv"))
+            files.write_csv(f.data, os.path.join(fig_dir, f.name + ".csv"))
     order = sorted(range(len(figs)), key=lambda i: -figs[i][0])
     mine: list[tuple[int, _figures.Figure]] = []
     theirs: list[tuple[int, _figures.Figure]] = []
@@ -141,7 +134,7 @@ def write_report(out_dir: str, report_dir: str | None = None) -> str:
     for name, df in rep.tables.items():
         if df is None:
             continue
-        _write_table(df, report_dir, name)
+        files.write_table(df, report_dir, name)
         written.append({"name": name, "csv": name + ".csv", "parquet": name + ".parquet", "rows": f"{df.height:,}"})
     html = page.render(rep, out_dir, done, written)
     path = os.path.join(report_dir, "index.html")
