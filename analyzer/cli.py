@@ -1,4 +1,4 @@
-"""Command line: `analyzer scan`, `analyzer report`, `analyzer warmup`.
+"""Command line: `analyzer scan`, `analyzer report`, `analyzer show`, `analyzer warmup`.
 
 Errors the user can fix (bad arguments, unreadable inputs, unwritable or busy output) get one
 clear line on stderr and exit 2, never a traceback. Messages go through `logging` (logger
@@ -26,7 +26,7 @@ EXIT_USAGE = 2  # bad arguments, unreadable input, unwritable or busy output
 # a collection every 700 allocations (CPython's default); 10x rarer passes keep cycles bounded.
 SCAN_GC_THRESHOLDS = (7000, 10, 10)
 BUNDLED = ("lichess_3000.pgn.zst", "russian_draughts_sample.pdn")
-COMMANDS = ("scan", "report", "warmup")
+COMMANDS = ("scan", "report", "show", "warmup")
 
 log = logging.getLogger("analyzer")
 
@@ -245,6 +245,16 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="[PROTOCOL.]KEY=VALUE",
         help="an fsspec option for a URL OUT_DIR (as for scan)",
     )
+    sh = sub.add_parser(
+        "show",
+        help="one game's draw-rule timeline: repetitions, claims, clocks, automatic ends, verdicts",
+        description="One game's draw-rule timeline as a person reads it, from the tables of "
+        "'analyzer scan --out OUT_DIR' and the game's text (python-chess): each repeated position and its "
+        "plies, the claims available and to whom, the clocks, the automatic ends, the verdict per edition.",
+    )
+    sh.add_argument("out_dir", metavar="OUT_DIR", help="the --out directory of 'analyzer scan'")
+    sh.add_argument("game", metavar="GAME", help="a Site URL (e.g. https://lichess.org/abcdefgh) or SOURCE#INDEX")
+    sh.add_argument("--html", metavar="FILE", default=None, help="also write the page, boards drawn, to FILE")
     sub.add_parser(
         "warmup",
         help="compile the numba kernels once (fills the cache; the first scan does it too)",
@@ -415,6 +425,29 @@ def _report_url(args, report) -> int:
     return EXIT_OK
 
 
+def cmd_show(args) -> int:
+    try:
+        from analyzer.report import show
+    except ImportError as exc:
+        return _fail(f"analyzer show needs Jinja2: pip install 'analyzer[report]' ({exc})")
+    if not os.path.isdir(args.out_dir):
+        return _fail(f"{args.out_dir}: not a directory (run analyzer scan --out {args.out_dir} first)")
+    try:
+        source, index = show.find(args.out_dir, args.game)
+        view = show.load(args.out_dir, source, index)
+    except (show.GameNotFound, FileNotFoundError) as exc:
+        return _fail(str(exc).strip("'\""))
+    print(show.text(view), end="")
+    if args.html:
+        try:
+            with open(args.html, "w", encoding="utf-8") as fh:
+                fh.write(show.html(view))
+        except OSError as exc:
+            return _fail(f"{args.html}: cannot write ({exc.strerror or exc})")
+        print(args.html)
+    return EXIT_OK
+
+
 def cmd_warmup(args) -> int:
     from analyzer import kernels
     from analyzer.warmup import build_ahead, compile_workers, is_warm, warmup
@@ -469,7 +502,7 @@ def main(argv=None) -> int:
         # generation pass). It is back on, with the imports frozen, when the scan starts.
         gc.disable()
     try:
-        return {"scan": cmd_scan, "report": cmd_report, "warmup": cmd_warmup}[args.command](args)
+        return {"scan": cmd_scan, "report": cmd_report, "show": cmd_show, "warmup": cmd_warmup}[args.command](args)
     except KeyboardInterrupt:
         print("analyzer: interrupted; rerun the same command to resume", file=sys.stderr)
         return 130

@@ -10,9 +10,10 @@
                narrow for phones: SVG in the page, SVG + PDF + CSV files
   page.py      the HTML page from a Jinja2 template (templates/report.html.j2)
   files.py     tables and figure data as CSV (cells neutralised for spreadsheets) and Parquet
+  show.py      one game's rule timeline (`analyzer show`), and the pages of the example games
 
 Writes under the report directory (default OUT_DIR/report): index.html, every table as
-NAME.parquet and NAME.csv, figures/NAME.{svg,pdf,csv} (and NAME.narrow.svg).
+NAME.parquet and NAME.csv, figures/NAME.{svg,pdf,csv} (and NAME.narrow.svg), games/*.html.
 docs/report.md describes them.
 """
 
@@ -22,7 +23,7 @@ import os
 
 import polars as pl
 
-from analyzer.report import figures as _figures, files, model, page, stats  # noqa: F401  (re-exported modules)
+from analyzer.report import figures as _figures, files, model, page, show, stats  # noqa: F401  (re-exported modules)
 from analyzer.report.model import Report, build
 
 
@@ -136,7 +137,8 @@ def write_report(out_dir: str, report_dir: str | None = None) -> str:
             continue
         files.write_table(df, report_dir, name)
         written.append({"name": name, "csv": name + ".csv", "parquet": name + ".parquet", "rows": f"{df.height:,}"})
-    html = page.render(rep, out_dir, done, written)
+    games = show.write_example_pages(out_dir, rep, os.path.join(report_dir, "games"))
+    html = page.render(rep, out_dir, done, written, games)
     path = os.path.join(report_dir, "index.html")
     tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as fh:
