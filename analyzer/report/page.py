@@ -321,11 +321,14 @@ def _mix_notes(rep: Report) -> dict[str, dict]:
     for plat, grp in sh.group_by("platform", maintain_order=True):
         rows = grp.sort("distance", descending=True)
         kind = rows["period_kind"][0]
+        largest = rows["text"].to_list()[:3]
+        by_time = grp.sort("period_from")["text"].to_list()
         out[plat[0]] = {
             "n": rows.height,
             "word": kind + ("s" if kind else ""),
-            "largest": rows["text"].to_list()[:3],
-            "all": grp.sort("period_from")["text"].to_list(),
+            "largest": largest,
+            "latest": by_time[-1] if by_time[-1] not in largest else None,
+            "all": by_time,
         }
     return out
 
