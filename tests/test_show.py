@@ -139,3 +139,29 @@ def test_report_example_games_link_to_their_timeline(out):
         with open(os.path.join(os.path.dirname(path), x), encoding="utf-8") as fh:
             boards += "<svg" in fh.read()
     assert boards
+
+
+def test_edition_pair_examples_open_games_on_which_the_editions_differ(out):
+    """Each example of an edition pair links to the page of a game whose verdicts differ
+    between the two editions (checked on the raw verdicts)."""
+    from report_checks import raw_joined
+
+    path = report.write_report(str(out))
+    with open(path, encoding="utf-8") as fh:
+        page = fh.read()
+    section = page[page.index('id="editions"') : page.index('id="trends"')]
+    j = raw_joined(str(out))
+    sig = ["first_missed_claim_ply", "missed_claim_rule", "first_avoided_claim_ply", "avoided_claim_rule"]
+    sig += ["claimed", "end_ply", "end_rule"]
+    checked = 0
+    for a, b, links in re.findall(r'<td class="l">(\w+) vs (\w+)</td>.*?<td class="l">(.*?)</td></tr>', section, re.S):
+        for href in re.findall(r'href="(games/[^"]+)"', links):
+            with open(os.path.join(os.path.dirname(path), href), encoding="utf-8") as fh:
+                key = re.search(r"<h1>(.*?)</h1>", fh.read()).group(1)
+            src, gi = key.rsplit("#", 1)
+            rows = j.filter((pl.col("source") == src) & (pl.col("game_index") == int(gi)))
+            va = rows.filter(pl.col("edition") == a).select(sig).row(0)
+            vb = rows.filter(pl.col("edition") == b).select(sig).row(0)
+            assert va != vb, (a, b, key)
+            checked += 1
+    assert checked >= 3

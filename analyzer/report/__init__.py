@@ -114,6 +114,9 @@ def _draw_all(rep: Report, fig_dir: str) -> list[dict]:
             },
         )
         entry[f.layout.name] = svg
+    for entry in done.values():  # a layout that drew nothing shows nothing
+        entry.setdefault("wide", "")
+        entry.setdefault("narrow", "")
     return list(done.values())
 
 

@@ -163,11 +163,11 @@ def _pairs(rep: Report, games: dict[str, str]) -> list[dict]:
             matrix.append({"edition": a, "cells": row})
         detail = []
         for r in p.filter(pl.col("platform") != "all platforms").iter_rows(named=True):
-            links = [
-                {"href": games.get(k) or (u if u.startswith(("http://", "https://")) else None), "site": u}
-                for k, u in zip((r["example_games"] or "").split(" "), [*(r["examples"] or "").split(" "), *[""] * 3])
-                if k
-            ]
+            keys = [k for k in (r["example_games"] or "").split(" ") if k]
+            if games:  # each example game's own timeline page
+                links = [{"href": games.get(k), "site": k} for k in keys]
+            else:  # no pages (tables on an object store): the examples' Site URLs, where they are URLs
+                links = [{"href": u, "site": u} for u in (r["examples"] or "").split(" ") if u]
             detail.append(
                 {
                     "pair": f"{r['edition_a']} vs {r['edition_b']}",
