@@ -64,6 +64,18 @@ def committed_files(
     Unfinished sources are left out with an IncompleteDatasetWarning, unless `partial`, which
     adds the units they finalized. A committed file that is missing or has another size raises
     analyzer.DatasetError (`analyzer verify OUT` says how to repair)."""
+    by_source = committed_files_by_source(out_dir, table, partial, storage_options, stacklevel=4)
+    return [p for name in by_source for p in by_source[name]]
+
+
+def committed_files_by_source(
+    out_dir: str,
+    table: str,
+    partial: bool = False,
+    storage_options: dict[str, Any] | None = None,
+    stacklevel: int = 3,
+) -> dict[str, list[str]]:
+    """committed_files per source name (the names in full, as the sources' records give them)."""
     from analyzer.engine import manifest
     from analyzer.io import remote
 
@@ -79,10 +91,9 @@ def committed_files(
                 f"{out}: left out {len(unfinished)} unfinished source(s) {unfinished[:5]} (rerun the scan to "
                 f"finish them, or read them with partial=True)",
                 IncompleteDatasetWarning,
-                stacklevel=3,
+                stacklevel=stacklevel,
             )
-    by_source = manifest.committed(out, table, partial=partial)
-    return [p for name in by_source for p in by_source[name]]
+    return manifest.committed(out, table, partial=partial)
 
 
 def committed_parts(out: str, table: str, storage_options: dict[str, Any] | None = None) -> list[str]:
@@ -95,25 +106,41 @@ def _scan_table(
 ) -> pl.LazyFrame:
     import polars as pl
 
-    from analyzer import tables
     from analyzer.io import remote
 
-    files = committed_files(out_dir, table, partial, storage_options)
-    if not files:
-        empty = pl.from_arrow(tables.SCHEMAS[table].empty_table())
-        assert isinstance(empty, pl.DataFrame)  # from a Table, not an Array: a DataFrame
-        return empty.lazy()
-    if remote.is_url(files[0]):
-        import pyarrow.dataset as ds
+    by_source = committed_files_by_source(out_dir, table, partial, storage_options, stacklevel=5)
+    frames = []
+    for name, files in by_source.items():
+        if not files:
+            continue
+        if remote.is_url(files[0]):
+            import pyarrow.dataset as ds
 
-        # Read through the same fsspec filesystem (and options) as the scan wrote with.
-        dataset = ds.dataset(
-            [p.split("://", 1)[1] for p in files], format="parquet", filesystem=remote.filesystem(files[0])
-        )
-        return pl.scan_pyarrow_dataset(dataset)
-    # The `source` column inside the files is authoritative: folder names are escaped and, for
-    # names longer than ~160 bytes, shortened (analyzer.engine.layout.source_dir).
-    return pl.scan_parquet(files, hive_partitioning=False)
+            # Read through the same fsspec filesystem (and options) as the scan wrote with.
+            dataset = ds.dataset(
+                [p.split("://", 1)[1] for p in files], format="parquet", filesystem=remote.filesystem(files[0])
+            )
+            lf = pl.scan_pyarrow_dataset(dataset)
+        else:
+            lf = pl.scan_parquet(files, hive_partitioning=False)
+        # `source` is the hive partition key (the folders), not a column of the files; the
+        # source's record gives its name in full (folder names are escaped, long ones shortened).
+        # Files of earlier versions hold it too: theirs is dropped.
+        lf = lf.drop("source", strict=False).select(pl.lit(name, pl.String).alias("source"), pl.all())
+        frames.append(lf)
+    if not frames:
+        return _empty(table)
+    return pl.concat(frames, how="vertical_relaxed") if len(frames) > 1 else frames[0]
+
+
+def _empty(table: str) -> pl.LazyFrame:
+    import polars as pl
+
+    from analyzer import tables
+
+    empty = pl.from_arrow(tables.SCHEMAS[table].empty_table())
+    assert isinstance(empty, pl.DataFrame)  # from a Table, not an Array: a DataFrame
+    return empty.lazy().select(pl.lit(None, pl.String).alias("source"), pl.all())
 
 
 def scan_games(out_dir: str, storage_options: dict[str, Any] | None = None, partial: bool = False) -> pl.LazyFrame:

@@ -1,4 +1,4 @@
-"""Command line: `analyzer scan`, `analyzer report`, `analyzer warmup`.
+"""Command line: `analyzer scan`, `analyzer report`, `analyzer show`, `analyzer warmup`.
 
 Errors the user can fix (bad arguments, unreadable inputs, unwritable or busy output) get one
 clear line on stderr and exit 2, never a traceback. Messages go through `logging` (logger
@@ -29,7 +29,7 @@ EXIT_SIGNAL_BASE = 128
 # a collection every 700 allocations (CPython's default); 10x rarer passes keep cycles bounded.
 SCAN_GC_THRESHOLDS = (7000, 10, 10)
 BUNDLED = ("lichess_3000.pgn.zst", "russian_draughts_sample.pdn")
-COMMANDS = ("scan", "report", "verify", "warmup")
+COMMANDS = ("scan", "report", "verify", "show", "warmup")
 
 log = logging.getLogger("analyzer")
 
@@ -279,6 +279,16 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--deep", action="store_true", help="re-hash every file and read every page (slower)")
     v.add_argument("--json", action="store_true", help="print the findings as one JSON line")
     v.add_argument("--storage-option", action="append", default=[], metavar="[PROTOCOL.]KEY=VALUE", help="as for scan")
+    sh = sub.add_parser(
+        "show",
+        help="one game's draw-rule timeline: repetitions, claims, clocks, automatic ends, verdicts",
+        description="One game's draw-rule timeline as a person reads it, from the tables of "
+        "'analyzer scan --out OUT_DIR' and the game's text (python-chess): each repeated position and its "
+        "plies, the claims available and to whom, the clocks, the automatic ends, the verdict per edition.",
+    )
+    sh.add_argument("out_dir", metavar="OUT_DIR", help="the --out directory of 'analyzer scan'")
+    sh.add_argument("game", metavar="GAME", help="a Site URL (e.g. https://lichess.org/abcdefgh) or SOURCE#INDEX")
+    sh.add_argument("--html", metavar="FILE", default=None, help="also write the page, boards drawn, to FILE")
     sub.add_parser(
         "warmup",
         help="compile the numba kernels once (fills the cache; the first scan does it too)",
@@ -492,6 +502,31 @@ def _report_url(args, report) -> int:
     return EXIT_OK
 
 
+def cmd_show(args) -> int:
+    from analyzer.engine.manifest import DatasetError
+
+    try:
+        from analyzer.report import show
+    except ImportError as exc:
+        return _fail(f"analyzer show needs Jinja2: pip install 'analyzer[report]' ({exc})")
+    if not os.path.isdir(args.out_dir):
+        return _fail(f"{args.out_dir}: not a directory (run analyzer scan --out {args.out_dir} first)")
+    try:
+        source, index = show.find(args.out_dir, args.game)
+        view = show.load(args.out_dir, source, index)
+    except (show.GameNotFound, FileNotFoundError, DatasetError) as exc:
+        return _fail(str(exc).strip("'\""))
+    print(show.text(view), end="")
+    if args.html:
+        try:
+            with open(args.html, "w", encoding="utf-8") as fh:
+                fh.write(show.html(view))
+        except OSError as exc:
+            return _fail(f"{args.html}: cannot write ({exc.strerror or exc})")
+        print(args.html)
+    return EXIT_OK
+
+
 def cmd_warmup(args) -> int:
     from analyzer import kernels
     from analyzer.warmup import build_ahead, compile_workers, is_warm, warmup
@@ -519,6 +554,18 @@ def _skip_numba_blas_probe() -> None:
         sys.modules["scipy"] = None  # type: ignore[assignment]
 
 
+def _skip_pyarrow_pandas_probe(args) -> None:
+    """pyarrow imports pandas, where it is installed, the first time it builds an array from
+    a list or numpy array (its pandas shim asks whether the input is a pandas object): ~0.2-0.3 s
+    of every scan's start-up. A scan never hands pyarrow pandas objects, so the command-line
+    process (ours alone, and its forked workers) hides pandas from pyarrow; the Dask engine
+    keeps it (its workers are other processes, and Dask may use pandas)."""
+    if getattr(args, "engine", None) == "dask" or getattr(args, "scheduler", None):
+        return
+    if "pandas" not in sys.modules and "pyarrow" not in sys.modules:
+        sys.modules["pandas"] = None  # type: ignore[assignment]
+
+
 def _setup_logging(args) -> None:
     level = logging.ERROR if args.quiet else (logging.DEBUG if args.verbose else logging.INFO)
     for h in [h for h in log.handlers if getattr(h, "_analyzer_cli", False)]:
@@ -540,6 +587,7 @@ def main(argv=None) -> int:
     _setup_logging(args)
     if args.command in ("scan", "warmup"):
         _skip_numba_blas_probe()
+        _skip_pyarrow_pandas_probe(args)
     if args.command == "scan":
         # Importing numba and pyarrow makes ~10^6 long-lived objects and no garbage: the cyclic
         # GC would only traverse them (a full pass took 13-20 ms here, and ~1 ms each middle-
@@ -547,7 +595,8 @@ def main(argv=None) -> int:
         gc.disable()
     _stop_on_signals()
     try:
-        return {"scan": cmd_scan, "report": cmd_report, "verify": cmd_verify, "warmup": cmd_warmup}[args.command](args)
+        command = {"scan": cmd_scan, "report": cmd_report, "verify": cmd_verify, "show": cmd_show, "warmup": cmd_warmup}
+        return command[args.command](args)
     except Stopped as exc:
         print(f"analyzer: stopped by {exc.name}; rerun the same command to resume", file=sys.stderr)
         return EXIT_SIGNAL_BASE + exc.signum

@@ -63,9 +63,10 @@ def _scan_cmd(src: str, out: str, engine: str = "local") -> list[str]:
 def _tables(out: str):
     import polars as pl
 
-    g = pl.scan_parquet(os.path.join(out, "games", "*", "part-*.parquet")).collect()
-    v = pl.scan_parquet(os.path.join(out, "verdicts", "*", "part-*.parquet")).collect()
-    e = pl.scan_parquet(os.path.join(out, "events", "*", "part-*.parquet")).collect()
+    g, v, e = (
+        pl.scan_parquet(os.path.join(out, t, "*", "part-*.parquet"), hive_partitioning=True).collect()
+        for t in ("games", "verdicts", "events")
+    )
     return (
         g.sort(["source", "game_index"]),
         v.sort(["source", "edition", "game_index"]),

@@ -196,7 +196,7 @@ def test_derived_columns():
     assert [r["platform"] for r in rows] == ["lichess", "otb", "chess.com", "other", "lichess", "other"]
     assert [r["time_control_class"] for r in rows] == [
         "blitz",
-        None,
+        "unknown",
         "bullet",
         "correspondence",
         "ultrabullet",

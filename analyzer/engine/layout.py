@@ -21,9 +21,11 @@ On an object store (OUT is a URL) the same names, except that parts are written 
 rename: see engine.store) and a record's "parts" names them; nothing is temporary there.
 
 `<dir>` is the source name escaped for a hive partition value (percent-encoding, as Hive and
-polars read it) and cut to a safe length with a hash suffix; the `source` column inside the
-files always holds the name itself. Temporary files are named `.analyzer-tmp-<pid>-<id>-<name>`
-and only ever created, and cleaned, in the folders above.
+polars read it) and cut to a safe length with a hash suffix; `source` is the hive partition key
+only, not a column of the files (hive readers take it from the folder; a shortened name's full
+name is in its files' metadata, `analyzer.source`, which analyzer.scan_* use). Temporary files
+are named `.analyzer-tmp-<pid>-<id>-<name>` and only ever created, and cleaned, in the folders
+above.
 """
 
 from __future__ import annotations

@@ -22,12 +22,12 @@ Aggregates (`collect(out_dir)` returns them as polars DataFrames):
 
 from __future__ import annotations
 
-import datetime as _dt
 from dataclasses import dataclass, field
 
 import polars as pl
 
 from analyzer import codes, tables
+from analyzer.report import audit
 
 PLATFORMS = ("lichess", "chess.com", "otb", "other")
 GAME_TYPES = ("chess", "russian_draughts")
@@ -52,19 +52,6 @@ SIGNATURES = {
     "automatic": ("end_ply", "end_rule"),
 }
 EXAMPLES = 3  # example games per edition pair and platform
-
-# The edition in force for an over-the-board game, by its date (FIDE Laws; docs/report.md).
-FIDE_IN_FORCE = (
-    (_dt.date(2018, 1, 1), "fide_2018"),
-    (_dt.date(2014, 7, 1), "fide_2014"),
-    (_dt.date(2009, 7, 1), "fide_2009"),
-    (_dt.date(1997, 7, 1), "fide_1997"),
-)
-AUDIT_KINDS = (
-    "continued_past_automatic_draw",
-    "decisive_after_automatic_draw",
-    "lichess_agreement_after_claimable_draw",
-)
 
 CUBE_DIMS = ["source", "game_type", "platform", "edition", "month", "time_control_class", "rating_band"]
 COUNTS = [
@@ -144,7 +131,10 @@ def source_dirs(out_dir: str, partial: bool = False) -> list[str]:
 
 
 def _scan(parts: Parts, table: str, d: str, schema, cols: list[str]) -> pl.LazyFrame:
+    """The columns `cols` of one source's files of a table; `source` (the partition key, not a
+    column of the files) is the source's name, as its record gives it."""
     files = parts[table].get(d, [])
+    stored = [c for c in cols if c != "source"]
     if not files:
         empty = pl.from_arrow(schema.empty_table())
         assert isinstance(empty, pl.DataFrame)  # from a Table, not an Array: a DataFrame
@@ -160,21 +150,10 @@ def _scan(parts: Parts, table: str, d: str, schema, cols: list[str]) -> pl.LazyF
         lf = pl.scan_pyarrow_dataset(dataset)
     else:
         lf = pl.scan_parquet(files, hive_partitioning=False)
-    return lf.select(cols).with_columns(pl.col(pl.Categorical).cast(pl.String))
-
-
-def _in_force() -> pl.Expr:
-    e = (
-        pl.when(pl.col("game_type") != "chess")
-        .then(pl.lit(None, pl.String))
-        .when(pl.col("platform") == "lichess")
-        .then(pl.lit("lichess"))
-        .when(pl.col("platform") != "otb")
-        .then(pl.lit(None, pl.String))
-    )
-    for bound, ed in FIDE_IN_FORCE:
-        e = e.when(pl.col("date") >= bound).then(pl.lit(ed))
-    return e.otherwise(pl.lit(None, pl.String))
+    lf = lf.select(stored).with_columns(pl.col(pl.Categorical).cast(pl.String))
+    if "source" in cols:
+        lf = lf.with_columns(pl.lit(d, pl.String).alias("source")).select(cols)
+    return lf
 
 
 def _queries(parts: Parts, d: str, editions: dict[str, list[str]]) -> dict[str, pl.LazyFrame]:
@@ -184,7 +163,9 @@ def _queries(parts: Parts, d: str, editions: dict[str, list[str]]) -> dict[str, 
     e = _scan(parts, "events", d, tables.EVENTS_SCHEMA, ["edition", "game_index", "rule", "kind", "outcome"])
     e = e.filter(pl.col("kind") != "offer")
     gs = g.filter(pl.col("status") == "ok").with_columns(
-        pl.col("date").dt.truncate("1mo").alias("month"), _in_force().alias("in_force")
+        pl.col("date").dt.truncate("1mo").alias("month"),
+        audit.in_force().alias("in_force"),
+        pl.col("time_control_class", "rating_band").fill_null("unknown"),
     )
     flags = e.group_by("edition", "game_index").agg(
         (pl.col("outcome") == "claimed").any().alias("claimed"),
@@ -251,7 +232,7 @@ def _queries(parts: Parts, d: str, editions: dict[str, list[str]]) -> dict[str, 
         if len(eds) < 2:
             continue
         base = ge.filter(pl.col("game_type") == gt)
-        wide = gs.filter(pl.col("game_type") == gt).select("game_index", "platform", "site")
+        wide = gs.filter(pl.col("game_type") == gt).select("source", "game_index", "platform", "site")
         for i, ed in enumerate(eds):
             cols = [c for sig in SIGNATURES.values() for c in sig]
             part = base.filter(pl.col("edition") == ed).select(
@@ -276,26 +257,17 @@ def _queries(parts: Parts, d: str, editions: dict[str, list[str]]) -> dict[str, 
                         *[d_.sum().alias(f"differ_{m}") for m, d_ in diffs.items()],
                         anyd.sum().alias("differ_any"),
                         pl.col("site").filter(anyd & url).head(EXAMPLES).alias("examples"),
+                        pl.format("{}#{}", "source", "game_index").filter(anyd).head(EXAMPLES).alias("example_games"),
                     )
                 )
     if pair_frames:
         q["pairs"] = pl.concat(pair_frames, how="vertical")
     # Audit: each chess game under the edition in force for it, when that edition was scanned.
     aud = ge.filter(pl.col("edition") == pl.col("in_force"))
-    auto = pl.col("end_ply").is_not_null()
-    earlier = (
-        pl.col("first_threefold_claim_ply").is_not_null() & (pl.col("first_threefold_claim_ply") < pl.col("plies"))
-    ) | (auto & (pl.col("end_ply") < pl.col("plies")))
-    kinds = {
-        "continued_past_automatic_draw": auto & (pl.col("plies") > pl.col("end_ply")),
-        "decisive_after_automatic_draw": auto & pl.col("result").is_in(["1-0", "0-1"]),
-        "lichess_agreement_after_claimable_draw": (
-            (pl.col("platform") == "lichess")
-            & (pl.col("result") == "1/2-1/2")
-            & (pl.col("termination") == "Normal")
-            & (pl.col("draw_reason") == "agreement")
-            & earlier
-        ),
+    kinds = audit.flags()
+    categories = {
+        "contradiction": pl.any_horizontal([kinds[k] for k in audit.CONTRADICTIONS]),
+        "lead": pl.any_horizontal([kinds[k] for k in audit.LEADS]),
     }
     q["audit_counts"] = (
         gs.filter(pl.col("game_type") == "chess")
@@ -303,7 +275,9 @@ def _queries(parts: Parts, d: str, editions: dict[str, list[str]]) -> dict[str, 
         .agg(pl.len().alias("games"))
         .join(
             aud.group_by("platform", "in_force").agg(
-                pl.len().alias("games_audited"), *[k.sum().alias(n) for n, k in kinds.items()]
+                pl.len().alias("games_audited"),
+                *[k.sum().alias(n) for n, k in kinds.items()],
+                *[k.sum().alias(n) for n, k in categories.items()],
             ),
             on=["platform", "in_force"],
             how="left",
@@ -328,7 +302,12 @@ def _queries(parts: Parts, d: str, editions: dict[str, list[str]]) -> dict[str, 
         "first_threefold_claim_ply",
         "draw_reason",
     ]
-    q["audit_games"] = pl.concat([aud.filter(k).select(pl.lit(n).alias("kind"), *cols) for n, k in kinds.items()])
+    q["audit_games"] = pl.concat(
+        [
+            aud.filter(k).select(pl.lit(audit.KIND[n].category).alias("category"), pl.lit(n).alias("kind"), *cols)
+            for n, k in kinds.items()
+        ]
+    )
     return q
 
 
@@ -398,18 +377,19 @@ def collect(out_dir: str, batch: int = 8, partial: bool = False) -> Collected:
     pairs = _cat(parts, "pairs", None)
     if pairs is not None:
         keys = ["game_type", "platform", "edition_a", "edition_b"]
-        nums = [c for c in pairs.columns if c not in keys and c != "examples"]
+        nums = [c for c in pairs.columns if c not in keys and c not in ("examples", "example_games")]
         pairs = (
             pairs.group_by(keys)
             .agg(
                 *[pl.col(c).sum() for c in nums],
                 pl.col("examples").list.explode(keep_nulls=False, empty_as_null=False).head(EXAMPLES),
+                pl.col("example_games").list.explode(keep_nulls=False, empty_as_null=False).head(EXAMPLES),
             )
             .sort(keys)
         )
     t["pairs"] = pairs
     ag = _cat(parts, "audit_games", None)
-    t["audit_games"] = ag.sort("kind", "source", "game_index") if ag is not None else None
+    t["audit_games"] = ag.sort("category", "kind", "source", "game_index") if ag is not None else None
     return out
 
 
