@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # the API loaded lazily by __getattr__, as type checkers see 
     )
     from analyzer.engine.manifest import DatasetError as DatasetError
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 
 _API = (

@@ -203,6 +203,11 @@ def test_unfinished_run_is_not_served_as_whole(tmp_path, source, clean, monkeypa
     assert "x4" in err and "--partial" in err and "did not finish" in err
     rep = tmp_path / "rep"
     assert cli.main(["report", str(out), "--partial", "--report-dir", str(rep)]) == 0
+    page = (rep / "index.html").read_text()
+    banner = re.search(r"<strong>Partial:</strong>(.*?)</p>", page, re.S)
+    assert banner and re.search(rf"source x4: {part.height:,} of about [\d,]+ games", banner.group(1)), banner
+    csv = pl.read_csv(rep / "summary_by_population.csv")
+    assert csv["partial"].to_list() == [True] * csv.height
     v = verify.verify(str(out))
     assert not v.whole and v.sources[0].state == "unfinished" and "analyzer scan" in (v.sources[0].repair or "")
     summary, code = _scan(source, out)  # the rerun finishes it

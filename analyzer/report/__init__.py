@@ -139,6 +139,8 @@ def write_report(out_dir: str, report_dir: str | None = None, partial: bool = Fa
     for name, df in rep.tables.items():
         if df is None:
             continue
+        if rep.partial:  # a report of an unfinished run: every table says so, row by row
+            df = df.with_columns(pl.lit(True).alias("partial"))
         files.write_table(df, report_dir, name)
         written.append({"name": name, "csv": name + ".csv", "parquet": name + ".parquet", "rows": f"{df.height:,}"})
     games = show.write_example_pages(out_dir, rep, os.path.join(report_dir, "games"))

@@ -357,6 +357,13 @@ def _title(rep: Report) -> tuple[str, str]:
     return title, dates
 
 
+def partial_text(p: dict) -> str:
+    """ "partial: N of about M games of source S" for an unfinished source (M estimated from the
+    share of its input read, when known)."""
+    of = f" of about {p['expected_games']:,}" if p.get("expected_games") else ""
+    return f"source {p['source']}: {p['games']:,}{of} games ({p['note']})"
+
+
 def render(
     rep: Report, out_dir: str, figures: list[dict], files: list[dict], games: dict[str, str] | None = None
 ) -> str:
@@ -421,5 +428,6 @@ def render(
         ],
         "audit": _audit(rep, games),
         "files": files,
+        "partial": [{"text": partial_text(p)} for p in rep.partial],
     }
     return _env().get_template("report.html.j2").render(**ctx)
