@@ -554,16 +554,25 @@ def _skip_numba_blas_probe() -> None:
         sys.modules["scipy"] = None  # type: ignore[assignment]
 
 
+class _HidePandas:
+    """A meta-path finder for which pandas does not exist (see _skip_pyarrow_pandas_probe)."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name == "pandas" or name.startswith("pandas."):
+            raise ModuleNotFoundError(f"No module named {name!r} (hidden from pyarrow)", name=name)
+        return None
+
+
 def _skip_pyarrow_pandas_probe(args) -> None:
     """pyarrow imports pandas, where it is installed, the first time it builds an array from
-    a list or numpy array (its pandas shim asks whether the input is a pandas object): ~0.2-0.3 s
-    of every scan's start-up. A scan never hands pyarrow pandas objects, so the command-line
-    process (ours alone, and its forked workers) hides pandas from pyarrow; the Dask engine
-    keeps it (its workers are other processes, and Dask may use pandas)."""
-    if getattr(args, "engine", None) == "dask" or getattr(args, "scheduler", None):
+    a list or numpy array, or converts one to numpy (its pandas shim asks whether the data is a
+    pandas object): ~0.2-0.3 s of every scan's start-up. A scan never uses pandas, so in the
+    command-line process of a scan (ours alone, and its forked workers) pandas cannot be found,
+    as where it is not installed (sys.modules["pandas"] = None would not do: pyarrow's compiled
+    import takes a None entry for the module). The Dask engine keeps it (Dask may use it)."""
+    if getattr(args, "engine", None) == "dask" or getattr(args, "scheduler", None) or "pandas" in sys.modules:
         return
-    if "pandas" not in sys.modules and "pyarrow" not in sys.modules:
-        sys.modules["pandas"] = None  # type: ignore[assignment]
+    sys.meta_path.insert(0, _HidePandas())
 
 
 def _setup_logging(args) -> None:
@@ -587,12 +596,13 @@ def main(argv=None) -> int:
     _setup_logging(args)
     if args.command in ("scan", "warmup"):
         _skip_numba_blas_probe()
-        _skip_pyarrow_pandas_probe(args)
     if args.command == "scan":
         # Importing numba and pyarrow makes ~10^6 long-lived objects and no garbage: the cyclic
         # GC would only traverse them (a full pass took 13-20 ms here, and ~1 ms each middle-
         # generation pass). It is back on, with the imports frozen, when the scan starts.
         gc.disable()
+    if args.command in ("scan", "warmup"):
+        _skip_pyarrow_pandas_probe(args)
     _stop_on_signals()
     try:
         command = {"scan": cmd_scan, "report": cmd_report, "verify": cmd_verify, "show": cmd_show, "warmup": cmd_warmup}
