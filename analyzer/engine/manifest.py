@@ -161,17 +161,23 @@ class SourceState:
 
 
 def _unfinished(out: str, d: str) -> SourceState:
-    """A source a run started and did not finish: the units it finalized (parts numbered in the
-    whole source, every unit before them finalized too) are its partial content."""
+    """A source a run started and did not finish (or whose record is lost): its partial content
+    is its first units, as far as each one's games are in files that exist: a compacted group
+    (its group record) or the unit's own final parts (numbered in the whole source)."""
     st = open_store(out)
     folder = _join(out, "_manifest", d)
     recs = {}
+    groups = {}
     for name in st.list(folder):
-        if name.startswith("unit-") and name.endswith(".json"):
-            try:
-                rec = decode_record(st.get(_join(folder, name)))
-            except (ValueError, FileNotFoundError):
-                continue
+        if not name.endswith(".json") or not name.startswith(("unit-", "group-")):
+            continue
+        try:
+            rec = decode_record(st.get(_join(folder, name)))
+        except (ValueError, FileNotFoundError):
+            continue
+        if name.startswith("group-"):
+            groups[rec["units"][0]] = rec
+        else:
             recs[rec["unit"]] = rec
     started = None
     try:
@@ -182,20 +188,40 @@ def _unfinished(out: str, d: str) -> SourceState:
     base = 0
     read_bytes = 0
     k = 0
-    while k in recs and recs[k].get("finalized") and recs[k]["finalized"][0] == base:
-        entry = unit_files(out, recs[k])
-        entry["games"] = [base, base + recs[k]["games"]]
+    while True:
+        group = groups.get(k)
+        if group is not None and group["games"][0] == base and _exists(out, group):
+            files.append(group)
+            for u in range(*group["units"]):
+                read_bytes += (recs.get(u) or {}).get("input_bytes") or 0
+            base, k = group["games"][1], group["units"][1]
+            continue
+        rec = recs.get(k)
+        if rec is None or not rec.get("finalized") or rec["finalized"][0] != base:
+            break
+        entry = unit_files(out, rec)
+        if not _exists(out, entry):
+            break
+        entry["games"] = [base, base + rec["games"]]
         files.append(entry)
-        base += recs[k]["games"]
-        read_bytes += recs[k].get("input_bytes") or 0
+        base += rec["games"]
+        read_bytes += rec.get("input_bytes") or 0
         k += 1
     name = (started or {}).get("source") or next((r["source"] for r in recs.values()), d)
     size = ((started or {}).get("input") or {}).get("size")
     expected = None
     if isinstance(size, int) and size > 0 and read_bytes > 0:
         expected = round(base * size / read_bytes)
-    note = f"{k} finalized unit(s) of {(started or {}).get('units') or '?'}"
+    note = f"{k} of {(started or {}).get('units') or '?'} unit(s) in its files so far"
     return SourceState(d, name, False, None, files, base, expected, note)
+
+
+def _exists(out: str, entry: dict) -> bool:
+    """Every file of a file entry is there with its recorded size (a cheap look)."""
+    if is_remote(out):
+        st = open_store(out)
+        return all(st.exists(_join(out, desc["path"])) for desc in entry["tables"].values())
+    return all(_stat_problem(_join(out, desc["path"]), desc) is None for desc in entry["tables"].values())
 
 
 def sources(out: str) -> list[SourceState]:
