@@ -26,7 +26,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from kill_loop import _small_text, _tables  # noqa: E402  (same input and table reader as the kill loop)
+import kill_loop  # noqa: E402  (the same input, command and table reader as the kill loop)
+from kill_loop import _small_text, _tables  # noqa: E402
 
 KINDS = (
     "delete_part",
@@ -39,24 +40,7 @@ KINDS = (
 
 
 def _scan_cmd(src: str, out: str, compact: int) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "analyzer",
-        "scan",
-        src,
-        "--out",
-        out,
-        "--workers",
-        "2",
-        "--frames-per-unit",
-        "1",
-        "--compact-games",
-        str(compact),
-        "--progress",
-        "none",
-        "--json",
-    ]
+    return kill_loop._scan_cmd(src, out, compact=compact)
 
 
 def _files(out: str, kind: str) -> list[str]:

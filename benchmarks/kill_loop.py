@@ -37,7 +37,7 @@ def _small_text() -> bytes:
 COMPACT_GAMES = 2500  # several compacted files per source, so that kills land inside compaction too
 
 
-def _scan_cmd(src: str, out: str, engine: str = "local") -> list[str]:
+def _scan_cmd(src: str, out: str, engine: str = "local", compact: int = COMPACT_GAMES) -> list[str]:
     return [
         sys.executable,
         "-m",
@@ -53,7 +53,7 @@ def _scan_cmd(src: str, out: str, engine: str = "local") -> list[str]:
         "--engine",
         engine,
         "--compact-games",
-        str(COMPACT_GAMES),
+        str(compact),
         "--progress",
         "none",
         "--json",

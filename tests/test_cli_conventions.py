@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import pty
-import select
 import subprocess
 import sys
 import time
@@ -14,6 +12,7 @@ import time
 import pytest
 
 import analyzer
+from conftest import pty_run
 
 
 def _run(*args, env=None, **kw):
@@ -120,32 +119,6 @@ def test_first_run_says_it_compiles(tmp_path, small_text):
     assert json.loads((tmp_path / "o2" / "_manifest" / "run.json").read_text())["compile_seconds"] == 0
 
 
-def _pty_run(args, seconds=120):
-    """Run the CLI with stderr and stdout on a pseudo-terminal; returns what it printed."""
-    master, slave = pty.openpty()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "analyzer", *args], stdout=slave, stderr=slave, stdin=subprocess.DEVNULL, close_fds=True
-    )
-    os.close(slave)
-    out = b""
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        r, _, _ = select.select([master], [], [], 0.5)
-        if r:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            out += chunk
-        elif proc.poll() is not None:
-            break
-    proc.wait(timeout=30)
-    os.close(master)
-    return proc.returncode, out.decode(errors="replace")
-
-
 def _progress_input(tmp_path, small_text) -> str:
     src = tmp_path / "g.pgn"
     src.write_bytes(small_text * 6)
@@ -154,7 +127,10 @@ def _progress_input(tmp_path, small_text) -> str:
 
 def test_progress_on_a_terminal_is_a_bar(tmp_path, small_text):
     src = _progress_input(tmp_path, small_text)
-    code, out = _pty_run(["scan", src, "--out", str(tmp_path / "o"), "--workers", "1", "--unit-mb", "1"])
+    code, out = pty_run(
+        [sys.executable, "-m", "analyzer", "scan", src, "--out", str(tmp_path / "o")]
+        + ["--workers", "1", "--unit-mb", "1"]
+    )
     assert code == 0, out
     assert "\r" in out and "%|" in out and "games" in out and "ETA" in out
     assert "elapsed" not in out  # no log lines on a terminal

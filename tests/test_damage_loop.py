@@ -5,28 +5,21 @@ behind -m slow (RESULTS.md has that run)."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import subprocess
-import sys
 
 import pytest
+
+from conftest import run_json_script
 
 SCRIPT = os.path.join(os.path.dirname(__file__), "..", "benchmarks", "damage_loop.py")
 pytestmark = pytest.mark.skipif(shutil.which("pzstd") is None, reason="needs pzstd (Debian package zstd)")
 
 
 def _loop(cycles: int, seed: int) -> dict:
-    r = subprocess.run(
-        [sys.executable, SCRIPT, "--cycles", str(cycles), "--seed", str(seed), "--copies", "2"]
-        + ["--compact-games", "1000", "--json"],  # one compacted file per unit: a repair recomputes one
-        capture_output=True,
-        text=True,
-        timeout=3000,
-    )
-    assert r.stdout.strip(), r.stderr[-3000:]
-    return json.loads(r.stdout.strip().splitlines()[-1])
+    # one compacted file per unit (--compact-games 1000): a repair recomputes one unit
+    args = ("--cycles", str(cycles), "--seed", str(seed), "--copies", "2", "--compact-games", "1000")
+    return run_json_script(SCRIPT, *args)
 
 
 def _check(stats: dict) -> None:

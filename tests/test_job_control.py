@@ -6,9 +6,6 @@ fast run)."""
 from __future__ import annotations
 
 import json
-import os
-import pty
-import select
 import signal
 import subprocess
 import sys
@@ -16,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import out_tables, pzstd_file, same_tables
+from conftest import alive, live_children, out_tables, pty_run, pzstd_file, same_tables
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="signals, fork and /proc: Linux")
 
@@ -49,20 +46,6 @@ def big(tmp_path_factory, small_text):
     return src, out_tables(d / "ref")
 
 
-def _children(pid: int) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as fh:
-                    fields = fh.read().rsplit(")", 1)[1].split()
-                if int(fields[1]) == pid and fields[0] != "Z":
-                    found.append(int(entry))
-            except (OSError, IndexError):
-                pass
-    return found
-
-
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
 def test_sigterm_and_sighup_stop_like_ctrl_c(tmp_path, big, sig, code):
     src, ref = big
@@ -75,7 +58,7 @@ def test_sigterm_and_sighup_stop_like_ctrl_c(tmp_path, big, sig, code):
     while time.time() < deadline and len(list(mdir.glob("unit-*.json"))) < 3:
         time.sleep(0.02)
     assert not (mdir / "source.json").exists(), "the run finished before the signal"
-    workers = _children(proc.pid)
+    workers = live_children(proc.pid)
     proc.send_signal(sig)
     stdout, stderr = proc.communicate(timeout=120)
     assert proc.returncode == code, stderr
@@ -83,44 +66,13 @@ def test_sigterm_and_sighup_stop_like_ctrl_c(tmp_path, big, sig, code):
     assert lines == [f"analyzer: stopped by {signal.Signals(sig).name}; rerun the same command to resume"], stderr
     assert stdout == ""
     time.sleep(0.2)
-    assert not [p for p in workers if _alive(p)], "a worker outlived the run"
+    assert not [p for p in workers if alive(p)], "a worker outlived the run"
     assert not list(out.rglob(".analyzer-tmp-*")), "temporary files left"
     r = subprocess.run(_cmd(src, out, "--progress", "none"), capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
     summary = json.loads(r.stdout)
     assert summary["games_reused"] > 0  # resumed, not started over
     same_tables(ref, out_tables(out))
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
-def _pty(args, seconds=300) -> tuple[int, str]:
-    master, slave = pty.openpty()
-    proc = subprocess.Popen(args, stdout=slave, stderr=slave, stdin=subprocess.DEVNULL, close_fds=True)
-    os.close(slave)
-    out = b""
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        r, _, _ = select.select([master], [], [], 0.5)
-        if r:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            out += chunk
-        elif proc.poll() is not None:
-            break
-    proc.wait(timeout=30)
-    os.close(master)
-    return proc.returncode, out.decode(errors="replace")
 
 
 @pytest.mark.parametrize("mode", ["log", "none", "bar"])
@@ -131,7 +83,7 @@ def test_pzstd_runs_in_forked_workers_under_every_progress_mode(tmp_path, big, m
     out = tmp_path / "out"
     args = _cmd(src, out, "--progress", mode, "--progress-interval", "0.05")
     if mode == "bar":
-        code, text = _pty(args)
+        code, text = pty_run(args, 300)
         summary = json.loads(next(ln for ln in text.splitlines() if ln.startswith("{")))
         assert "%|" in text
     else:

@@ -124,44 +124,6 @@ def _as_utf8(sample: bytes, encoding: str) -> bytes:
     return sample if encoding == "utf-8" else sample.decode(encoding, "replace").lstrip("\ufeff").encode()
 
 
-class _Transcoded(io.RawIOBase):
-    """UTF-8 bytes of a UTF-16 or UTF-32 stream (its byte-order mark dropped; undecodable code
-    units become U+FFFD): the scanner and the kernels read UTF-8 only. Byte offsets in the
-    tables are then offsets in this UTF-8 text."""
-
-    def __init__(self, inner, encoding: str):
-        import codecs
-
-        self.inner = inner
-        self.decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
-        self.pending = b""
-        self.first = True
-        self.eof = False
-
-    def readable(self):
-        return True
-
-    def readinto(self, b):
-        while not self.pending and not self.eof:
-            raw = self.inner.read(READ_SIZE)
-            self.eof = not raw
-            text = self.decoder.decode(raw or b"", final=self.eof)
-            if self.first and text:
-                text = text.lstrip("\ufeff")
-                self.first = False
-            self.pending = text.encode("utf-8", "surrogatepass")
-        n = min(len(b), len(self.pending))
-        b[:n] = self.pending[:n]
-        self.pending = self.pending[n:]
-        return n
-
-    def close(self):
-        try:
-            self.inner.close()
-        finally:
-            super().close()
-
-
 def _sniff(head: bytes) -> str:
     if head.startswith(ZSTD_MAGIC):
         return "zstd"
@@ -191,6 +153,35 @@ class _Wrapper(io.RawIOBase):
             self.inner.close()
         finally:
             super().close()
+
+
+class _Transcoded(_Wrapper):
+    """UTF-8 bytes of a UTF-16 or UTF-32 stream (its byte-order mark dropped; undecodable code
+    units become U+FFFD): the scanner and the kernels read UTF-8 only. Byte offsets in the
+    tables are then offsets in this UTF-8 text."""
+
+    def __init__(self, inner, encoding: str):
+        import codecs
+
+        super().__init__(inner)
+        self.decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
+        self.pending = b""
+        self.first = True
+        self.eof = False
+
+    def readinto(self, b):
+        while not self.pending and not self.eof:
+            raw = self.inner.read(READ_SIZE)
+            self.eof = not raw
+            text = self.decoder.decode(raw or b"", final=self.eof)
+            if self.first and text:
+                text = text.lstrip("\ufeff")
+                self.first = False
+            self.pending = text.encode("utf-8", "surrogatepass")
+        n = min(len(b), len(self.pending))
+        b[:n] = self.pending[:n]
+        self.pending = self.pending[n:]
+        return n
 
 
 class _Prefixed(_Wrapper):
