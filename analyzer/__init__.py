@@ -13,17 +13,28 @@ import analyzer._numba_env  # noqa: F401  (NUMBA_CACHE_DIR before numba compiles
 
 if TYPE_CHECKING:  # the API loaded lazily by __getattr__, as type checkers see it
     from analyzer.api import (
+        IncompleteDatasetWarning as IncompleteDatasetWarning,
         analyze_bytes as analyze_bytes,
+        committed_files as committed_files,
         games_with_verdicts as games_with_verdicts,
         scan_events as scan_events,
         scan_games as scan_games,
         scan_verdicts as scan_verdicts,
     )
+    from analyzer.engine.manifest import DatasetError as DatasetError
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 
-_API = ("analyze_bytes", "scan_games", "scan_verdicts", "scan_events", "games_with_verdicts")
+_API = (
+    "analyze_bytes",
+    "scan_games",
+    "scan_verdicts",
+    "scan_events",
+    "games_with_verdicts",
+    "committed_files",
+    "IncompleteDatasetWarning",
+)
 
 
 def __getattr__(name: str) -> Any:
@@ -31,7 +42,11 @@ def __getattr__(name: str) -> Any:
         from analyzer import api
 
         return getattr(api, name)
+    if name == "DatasetError":
+        from analyzer.engine.manifest import DatasetError
+
+        return DatasetError
     raise AttributeError(name)
 
 
-__all__ = [*_API, "__version__"]  # noqa: PLE0604 - _API is a tuple of str
+__all__ = [*_API, "DatasetError", "__version__"]  # noqa: PLE0604 - _API is a tuple of str

@@ -34,12 +34,22 @@ def analyze_block(
     extra_status: dict | None = None,
     keep_facts: bool = False,
     options: dict | None = None,
+    input_ends: bool = False,
 ) -> BlockTables:
     """The tables of the games buf[starts[i]:ends[i]] of game kind `kind`. `extra_status` maps
     game i -> (status, message) decided by the reader (such games are reported, not replayed);
-    `options`: what the kind reads of the source (e.g. chess: default_variant from a file name)."""
+    `options`: what the kind reads of the source (e.g. chess: default_variant from a file name);
+    `input_ends`: the last game is where the input ends, so a movetext without its termination
+    marker there was cut off (status truncated)."""
     out = kinds.get(kind).analyze_block(
-        buf, starts, ends, editions=editions, extra_status=extra_status, keep_facts=keep_facts, **(options or {})
+        buf,
+        starts,
+        ends,
+        editions=editions,
+        extra_status=extra_status,
+        keep_facts=keep_facts,
+        input_ends=input_ends,
+        **(options or {}),
     )
     g, v, e = tables.build(
         out,

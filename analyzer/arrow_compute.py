@@ -60,6 +60,11 @@ def take(values: Arrayish, indices: Arrayish) -> Arrayish:
     return call_function("take", [values, indices])
 
 
+def sort_indices(values: pa.Array) -> pa.Array:
+    """Indices of a stable ascending sort (nulls last)."""
+    return call_function("array_sort_indices", [values])
+
+
 def cast(values: Arrayish, target_type: pa.DataType) -> Arrayish:
     """A safe cast, as Array.cast."""
     return call_function("cast", [values], CastOptions.safe(target_type))

@@ -1,4 +1,4 @@
-"""Command line: `analyzer scan`, `analyzer report`, `analyzer warmup`.
+"""Command line: `analyzer scan`, `analyzer report`, `analyzer show`, `analyzer warmup`.
 
 Errors the user can fix (bad arguments, unreadable inputs, unwritable or busy output) get one
 clear line on stderr and exit 2, never a traceback. Messages go through `logging` (logger
@@ -13,6 +13,7 @@ import gc
 import json
 import logging
 import os
+import signal
 import sys
 import time
 
@@ -21,12 +22,14 @@ import analyzer._numba_env  # noqa: F401  (NUMBA_CACHE_DIR before any kernel imp
 EXIT_OK = 0
 EXIT_UNITS_FAILED = 1  # a unit failed, an input was damaged, or an input gave no analyzable game
 EXIT_USAGE = 2  # bad arguments, unreadable input, unwritable or busy output
+# Stopped by a signal: 128 + its number, as a shell reports it (SIGINT 130, SIGTERM 143, SIGHUP 129).
+EXIT_SIGNAL_BASE = 128
 
 # The cyclic GC's thresholds during a scan: a block makes few Python objects and no cycles worth
 # a collection every 700 allocations (CPython's default); 10x rarer passes keep cycles bounded.
 SCAN_GC_THRESHOLDS = (7000, 10, 10)
 BUNDLED = ("lichess_3000.pgn.zst", "russian_draughts_sample.pdn")
-COMMANDS = ("scan", "report", "warmup")
+COMMANDS = ("scan", "report", "verify", "show", "warmup")
 
 log = logging.getLogger("analyzer")
 
@@ -194,6 +197,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="recompute the inputs' sources from scratch, with exactly the editions asked for",
     )
     s.add_argument(
+        "--deep-verify",
+        action="store_true",
+        help="before reusing a finished source, check its files by their SHA-256 and page checksums "
+        "(as 'analyzer verify --deep'), not only by size and row count; damaged units are recomputed",
+    )
+    s.add_argument(
         "--source-name",
         action="append",
         default=None,
@@ -235,6 +244,14 @@ def build_parser() -> argparse.ArgumentParser:
         "whole frames of about 64 MiB of text)",
     )
     s.add_argument(
+        "--compact-games",
+        type=_positive_int,
+        default=1_000_000,
+        metavar="N",
+        help="games per table file once a source is finished: its work units' files are compacted into "
+        "files of at least N games (default 1000000); the tables' content does not depend on it",
+    )
+    s.add_argument(
         "--frames-per-unit",
         type=_positive_int,
         default=None,
@@ -253,12 +270,39 @@ def build_parser() -> argparse.ArgumentParser:
         "--report-dir", default=None, help="where to write (default: OUT_DIR/report; for a URL OUT_DIR, ./report)"
     )
     r.add_argument(
+        "--partial",
+        action="store_true",
+        help="report on an OUT whose run did not finish: the games its unfinished sources hold so far, "
+        "under a banner on the page and a flag in the CSVs (without it, such an OUT is refused)",
+    )
+    r.add_argument(
         "--storage-option",
         action="append",
         default=[],
         metavar="[PROTOCOL.]KEY=VALUE",
         help="an fsspec option for a URL OUT_DIR (as for scan)",
     )
+    v = sub.add_parser(
+        "verify",
+        help="check that a scan output's tables are whole (the dataset's fsck)",
+        description="Check every table file of OUT_DIR against the manifest (exists, size, row count; "
+        "--deep: SHA-256 and every page's checksum). Exit 0 when whole; 1 with the damaged or "
+        "unfinished sources listed and the command that repairs each; 2 if OUT_DIR is no scan output.",
+    )
+    v.add_argument("out_dir", metavar="OUT_DIR", help="the --out directory (or URL) of 'analyzer scan'")
+    v.add_argument("--deep", action="store_true", help="re-hash every file and read every page (slower)")
+    v.add_argument("--json", action="store_true", help="print the findings as one JSON line")
+    v.add_argument("--storage-option", action="append", default=[], metavar="[PROTOCOL.]KEY=VALUE", help="as for scan")
+    sh = sub.add_parser(
+        "show",
+        help="one game's draw-rule timeline: repetitions, claims, clocks, automatic ends, verdicts",
+        description="One game's draw-rule timeline as a person reads it, from the tables of "
+        "'analyzer scan --out OUT_DIR' and the game's text (python-chess): each repeated position and its "
+        "plies, the claims available and to whom, the clocks, the automatic ends, the verdict per edition.",
+    )
+    sh.add_argument("out_dir", metavar="OUT_DIR", help="the --out directory of 'analyzer scan'")
+    sh.add_argument("game", metavar="GAME", help="a Site URL (e.g. https://lichess.org/abcdefgh) or SOURCE#INDEX")
+    sh.add_argument("--html", metavar="FILE", default=None, help="also write the page, boards drawn, to FILE")
     sub.add_parser(
         "warmup",
         help="compile the numba kernels once (fills the cache; the first scan does it too)",
@@ -328,6 +372,7 @@ def cmd_scan(args) -> int:
         max_game_bytes=max(1, int(args.max_game_mb * (1 << 20))),
         frames_per_unit=args.frames_per_unit,
         storage_options=storage,
+        compact_games=args.compact_games,
         **size,
     )
     from analyzer._numba_env import request_fast_cache_loads
@@ -355,6 +400,8 @@ def cmd_scan(args) -> int:
             progress_mode=_progress_mode(args),
             source_names=args.source_name,
             prepare=prepare,
+            deep_verify=args.deep_verify,
+            command=_command_line(),
         )
     except (InputError, RunError, LockHeld) as exc:
         return _fail(str(exc))
@@ -375,30 +422,67 @@ def cmd_scan(args) -> int:
     return code
 
 
+def _command_line() -> list[str]:
+    """This command as typed (program name `analyzer`), recorded with the sources it writes."""
+    return ["analyzer", *sys.argv[1:]]
+
+
+def _refuse_unfinished(out: str, partial: bool) -> str | None:
+    """Why a report of OUT would mislead (an unfinished source), or None."""
+    from analyzer.engine import manifest
+
+    unfinished = manifest.incomplete(out)
+    if not unfinished or partial:
+        return None
+    names = ", ".join(f"{s.name} ({s.games:,} games so far; {s.note})" for s in unfinished[:5])
+    return (
+        f"{out}: {len(unfinished)} source(s) a run did not finish: {names}; finish them by rerunning "
+        f"the scan, or report what they hold with --partial"
+    )
+
+
 def cmd_report(args) -> int:
     try:
         from analyzer import report
     except ImportError as exc:
         return _fail(f"the report needs matplotlib and Jinja2: pip install 'draw-rule-analyzer[report]' ({exc})")
+    from analyzer.engine.manifest import DatasetError, committed
     from analyzer.io import remote
 
     if remote.is_url(remote.localize(args.out_dir)):
         return _report_url(args, report)
     if not os.path.isdir(args.out_dir):
         return _fail(f"{args.out_dir}: not a directory (run analyzer scan --out {args.out_dir} first)")
-    import glob
-
-    if not glob.glob(os.path.join(args.out_dir, "games", "*", "part-*.parquet")):
-        return _fail(
-            f"{args.out_dir}: holds no analyzer tables (games/source=*/part-*.parquet); "
-            f"run analyzer scan --out {args.out_dir} first"
-        )
     try:
-        path = report.write_report(args.out_dir, args.report_dir)
-    except FileNotFoundError as exc:
+        refusal = _refuse_unfinished(args.out_dir, args.partial)
+        if refusal:
+            return _fail(refusal)
+        if not any(committed(args.out_dir, "games", partial=args.partial).values()):
+            return _fail(
+                f"{args.out_dir}: holds no analyzer tables (no finished source: _manifest/*/source.json); "
+                f"run analyzer scan --out {args.out_dir} first"
+            )
+        path = report.write_report(args.out_dir, args.report_dir, partial=args.partial)
+    except (FileNotFoundError, DatasetError) as exc:
         return _fail(str(exc))
     print(path)
     return EXIT_OK
+
+
+def cmd_verify(args) -> int:
+    from analyzer.engine import verify
+    from analyzer.io import remote
+
+    out = remote.localize(args.out_dir)
+    try:
+        remote.configure(remote.options_from_args(args.storage_option))
+    except ValueError as exc:
+        return _fail(str(exc))
+    if not verify.is_dataset(out):
+        return _fail(f"{args.out_dir}: not an analyzer scan output (no _manifest folder)")
+    rep = verify.verify(out, deep=args.deep)
+    print(json.dumps(rep.as_dict(), separators=(",", ":")) if args.json else rep.text())
+    return EXIT_OK if rep.whole else EXIT_UNITS_FAILED
 
 
 def _report_url(args, report) -> int:
@@ -410,6 +494,9 @@ def _report_url(args, report) -> int:
     out = remote.localize(args.out_dir).rstrip("/")
     try:
         remote.configure(remote.options_from_args(args.storage_option))
+        refusal = _refuse_unfinished(out, args.partial)
+        if refusal:
+            return _fail(refusal)
         found = committed_parts(out, "games")
     except ValueError as exc:
         return _fail(str(exc))
@@ -422,10 +509,35 @@ def _report_url(args, report) -> int:
             f"{out}: holds no finished analyzer source (_manifest/*/source.json); run analyzer scan --out {out} first"
         )
     try:
-        path = report.write_report(out, args.report_dir or "report")
+        path = report.write_report(out, args.report_dir or "report", partial=args.partial)
     except FileNotFoundError as exc:
         return _fail(str(exc))
     print(path)
+    return EXIT_OK
+
+
+def cmd_show(args) -> int:
+    from analyzer.engine.manifest import DatasetError
+
+    try:
+        from analyzer.report import show
+    except ImportError as exc:
+        return _fail(f"analyzer show needs Jinja2: pip install 'draw-rule-analyzer[report]' ({exc})")
+    if not os.path.isdir(args.out_dir):
+        return _fail(f"{args.out_dir}: not a directory (run analyzer scan --out {args.out_dir} first)")
+    try:
+        source, index = show.find(args.out_dir, args.game)
+        view = show.load(args.out_dir, source, index)
+    except (show.GameNotFound, FileNotFoundError, DatasetError) as exc:
+        return _fail(str(exc).strip("'\""))
+    print(show.text(view), end="")
+    if args.html:
+        try:
+            with open(args.html, "w", encoding="utf-8") as fh:
+                fh.write(show.html(view))
+        except OSError as exc:
+            return _fail(f"{args.html}: cannot write ({exc.strerror or exc})")
+        print(args.html)
     return EXIT_OK
 
 
@@ -458,6 +570,27 @@ def _skip_numba_blas_probe() -> None:
         sys.modules["scipy"] = None  # type: ignore[assignment]
 
 
+class _HidePandas:
+    """A meta-path finder for which pandas does not exist (see _skip_pyarrow_pandas_probe)."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name == "pandas" or name.startswith("pandas."):
+            raise ModuleNotFoundError(f"No module named {name!r} (hidden from pyarrow)", name=name)
+        return None
+
+
+def _skip_pyarrow_pandas_probe(args) -> None:
+    """pyarrow imports pandas, where it is installed, the first time it builds an array from
+    a list or numpy array, or converts one to numpy (its pandas shim asks whether the data is a
+    pandas object): ~0.2-0.3 s of every scan's start-up. A scan never uses pandas, so in the
+    command-line process of a scan (ours alone, and its forked workers) pandas cannot be found,
+    as where it is not installed (sys.modules["pandas"] = None would not do: pyarrow's compiled
+    import takes a None entry for the module). The Dask engine keeps it (Dask may use it)."""
+    if getattr(args, "engine", None) == "dask" or getattr(args, "scheduler", None) or "pandas" in sys.modules:
+        return
+    sys.meta_path.insert(0, _HidePandas())
+
+
 def _setup_logging(args) -> None:
     level = logging.ERROR if args.quiet else (logging.DEBUG if args.verbose else logging.INFO)
     for h in [h for h in log.handlers if getattr(h, "_analyzer_cli", False)]:
@@ -484,11 +617,39 @@ def main(argv=None) -> int:
         # GC would only traverse them (a full pass took 13-20 ms here, and ~1 ms each middle-
         # generation pass). It is back on, with the imports frozen, when the scan starts.
         gc.disable()
+    if args.command in ("scan", "warmup"):
+        _skip_pyarrow_pandas_probe(args)
+    _stop_on_signals()
     try:
-        return {"scan": cmd_scan, "report": cmd_report, "warmup": cmd_warmup}[args.command](args)
+        command = {"scan": cmd_scan, "report": cmd_report, "verify": cmd_verify, "show": cmd_show, "warmup": cmd_warmup}
+        return command[args.command](args)
+    except Stopped as exc:
+        print(f"analyzer: stopped by {exc.name}; rerun the same command to resume", file=sys.stderr)
+        return EXIT_SIGNAL_BASE + exc.signum
     except KeyboardInterrupt:
         print("analyzer: interrupted; rerun the same command to resume", file=sys.stderr)
-        return 130
+        return EXIT_SIGNAL_BASE + signal.SIGINT
+
+
+class Stopped(KeyboardInterrupt):
+    """A SIGTERM or SIGHUP (a scheduler stopping the job, a closed terminal): unwound like
+    Ctrl-C (temporary files removed, workers stopped, the lock released), so a rerun resumes."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+        self.name = signal.Signals(signum).name
+
+
+def _stop_on_signals() -> None:
+    def handler(signum, frame):
+        raise Stopped(signum)
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        try:
+            signal.signal(sig, handler)
+        except (ValueError, OSError):  # not the main thread (an embedding program): its own handlers stay
+            pass
 
 
 if __name__ == "__main__":

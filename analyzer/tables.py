@@ -4,9 +4,10 @@
   verdicts  one row per game and edition: every column an edition decides
   events    one row per chance to claim a draw, automatic draw or draw offer, per edition
 
-Keys: (source, game_index) and edition. A kind hands over numpy arrays (codes from
-analyzer.codes) and header columns; this module applies the measures (analyzer.measures) and
-builds the Arrow tables, so every kind gets the same columns, codes and derived values.
+Keys: (source, game_index) and edition; `source` is the folder (the hive partition key). A kind
+hands over numpy arrays (codes from analyzer.codes) and header columns; this module applies the
+measures (analyzer.measures) and builds the Arrow tables, so every kind gets the same columns,
+codes and derived values.
 """
 
 from __future__ import annotations
@@ -20,9 +21,15 @@ from analyzer import arrow_compute as ac, codes, kernels
 
 _DICT = pa.dictionary(pa.int32(), pa.string())
 
+# The key `source` (the input's name: file name without extensions, or --source-name) is the hive
+# partition key: the folders are `source=<name, escaped>` (engine.layout), and it is not stored
+# inside the files, so that every hive reader takes it from the folder names with no type to
+# reconcile (pyarrow's dataset infers a string, pandas a dictionary: a key stored in the files
+# too clashes with one of them). analyzer.scan_* add it, with long names in full.
+
 # (name, type, meaning, unit) of every column: the schemas and OUT/_dataset.json come from here.
+# Tags are strings as written; the columns derived from them and the codes are dictionaries.
 _KEY = [
-    ("source", _DICT, "input name (file name without extensions, or --source-name)", None),
     ("game_type", _DICT, "game kind: chess, russian_draughts, ...", None),
 ]
 GAMES_COLUMNS = _KEY + [
@@ -32,23 +39,24 @@ GAMES_COLUMNS = _KEY + [
     ("site", pa.string(), "[Site] header", None),
     ("white", pa.string(), "[White] header", None),
     ("black", pa.string(), "[Black] header", None),
-    ("result", _DICT, "[Result] header (draughts 2-0/1-1/0-2 mapped to 1-0/1/2-1/2/0-1)", None),
+    ("result", pa.string(), "[Result] header (draughts 2-0/1-1/0-2 mapped to 1-0/1/2-1/2/0-1)", None),
     ("white_elo", pa.int32(), "[WhiteElo] header", "Elo"),
     ("black_elo", pa.int32(), "[BlackElo] header", "Elo"),
-    ("time_control", _DICT, "[TimeControl] header", None),
-    ("termination", _DICT, "[Termination] header", None),
-    ("eco", _DICT, "[ECO] header", None),
+    ("time_control", pa.string(), "[TimeControl] header", None),
+    ("termination", pa.string(), "[Termination] header", None),
+    ("eco", pa.string(), "[ECO] header", None),
     ("utc_date", pa.string(), "[UTCDate] header, as written", None),
     ("utc_time", pa.string(), "[UTCTime] header, as written", None),
     ("date_tag", pa.string(), "[Date] header, as written", None),
-    ("variant", _DICT, "[Variant] header (chess) or [GameType] (draughts)", None),
+    ("variant", pa.string(), "[Variant] header (chess) or [GameType] (draughts)", None),
     ("start_fen", pa.string(), "[FEN] header", None),
     ("platform", _DICT, "lichess, chess.com, otb (a place, no URL) or other, from Site and Event", None),
     (
         "time_control_class",
         _DICT,
         "ultrabullet/bullet/blitz/rapid/classical from base + 40 x increment "
-        "(< 30, 180, 480, 1500 s; Lichess's estimate), correspondence for '-', null when unknown",
+        "(< 30, 180, 480, 1500 s; Lichess's estimate), correspondence for '-', unknown without a "
+        "readable TimeControl",
         None,
     ),
     (
@@ -266,15 +274,16 @@ def _opt_bool(col) -> pa.Array:
     return pa.array(col > 0, mask=col < 0)
 
 
-_TC_CLASSES = ("ultrabullet", "bullet", "blitz", "rapid", "classical", "correspondence")
+_TC_CLASSES = ("ultrabullet", "bullet", "blitz", "rapid", "classical", "correspondence", "unknown")
 
 
-def time_control_class(text: str | None) -> str | None:
+def time_control_class(text: str | None) -> str:
     """Lichess's estimate of a game's duration, base + 40 x increment seconds: ultrabullet
     < 30 s, bullet < 180, blitz < 480, rapid < 1500, classical otherwise; '-' is
-    correspondence; PGN's 'moves/seconds' counts the first period; anything else unknown."""
+    correspondence; PGN's 'moves/seconds' counts the first period; no tag or anything else is
+    `unknown` (a class of its own, so that such games are counted, not dropped)."""
     if text is None:
-        return None
+        return "unknown"
     t = text.strip()
     if t == "-":
         return "correspondence"
@@ -288,7 +297,7 @@ def time_control_class(text: str | None) -> str | None:
         if base.isdigit() and (inc == "" or inc.isdigit()):
             est = int(base) + 40 * int(inc or 0)
     if est is None:
-        return None
+        return "unknown"
     for limit, name in ((30, "ultrabullet"), (180, "bullet"), (480, "blitz"), (1500, "rapid")):
         if est < limit:
             return name
@@ -299,7 +308,7 @@ def _derived_tc(tc: pa.Array) -> pa.Array:
     if not pa.types.is_dictionary(tc.type):
         tc = ac.dictionary_encode(tc)
     classes = [time_control_class(v) for v in tc.dictionary.to_pylist()]
-    codes_ = np.array([_TC_CLASSES.index(c) if c else -1 for c in classes] + [-1], np.int32)
+    codes_ = np.array([_TC_CLASSES.index(c) for c in classes] + [_TC_CLASSES.index("unknown")], np.int32)
     idx = ac.fill_null(tc.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64)
     return coded(codes_[idx], _TC_CLASSES)
 
@@ -375,7 +384,8 @@ def _side_result(result_code: np.ndarray, side: np.ndarray) -> np.ndarray:
 def build(
     block: BlockOutput, *, source: str, game_type: str, first_game_index: int, byte_offsets: np.ndarray
 ) -> tuple[pa.Table, pa.Table, pa.Table]:
-    """The games, verdicts and events tables of a block."""
+    """The games, verdicts and events tables of a block (of source `source`: the folder they are
+    written to names it; no column holds it)."""
     n = len(block.status)
     h = block.headers
     header = {
@@ -408,7 +418,6 @@ def build(
     facts = block.game_facts
     replayed = np.asarray(block.plies) >= 0
     games = {
-        "source": constant(source, n),
         "game_type": constant(game_type, n),
         "game_index": index,
         "byte_offset": pa.array(np.asarray(byte_offsets, np.int64)),
@@ -457,7 +466,6 @@ def build(
             outcome,
         )
         cols = {
-            "source": constant(source, n),
             "game_type": constant(game_type, n),
             "edition": constant(ed.edition, n),
             "game_index": index,
@@ -482,7 +490,6 @@ def build(
             conform(
                 pa.table(
                     {
-                        "source": constant(source, m),
                         "game_type": constant(game_type, m),
                         "edition": constant(ed.edition, m),
                         "game_index": pa.array(ev["game"].astype(np.int64) + first_game_index),

@@ -29,7 +29,10 @@ def _read(out: str, table: str) -> pl.DataFrame | None:
     parts = sorted(glob.glob(os.path.join(out, table, "*", "part-*.parquet")))
     if not parts:
         return None
-    df = pl.concat([pl.read_parquet(p, hive_partitioning=False) for p in parts], how="diagonal_relaxed")
+    df = pl.concat(
+        [pl.read_parquet(p, hive_partitioning=True, hive_schema={"source": pl.String}) for p in parts],
+        how="diagonal_relaxed",
+    )
     return df.with_columns([pl.col(c).cast(pl.String) for c, t in df.schema.items() if t == pl.Categorical])
 
 

@@ -363,8 +363,8 @@ def analyze(
     )
     rows = []
     for g, v in out:  # one row per game and edition: the game's columns and that edition's verdicts
-        games = {r["game_index"]: r for r in g.drop_columns(["source"]).to_pylist()}
-        for r in v.drop_columns(["source"]).to_pylist():
+        games = {r["game_index"]: r for r in g.to_pylist()}
+        for r in v.to_pylist():
             rows.append({**games[r["game_index"]], **r})
     rows.sort(key=lambda r: (r["edition"], r["game_index"]))
     return stats.games, rows

@@ -34,7 +34,10 @@ def _small_text() -> bytes:
         return zstandard.ZstdDecompressor().decompress(fh.read(), max_output_size=1 << 30)
 
 
-def _scan_cmd(src: str, out: str, engine: str = "local") -> list[str]:
+COMPACT_GAMES = 2500  # several compacted files per source, so that kills land inside compaction too
+
+
+def _scan_cmd(src: str, out: str, engine: str = "local", compact: int = COMPACT_GAMES) -> list[str]:
     return [
         sys.executable,
         "-m",
@@ -49,6 +52,8 @@ def _scan_cmd(src: str, out: str, engine: str = "local") -> list[str]:
         "1",
         "--engine",
         engine,
+        "--compact-games",
+        str(compact),
         "--progress",
         "none",
         "--json",
@@ -58,9 +63,10 @@ def _scan_cmd(src: str, out: str, engine: str = "local") -> list[str]:
 def _tables(out: str):
     import polars as pl
 
-    g = pl.scan_parquet(os.path.join(out, "games", "*", "part-*.parquet")).collect()
-    v = pl.scan_parquet(os.path.join(out, "verdicts", "*", "part-*.parquet")).collect()
-    e = pl.scan_parquet(os.path.join(out, "events", "*", "part-*.parquet")).collect()
+    g, v, e = (
+        pl.scan_parquet(os.path.join(out, t, "*", "part-*.parquet"), hive_partitioning=True).collect()
+        for t in ("games", "verdicts", "events")
+    )
     return (
         g.sort(["source", "game_index"]),
         v.sort(["source", "edition", "game_index"]),
@@ -93,7 +99,56 @@ def _descendants(pid: int) -> set[int]:
     return kids
 
 
-def run(cycles: int, seed: int, copies: int, hang_seconds: float, max_kill: float, workdir: str) -> dict:
+class _Finished(Exception):
+    """The run ended before the kill aimed at it."""
+
+
+def _compaction_started(out: str) -> bool:
+    folder = os.path.join(out, "_manifest", "games")
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return False
+    return any(n.startswith("group-") for n in names) or any(
+        n.startswith(".analyzer-tmp-") and "part-" in n and n.count("-") >= 6
+        for t in ("games", "verdicts", "events")
+        for n in _listdir(os.path.join(out, t, "source=games"))
+    )
+
+
+def _listdir(folder: str) -> list[str]:
+    try:
+        return os.listdir(folder)
+    except OSError:
+        return []
+
+
+def _in_compaction(out: str) -> bool:
+    """Compacted files or group records written, the source record not yet."""
+    return _compaction_started(out) and not os.path.exists(os.path.join(out, "_manifest", "games", "source.json"))
+
+
+def _wait_for_compaction(proc, out: str, seconds: float) -> bool:
+    """Poll (every ms) until the run starts compacting; False if it ended first."""
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if _compaction_started(out):
+            return True
+        if proc.poll() is not None:
+            return False
+        time.sleep(0.001)
+    return False
+
+
+def run(
+    cycles: int,
+    seed: int,
+    copies: int,
+    hang_seconds: float,
+    max_kill: float,
+    workdir: str,
+    compaction_share: float = 0.3,
+) -> dict:
     rng = random.Random(seed)
     plain = os.path.join(workdir, "games.pgn")
     with open(plain, "wb") as fh:
@@ -122,6 +177,7 @@ def run(cycles: int, seed: int, copies: int, hang_seconds: float, max_kill: floa
         "final_equal": 0,
         "games_lost": 0,
         "rows_changed": 0,
+        "kills_in_compaction": 0,
     }
     for cycle in range(cycles):
         out = os.path.join(workdir, f"out{cycle}")
@@ -131,10 +187,26 @@ def run(cycles: int, seed: int, copies: int, hang_seconds: float, max_kill: floa
             proc = subprocess.Popen(_scan_cmd(src, out), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
             kill_now = killed_before < 3 and rng.random() < (0.8 if killed_before == 0 else 0.5)
             deadline = rng.uniform(0.2, max_kill or max(0.5, 1.1 * clean_seconds)) if kill_now else hang_seconds
+            # A share of the kills aims at compaction: when the first compacted file or group
+            # record of the run appears, a few milliseconds later.
+            at_compaction = kill_now and rng.random() < compaction_share
             try:
+                if at_compaction:
+                    if not _wait_for_compaction(proc, out, hang_seconds):
+                        if proc.poll() is not None:
+                            raise _Finished
+                        raise subprocess.TimeoutExpired(proc.args, 0)
+                    time.sleep(rng.uniform(0, 0.04))
+                    if proc.poll() is not None:
+                        raise _Finished
+                    raise subprocess.TimeoutExpired(proc.args, 0)
                 proc.wait(timeout=deadline)
+            except _Finished:
+                pass
             except subprocess.TimeoutExpired:
                 kids = _descendants(proc.pid)
+                if _in_compaction(out):
+                    stats["kills_in_compaction"] += 1
                 proc.send_signal(signal.SIGKILL)
                 proc.wait()
                 if not kill_now:
@@ -184,10 +256,13 @@ def main() -> int:
         default=0,
         help="kill at a random moment up to this many seconds (default: 1.1 x a clean run)",
     )
+    p.add_argument(
+        "--compaction-share", type=float, default=0.3, help="share of the kills aimed at the start of compaction"
+    )
     p.add_argument("--json", action="store_true")
     args = p.parse_args()
     with tempfile.TemporaryDirectory(prefix="analyzer-kill-loop-") as tmp:
-        stats = run(args.cycles, args.seed, args.copies, args.hang_seconds, args.max_kill, tmp)
+        stats = run(args.cycles, args.seed, args.copies, args.hang_seconds, args.max_kill, tmp, args.compaction_share)
     if args.json:
         print(json.dumps(stats))
     else:

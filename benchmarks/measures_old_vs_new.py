@@ -18,7 +18,7 @@ import polars as pl
 
 
 def _table(out: str, name: str) -> pl.DataFrame:
-    return pl.scan_parquet(os.path.join(out, name, "**", "*.parquet"), hive_partitioning=False).collect()
+    return pl.scan_parquet(os.path.join(out, name, "**", "*.parquet"), hive_partitioning=True).collect()
 
 
 def old_counts(out: str) -> pl.DataFrame:

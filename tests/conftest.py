@@ -271,3 +271,69 @@ def out_rows(out, edition: str = "fide_2018") -> list[dict]:
     g = analyzer.scan_games(str(out)).collect()
     v = analyzer.scan_verdicts(str(out)).filter(pl.col("edition") == edition).drop("game_type").collect()
     return g.join(v, on=["source", "game_index"], how="left").sort(["source", "game_index"]).to_dicts()
+
+
+# ---------------------------------------------------------------------------------------------
+# Processes in tests (Linux /proc)
+
+
+def alive(pid) -> bool:
+    """Running (not gone, not a zombie waiting for a reaper)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def live_children(ppid: int) -> list[int]:
+    """The running children of process ppid."""
+    kids = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as fh:
+                    fields = fh.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == ppid and fields[0] != "Z":
+                kids.append(int(d))
+    return kids
+
+
+def pty_run(cmd: list[str], seconds: float = 120) -> tuple[int, str]:
+    """Run cmd with stdout and stderr on a pseudo-terminal; (exit code, what it printed)."""
+    import pty
+    import select
+    import time
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(cmd, stdout=slave, stderr=slave, stdin=subprocess.DEVNULL, close_fds=True)
+    os.close(slave)
+    out = b""
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        r, _, _ = select.select([master], [], [], 0.5)
+        if r:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+        elif proc.poll() is not None:
+            break
+    proc.wait(timeout=30)
+    os.close(master)
+    return proc.returncode, out.decode(errors="replace")
+
+
+def run_json_script(script: str, *args: str, timeout: float = 3000) -> dict:
+    """Run a benchmarks/ script that prints one JSON line last (the kill and damage loops)."""
+    import json
+    import sys
+
+    r = subprocess.run([sys.executable, script, *args, "--json"], capture_output=True, text=True, timeout=timeout)
+    assert r.stdout.strip(), r.stderr[-3000:]
+    return json.loads(r.stdout.strip().splitlines()[-1])

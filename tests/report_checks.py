@@ -27,9 +27,10 @@ def wilson_roots(k: int, n: int) -> tuple[float, float]:
 
 
 def raw(out: str, table: str) -> pl.DataFrame:
-    return pl.read_parquet(os.path.join(out, table, "*", "part-*.parquet"), hive_partitioning=False).with_columns(
-        pl.col(pl.Categorical).cast(pl.String)
-    )
+    """A table as polars reads it (`source` from the hive folder names)."""
+    return pl.read_parquet(
+        os.path.join(out, table, "*", "part-*.parquet"), hive_partitioning=True, hive_schema={"source": pl.String}
+    ).with_columns(pl.col(pl.Categorical).cast(pl.String))
 
 
 def raw_joined(out: str) -> pl.DataFrame:

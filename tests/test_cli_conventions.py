@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import pty
-import select
 import subprocess
 import sys
 import time
@@ -14,6 +12,7 @@ import time
 import pytest
 
 import analyzer
+from conftest import pty_run
 
 
 def _run(*args, env=None, **kw):
@@ -186,32 +185,6 @@ def test_the_rate_leaves_the_compile_out_and_says_so(tmp_path, small_text):
     assert "30 s of it compiling kernels (first run only)" in line and "games/s, compile left out)" in line, line
 
 
-def _pty_run(args, seconds=120):
-    """Run the CLI with stderr and stdout on a pseudo-terminal; returns what it printed."""
-    master, slave = pty.openpty()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "analyzer", *args], stdout=slave, stderr=slave, stdin=subprocess.DEVNULL, close_fds=True
-    )
-    os.close(slave)
-    out = b""
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        r, _, _ = select.select([master], [], [], 0.5)
-        if r:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            out += chunk
-        elif proc.poll() is not None:
-            break
-    proc.wait(timeout=30)
-    os.close(master)
-    return proc.returncode, out.decode(errors="replace")
-
-
 def _progress_input(tmp_path, small_text) -> str:
     src = tmp_path / "g.pgn"
     src.write_bytes(small_text * 6)
@@ -220,7 +193,10 @@ def _progress_input(tmp_path, small_text) -> str:
 
 def test_progress_on_a_terminal_is_a_bar(tmp_path, small_text):
     src = _progress_input(tmp_path, small_text)
-    code, out = _pty_run(["scan", src, "--out", str(tmp_path / "o"), "--workers", "1", "--unit-mb", "1"])
+    code, out = pty_run(
+        [sys.executable, "-m", "analyzer", "scan", src, "--out", str(tmp_path / "o")]
+        + ["--workers", "1", "--unit-mb", "1"]
+    )
     assert code == 0, out
     assert "\r" in out and "%|" in out and "games" in out and "ETA" in out
     assert "elapsed" not in out  # no log lines on a terminal
@@ -246,7 +222,10 @@ def test_resumed_run_counts_only_new_work(tmp_path, small_text):
 
     src = tmp_path / "g.pgn"
     src.write_bytes(small_text * 2)
-    cfg = engine.Config(out=str(tmp_path / "o"), editions=resolve(["fide_2018"]), unit_text_bytes=1 << 20)
+    # compact_games=1: each unit its own file, so that a lost unit record costs that unit only
+    cfg = engine.Config(
+        out=str(tmp_path / "o"), editions=resolve(["fide_2018"]), unit_text_bytes=1 << 20, compact_games=1
+    )
     s1, _ = engine.run_scan([str(src)], cfg, progress_interval=0)
     os.remove(tmp_path / "o" / "_manifest" / "g" / "source.json")
     os.remove(tmp_path / "o" / "_manifest" / "g" / "unit-000003.json")
@@ -336,7 +315,7 @@ def test_a_rerun_with_nothing_to_do_shows_no_empty_bar(tmp_path, small_text):
     src.write_bytes(small_text[:20_000])
     out = str(tmp_path / "o")
     assert _run("scan", str(src), "--out", out, "--progress", "none").returncode == 0
-    code, text = _pty_run(["scan", str(src), "--out", out])
+    code, text = pty_run([sys.executable, "-m", "analyzer", "scan", str(src), "--out", out])
     assert code == 0, text
     assert "g: complete" in text and "skipped: complete" in text
     assert "ETA" not in text and "|" not in text.split("source")[0], text

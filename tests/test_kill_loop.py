@@ -4,13 +4,13 @@ run's. A short loop in the default run; 60 cycles behind -m slow (RESULTS.md has
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import subprocess
 import sys
 
 import pytest
+
+from conftest import run_json_script
 
 SCRIPT = os.path.join(os.path.dirname(__file__), "..", "benchmarks", "kill_loop.py")
 pytestmark = [
@@ -20,14 +20,7 @@ pytestmark = [
 
 
 def _loop(cycles: int, seed: int) -> dict:
-    r = subprocess.run(
-        [sys.executable, SCRIPT, "--cycles", str(cycles), "--seed", str(seed), "--json"],
-        capture_output=True,
-        text=True,
-        timeout=3000,
-    )
-    assert r.stdout.strip(), r.stderr[-3000:]
-    return json.loads(r.stdout.strip().splitlines()[-1])
+    return run_json_script(SCRIPT, "--cycles", str(cycles), "--seed", str(seed))
 
 
 def _check(stats: dict) -> None:

@@ -139,8 +139,8 @@ def test_s3_to_s3_equals_local(s3, inputs, local_ref, tmp_path):
     named = set()
     for d in ("multi", "single", "plain"):
         rec = json.loads(s3.client().get_object(Bucket=BUCKET, Key=f"out1/_manifest/{d}/source.json")["Body"].read())
-        for u in rec["units"]:
-            named.update(f"out1/{p}" for p in u["parts"].values())
+        for e in rec["files"]:  # the compacted files the record lists (engine.manifest)
+            named.update(f"out1/{t['path']}" for t in e["tables"].values())
     assert {k for k in _keys(s3, "out1/") if k.endswith(".parquet")} == named
 
 
@@ -396,8 +396,8 @@ def test_kill_9_midway_then_resume_on_s3(s3, tmp_path, small_text):
     _same(_tables(tmp_path / "ref"), _tables(out))
     named = set()
     rec = json.loads(s3.client().get_object(Bucket=BUCKET, Key="out6/_manifest/killed/source.json")["Body"].read())
-    for u in rec["units"]:
-        named.update(f"out6/{p}" for p in u["parts"].values())
+    for e in rec["files"]:
+        named.update(f"out6/{t['path']}" for t in e["tables"].values())
     assert {k for k in _keys(s3, "out6/") if k.endswith(".parquet")} == named
     # The report reads the same URL.
     pytest.importorskip("matplotlib")

@@ -17,7 +17,7 @@ import pytest
 from analyzer import engine
 from analyzer.engine import unit as unit_mod
 from analyzer.kinds import resolve_editions as resolve
-from conftest import need, out_tables, pzstd_file, same_tables
+from conftest import alive, live_children, need, out_tables, pzstd_file, same_tables
 
 SMALL = need("lichess_small.pgn")
 
@@ -361,29 +361,6 @@ def test_forked_engine_failure_then_rerun_gives_the_threads_tables(tmp_path, sma
     _same_tables(_tables(ref), _tables(out))
 
 
-def _alive(pid: str) -> bool:
-    """Running (not gone, not a zombie waiting for a reaper)."""
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
-def _live_children(ppid: int) -> list[str]:
-    kids = []
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                with open(f"/proc/{d}/stat") as fh:
-                    fields = fh.read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == ppid and fields[0] != "Z":
-                kids.append(d)
-    return kids
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the forked engine is for Linux")
 def test_forked_engine_kill_9_midway_then_resume(tmp_path, small_text):
     """kill -9 of a 2-worker scan of a pzstd file (forked workers) midway, then the same command:
@@ -394,15 +371,15 @@ def test_forked_engine_kill_9_midway_then_resume(tmp_path, small_text):
     assert r.returncode == 0, r.stderr
     out = tmp_path / "out"
     proc, mdir = _start_until_units(args, out, 2)
-    children = _live_children(proc.pid)
+    children = live_children(proc.pid)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     assert not (mdir / "source.json").exists(), "run finished before the kill"
     assert len(children) == 2, "the scan did not run in two forked workers"
     deadline = time.time() + 60
-    while time.time() < deadline and any(_alive(p) for p in children):
+    while time.time() < deadline and any(alive(p) for p in children):
         time.sleep(0.05)
-    assert not any(_alive(p) for p in children), "worker processes outlived the killed parent"
+    assert not any(alive(p) for p in children), "worker processes outlived the killed parent"
     for p in list((out / "games").rglob("*.parquet")) + list((out / "events").rglob("*.parquet")):
         pl.read_parquet(p)
     r = _cli(*args, "--out", str(out))

@@ -63,6 +63,13 @@ def _page(run) -> str:
         return fh.read()
 
 
+def _page_text(run) -> str:
+    """The page's text, as a reader sees it (tags dropped, entities decoded)."""
+    import html
+
+    return html.unescape(re.sub(r"<[^>]+>", "", _page(run)))
+
+
 # ---------------------------------------------------------------------------------------------
 # Files and page
 
@@ -70,6 +77,7 @@ def _page(run) -> str:
 def test_files_and_self_contained_page(run):
     assert run["index"] == os.path.join(run["out"], "report", "index.html")
     for name in (
+        "summary_cube",
         "summary_by_population",
         "summary_by_period",
         "summary_by_source",
@@ -82,17 +90,19 @@ def test_files_and_self_contained_page(run):
         b = pl.read_csv(os.path.join(run["dir"], name + ".csv"), infer_schema_length=None)
         assert a.height == b.height > 0 and a.columns == b.columns, name
     page = _page(run)
-    figs = sorted(f[:-4] for f in os.listdir(os.path.join(run["dir"], "figures")) if f.endswith(".svg"))
+    listed = os.listdir(os.path.join(run["dir"], "figures"))
+    figs = sorted(f[:-4] for f in listed if f.endswith(".svg") and not f.endswith(".narrow.svg"))
     assert {"outcomes_chess", "trend_chess_lichess", "time_control_class_chess", "rating_band_chess"} <= set(figs)
     for name in figs:
-        for ext in ("svg", "pdf", "csv"):
+        for ext in ("svg", "narrow.svg", "pdf", "csv"):
             path = os.path.join(run["dir"], "figures", f"{name}.{ext}")
             assert os.path.getsize(path) > 200, path
         with open(os.path.join(run["dir"], "figures", name + ".pdf"), "rb") as fh:
             assert fh.read(5) == b"%PDF-"
         assert f'id="fig-{name}"' in page
-    # vector figures inline, one per figure; nothing fetched from elsewhere; no script, no test aid
-    assert page.count("<svg") == len(figs)
+    # vector figures inline, one per figure and layout (wide, narrow); nothing fetched from elsewhere;
+    # no script, no test aid
+    assert page.count("<svg") == 2 * len(figs)
     assert "<img" not in page and "<script" not in page and "data:image/png" not in page
     assert not re.search(r"(src|href)=['\"]https?:(?!//lichess\.org/|//www\.chess\.com/)", page)
     assert "rendered" not in page
@@ -228,7 +238,7 @@ def test_edition_pairs_match_raw(run):
 def test_headline_matches_raw(run):
     j = raw_joined(run["out"]).filter(pl.col("game_type") == "chess")
     h = _rt(run, "headline").filter(pl.col("primary") & (pl.col("game_type") == "chess"))
-    page = _page(run)
+    page_text = _page_text(run)
     for r in h.iter_rows(named=True):
         ed = r["editions"].split(",")[0]
         if r["platform"] == "lichess":
@@ -245,7 +255,7 @@ def test_headline_matches_raw(run):
             digits = 0 if pct == 0 else max(0, 1 - int(f"{pct:e}".split("e")[1]))
             text = f"{c[k]:,} of {c[n]:,} ({round(pct, digits):.{digits}f} %)"
             assert r["text"] == text
-            assert text in page
+            assert text in page_text
 
 
 def test_months_from_the_games_dates(run):
@@ -255,7 +265,9 @@ def test_months_from_the_games_dates(run):
         & (pl.col("edition") == "lichess")
         & pl.col("date").is_not_null()
     )
-    per = _rt(run, "summary_by_period").filter((pl.col("platform") == "lichess") & (pl.col("edition") == "lichess"))
+    per = _rt(run, "summary_by_period").filter(
+        (pl.col("platform") == "lichess") & (pl.col("edition") == "lichess") & (pl.col("time_control_class") == "all")
+    )
     assert per["period_kind"].unique().to_list() == ["month"] or per["period_kind"].unique().to_list() == ["year"]
     by = j.group_by(pl.col("date").dt.truncate("1mo" if per["period_kind"][0] == "month" else "1y").alias("p")).agg(
         pl.len().alias("games"), pl.col("first_missed_claim_ply").is_not_null().sum().alias("missed")
@@ -287,6 +299,9 @@ def _in_force(platform, date):
     return None
 
 
+CONTRADICTIONS = ("continued_past_automatic_draw", "decisive_after_automatic_draw")
+
+
 def test_audit_matches_raw(run):
     j = raw_joined(run["out"]).filter(pl.col("game_type") == "chess")
     expected = set()
@@ -313,11 +328,23 @@ def test_audit_matches_raw(run):
             expected.add(("lichess_agreement_after_claimable_draw",) + key)
     a = _rt(run, "audit_games")
     assert set(a.select("kind", "source", "game_index").iter_rows()) == expected
+    for r in a.iter_rows(named=True):
+        assert r["category"] == ("contradiction" if r["kind"] in CONTRADICTIONS else "lead")
     kat = a.filter(pl.col("site") == "Katowice POL")  # FIDE 2018 in force: fivefold at 149, played to 150
     assert kat.height == 1 and kat["kind"].item() == "continued_past_automatic_draw" and kat["end_ply"].item() == 149
     s = _rt(run, "audit_summary")
     for r in s.iter_rows(named=True):
         assert r["games_audited"] == audited.get(r["platform"], 0)
+        if not r["games_audited"]:
+            continue
+        games = {(k[1], k[2]) for k in expected if k[0] in CONTRADICTIONS}
+        mine = {(src, gi) for src, gi, p in j.select("source", "game_index", "platform").unique().iter_rows()}
+        plat_games = {
+            (src, gi)
+            for src, gi, p in j.select("source", "game_index", "platform").unique().iter_rows()
+            if p == r["platform"]
+        }
+        assert r["contradiction"] == len(games & plat_games & mine)  # games, not flags: a game may have both kinds
     # Chess.com is never audited (no edition models its rules): the page says so, not "0"
     cc = s.filter(pl.col("platform") == "chess.com").row(0, named=True)
     assert cc["games_audited"] == 0 and cc["continued_past_automatic_draw"] is None
@@ -328,12 +355,14 @@ def test_audit_matches_raw(run):
 # Figures for print
 
 
-def test_figures_text_is_readable_and_never_overlaps(run):
+@pytest.mark.parametrize("layout", ["wide", "narrow"])
+def test_figures_text_is_readable_and_never_overlaps(run, layout):
     from analyzer.report import figures
 
-    figs = report.build_figures(run["out"])
+    lay = figures.WIDE if layout == "wide" else figures.NARROW
+    figs = report.build_figures(run["out"], (lay,))
     assert len(figs) >= 4
-    check_print_figures(figs, figures.freeze_layout, width=7.0)
+    check_print_figures(figs, figures.freeze_layout, width=lay.width)
 
 
 def test_text_check_catches_an_overlap():
@@ -394,6 +423,6 @@ def test_one_edition_no_dates_no_elo(tmp_path):
     assert auto["applicable"] is False and auto["k"] is None
     with open(path, encoding="utf-8") as fh:
         page = fh.read()
-    assert "1 of 2 (50 %)" in page
+    assert '1 of 2 (<span class="nw">50 %</span>)' in page
     assert "nothing to compare" in page.lower()
     assert "g&lt;b&gt;x" in page and "<b>x" not in page  # header text is text, never markup

@@ -14,7 +14,7 @@ _PROBE = """
 import sys
 from analyzer.cli import main
 code = main(sys.argv[1:])
-print(sorted(m for m in sys.modules if m in ("pyarrow.compute", "polars", "dask", "distributed")))
+print(sorted(m for m in sys.modules if m in ("pyarrow.compute", "polars", "dask", "distributed", "pandas")))
 sys.exit(code)
 """
 

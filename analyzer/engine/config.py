@@ -47,9 +47,11 @@ class Config:
     frame_unit_text_bytes: int = FRAME_UNIT_TEXT_BYTES  # pzstd inputs (frames grouped by size)
     frames_per_unit: int | None = None  # pzstd frames per unit; None: by compressed size
     storage_options: dict = field(default_factory=dict)  # fsspec options of URLs: {protocol or "*": {key: value}}
+    # games per compacted file of a finished source (engine.compact); the layout, not the results
+    compact_games: int = 1_000_000
 
     def __post_init__(self) -> None:
-        for name in ("block_size", "max_game_bytes", "unit_text_bytes", "frame_unit_text_bytes"):
+        for name in ("block_size", "max_game_bytes", "unit_text_bytes", "frame_unit_text_bytes", "compact_games"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1 byte (got {getattr(self, name)})")
         if self.frames_per_unit is not None and self.frames_per_unit < 1:
@@ -102,6 +104,7 @@ class UnitSpec:
     text_range: tuple | None = None  # (start, end) bytes of an uncompressed input: the worker reads
     # its text itself (Dask, process pools) instead of a payload
     damage: str | None = None  # the input was damaged at the end of this region
+    ends_input: bool = False  # the input ends where this unit ends (its last game may be cut off)
     input_bytes: int = 0  # input (compressed) bytes this unit stands for, for progress
     options: dict = field(default_factory=dict)  # what the game kind reads of the source (InputInfo.options)
     # every game start in the text (offsets from text_start), as the planner's scanner found them

@@ -90,7 +90,7 @@ class PoolExecutor:
         # Units described (byte ranges), not carried as text, where they go to other processes.
         self.describe = kind in ("processes", "dask")
 
-    def engine_for(self, frames: bool) -> str:
+    def engine_for(self, frames: bool, progress=None) -> str:
         return self.kind
 
     def _submit(self, spec: UnitSpec, cfg: Config):
@@ -230,15 +230,20 @@ class LocalExecutor:
         self.pool = PoolExecutor("inline" if workers <= 1 else "threads", workers)
         self.kind = self.pool.kind
 
-    def engine_for(self, frames: bool) -> str:
-        return "forked" if frames and forked.available(self.workers) else self.pool.kind
+    def engine_for(self, frames: bool, progress=None) -> str:
+        return "forked" if frames and forked.available(self.workers, progress) else self.pool.kind
 
     @property
     def describe(self) -> bool:
         return False
 
     def run_source(self, source, units, reuse, cfg, ident, progress):
-        if isinstance(units, list) and units and units[0].frames is not None and forked.available(self.workers):
+        if (
+            isinstance(units, list)
+            and units
+            and units[0].frames is not None
+            and forked.available(self.workers, progress)
+        ):
             return forked.run_frame_units(units, reuse, cfg, self.workers, ident, progress)
         return self.pool.run_source(source, units, reuse, cfg, ident, progress)
 
@@ -247,7 +252,7 @@ class LocalExecutor:
         together through the thread pool."""
         rest = []
         for job in jobs:
-            if job.frames and isinstance(job.units, list) and job.units and forked.available(self.workers):
+            if job.frames and isinstance(job.units, list) and job.units and forked.available(self.workers, progress):
                 job.engine = "forked"
                 job.records, job.failures, job.n_units = forked.run_frame_units(
                     job.units, job.reuse, cfg, self.workers, job.ident, progress

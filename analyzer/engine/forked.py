@@ -15,6 +15,7 @@ has no other thread (forking a threaded process can leave locks held in the chil
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import threading
 from multiprocessing.connection import Connection, Pipe, wait
@@ -23,8 +24,11 @@ from analyzer.engine.numbering import Numbering, stage_unit, write_final
 from analyzer.engine.unit import run_unit_safe
 
 
-def available(workers: int) -> bool:
-    return workers > 1 and sys.platform.startswith("linux") and threading.active_count() == 1
+def available(workers: int, progress=None) -> bool:
+    """Forked workers can run: Linux, several workers, and no thread in this process but the
+    main one and the progress timer (which run_frame_units pauses while it forks)."""
+    others = progress.thread_count() if progress is not None else 0
+    return workers > 1 and sys.platform.startswith("linux") and threading.active_count() - others == 1
 
 
 class _Child:
@@ -95,6 +99,9 @@ def run_frame_units(specs: list, reuse, cfg, workers: int, ident: dict, progress
             progress.unit_reused(rec)
     todo = [s.index for s in specs if s.index not in done]
     children: list[_Child] = []
+    pause = getattr(progress, "pause", None)
+    if pause is not None:
+        pause()  # no other thread while forking
     try:
         for _ in range(workers):
             parent_end, child_end = Pipe()
@@ -115,9 +122,22 @@ def run_frame_units(specs: list, reuse, cfg, workers: int, ident: dict, progress
                     os._exit(code)
             child_end.close()
             children.append(_Child(pid, parent_end))
+        if pause is not None:
+            progress.resume()
         records, failures = _drive(children, todo, done, ident, progress, source, workers)
         return records, failures, len(specs)
+    except BaseException:
+        # Interrupted (Ctrl-C, SIGTERM, SIGHUP) or failed: the children stop now, not after
+        # their current unit; their temporary files are removed by the caller (layout.clean_temp).
+        for c in children:
+            try:
+                os.kill(c.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        raise
     finally:
+        if pause is not None:
+            progress.resume()
         for c in children:
             try:
                 c.conn.send(("stop",))
@@ -177,7 +197,7 @@ def _drive(children, todo, done, ident, progress, source, workers):
     def lost(c: _Child, why: str) -> None:
         nonlocal broken
         for k in sorted(set(c.units) | c.held | c.writing):
-            failures.append({"source": source, "unit": k, "error": why})
+            failures.append({"source": source, "unit": k, "error": why, "games": records.get(k, {}).get("games")})
         c.units, c.held, c.writing = [], set(), set()
         broken = True
         spill()
@@ -222,7 +242,7 @@ def _drive(children, todo, done, ident, progress, source, workers):
                 k, error = msg[1], msg[2]
                 c.writing.discard(k)
                 if error:
-                    failures.append({"source": source, "unit": k, "error": error})
+                    failures.append({"source": source, "unit": k, "error": error, "games": records[k]["games"]})
                     broken = True
                     spill()
             for d in live.values():

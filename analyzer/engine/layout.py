@@ -6,17 +6,26 @@
     OUT/events/source=<dir>/part-<unit>.parquet
     OUT/_staging/<dir>/unit-<unit>.{games,verdicts,events}.parquet   unit output, unit-local numbering
     OUT/_manifest/<dir>/unit-<unit>.json        one record per finished unit
-    OUT/_manifest/<dir>/source.json             a finished source: input identity, editions, units
+    OUT/_manifest/<dir>/group-<first>-<end>.json  a compacted file group's entry (as in source.json)
+    OUT/_manifest/<dir>/started.json            how a run started the source: input, command, units planned
+    OUT/_manifest/<dir>/source.json             a finished source: input identity, editions, units,
+                                                the files of its tables (engine.manifest)
     OUT/_manifest/run.json                      the last run's summary
+
+A finished source's tables are compacted (engine.compact): `part-<first unit>-<end unit>.parquet`
+holds the games of units [first, end), and replaces their `part-<unit>.parquet` once the source
+record lists it.
 
 On an object store (OUT is a URL) the same names, except that parts are written as
 `part-<unit>.<token>.parquet` and `unit-<unit>.<token>.{games,verdicts,events}.parquet` (there is no
 rename: see engine.store) and a record's "parts" names them; nothing is temporary there.
 
 `<dir>` is the source name escaped for a hive partition value (percent-encoding, as Hive and
-polars read it) and cut to a safe length with a hash suffix; the `source` column inside the
-files always holds the name itself. Temporary files are named `.analyzer-tmp-<pid>-<id>-<name>`
-and only ever created, and cleaned, in the folders above.
+polars read it) and cut to a safe length with a hash suffix; `source` is the hive partition key
+only, not a column of the files (hive readers take it from the folder; a shortened name's full
+name is in its files' metadata, `analyzer.source`, which analyzer.scan_* use). Temporary files
+are named `.analyzer-tmp-<pid>-<id>-<name>` and only ever created, and cleaned, in the folders
+above.
 """
 
 from __future__ import annotations
@@ -57,6 +66,20 @@ def source_dir(name: str) -> str:
     return text
 
 
+_PART_NAME = re.compile(r"^part-\d{6}(-\d{6})?\.parquet$")
+
+
+def is_part_name(name: str) -> bool:
+    """A final part's name as the tool writes it (a unit's, or a compacted group's)."""
+    return bool(_PART_NAME.match(name))
+
+
+def compacted_paths(out: str, source: str, first: int, end: int) -> tuple[str, ...]:
+    """The files of units [first, end) compacted into one per table."""
+    d = source_dir(source)
+    return tuple(os.path.join(out, t, f"source={d}", f"part-{first:06d}-{end:06d}.parquet") for t in TABLES)
+
+
 def final_paths(out: str, source: str, unit: int) -> tuple[str, ...]:
     d = source_dir(source)
     return tuple(os.path.join(out, t, f"source={d}", f"part-{unit:06d}.parquet") for t in TABLES)
@@ -73,6 +96,15 @@ def unit_record_path(out: str, source: str, unit: int) -> str:
 
 def source_record_path(out: str, source: str) -> str:
     return os.path.join(out, "_manifest", source_dir(source), "source.json")
+
+
+def group_record_path(out: str, source: str, first: int, end: int) -> str:
+    """The record of a compacted group of units [first, end) (its file entry: engine.manifest)."""
+    return os.path.join(out, "_manifest", source_dir(source), f"group-{first:06d}-{end:06d}.json")
+
+
+def started_record_path(out: str, source: str) -> str:
+    return os.path.join(out, "_manifest", source_dir(source), "started.json")
 
 
 def run_record_path(out: str) -> str:
@@ -108,8 +140,11 @@ def committed_parts(out: str, source: str, rec: dict) -> tuple[str, ...]:
     return staging_paths(out, source, rec["unit"])
 
 
-def name_parts(out: str, rec: dict, paths) -> None:
-    rec["parts"] = {t: rel(out, p) for t, p in zip(TABLES, paths)}
+def name_parts(out: str, rec: dict, written) -> None:
+    """Record a unit's parts in its record: `written` is (name, description) per TABLES, as
+    parts.write_table returns them (engine.manifest describes the description)."""
+    rec["parts"] = {t: rel(out, name) for t, (name, _) in zip(TABLES, written)}
+    rec["checks"] = {t: desc for t, (_, desc) in zip(TABLES, written)}
 
 
 def temp_path(path: str) -> str:
@@ -156,12 +191,12 @@ def clean_temp(out: str) -> int:
     return n
 
 
-_OUR_FILES = ("part-", "unit-", "source.json")
+_OUR_FILES = ("part-", "unit-", "group-", "source.json", "started.json")
 
 
 # Our objects in a source's folders on an object store: parts and staging parts (any token).
-_OUR_PART = re.compile(r"^(part-\d{6}|unit-\d{6}\.(" + "|".join(TABLES) + r"))(\.[0-9a-f]{12})?\.parquet$")
-_OUR_RECORD = re.compile(r"^(unit-\d{6}\.json|source\.json)$")
+_OUR_PART = re.compile(r"^(part-\d{6}(-\d{6})?|unit-\d{6}\.(" + "|".join(TABLES) + r"))(\.[0-9a-f]{12})?\.parquet$")
+_OUR_RECORD = re.compile(r"^(unit-\d{6}\.json|group-\d{6}-\d{6}\.json|source\.json|started\.json)$")
 
 
 def sweep_source(out: str, source: str, keep: set[str] | None = None, records: bool = False) -> int:

@@ -1,18 +1,15 @@
 """Global numbering and final parts: a unit's games get their `game_index` and `byte_offset`
 in the whole source once every unit before it is known. One routine (Numbering) serves the
 in-process engines (final parts written as units finish, in order), the forked engine
-(children write their own final parts when told their bases) and finalize_source (staging
-parts of the process and Dask engines, and leftovers of an interrupted run)."""
+(children write their own final parts when told their bases) and finalize_source, whose
+compaction renumbers the staging parts of the process and Dask engines (and of an interrupted
+run) as it reads them."""
 
 from __future__ import annotations
 
 import os
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
-from analyzer import arrow_compute as ac
-from analyzer.engine import layout
+from analyzer.engine import compact, layout
 from analyzer.engine.parts import read_json, write_json, write_table
 from analyzer.engine.store import is_remote, open_store
 
@@ -49,45 +46,25 @@ class Numbering:
             self.next_unit += 1
 
 
-def _shift(table: pa.Table, game_base: int, text_start: int) -> pa.Table:
-    """Unit-local game_index (and byte_offset, where the table has one) -> the source's."""
-    meta = table.schema.metadata
-    i = table.schema.get_field_index("game_index")
-    table = table.set_column(i, "game_index", ac.add(table.column(i), game_base))
-    j = table.schema.get_field_index("byte_offset")
-    if j >= 0:
-        table = table.set_column(j, "byte_offset", ac.add(table.column(j), text_start))
-    return table.replace_schema_metadata(meta)
-
-
-def is_final(out: str, source: str, rec: dict, game_base: int, start: int) -> bool:
-    if rec.get("finalized") != [game_base, start]:
-        return False
-    if not is_remote(out):
-        return all(os.path.exists(p) for p in layout.final_paths(out, source, rec["unit"]))
-    st = open_store(out)
-    return all(st.exists(p) for p in layout.committed_parts(out, source, rec))
-
-
 def write_final(out: str, source: str, rec: dict, parts: tuple, game_base: int, start: int) -> None:
     """Final parts (one per layout.TABLES) with global numbering, then the record saying so (in
     that order: a record marked finalized always has its parts)."""
-    names = tuple(
-        write_table(_shift(table, game_base, start), path)
+    written = tuple(
+        write_table(compact.renumber(table, game_base, start), path)
         for table, path in zip(parts, layout.final_paths(out, source, rec["unit"]))
     )
     rec["finalized"] = [game_base, start]
-    layout.name_parts(out, rec, names)
+    layout.name_parts(out, rec, written)
     write_json(rec, layout.unit_record_path(out, source, rec["unit"]))
 
 
 def stage_unit(out: str, source: str, rec: dict, parts: tuple) -> None:
     """A unit's parts in staging (local numbering), then its record: a rerun reuses them."""
-    names = tuple(
+    written = tuple(
         write_table(table, path) for table, path in zip(parts, layout.staging_paths(out, source, rec["unit"]))
     )
     rec.pop("finalized", None)
-    layout.name_parts(out, rec, names)
+    layout.name_parts(out, rec, written)
     write_json(rec, layout.unit_record_path(out, source, rec["unit"]))
 
 
@@ -122,7 +99,12 @@ class OrderedFinalizer:
                 write_final(self.out, self.source, r, held, game_base, start)
             except Exception as exc:  # noqa: BLE001 - e.g. disk full: a failed unit, the run goes on
                 self.failures.append(
-                    {"source": self.source, "unit": r["unit"], "error": f"{type(exc).__name__}: {exc}"}
+                    {
+                        "source": self.source,
+                        "unit": r["unit"],
+                        "error": f"{type(exc).__name__}: {exc}",
+                        "games": r["games"],
+                    }
                 )
                 self.fail()
                 return
@@ -148,91 +130,133 @@ def unit_bases(out: str, source: str, n_units: int) -> list[tuple[dict, int, int
     return list(numbering.ready())
 
 
-def finalize_unit(out: str, source: str, rec: dict, game_base: int, start: int) -> dict:
-    """A unit's staging parts -> its final parts (globally numbered) and its record; nothing
-    if they are final already. Runs wherever the store is reachable (a Dask worker too)."""
-    if not is_final(out, source, rec, game_base, start):
-        st = open_store(out)
-        if is_remote(out):
-            if rec.get("finalized"):  # its parts are numbered already: shifting again would be wrong
-                raise RuntimeError(
-                    f"{source} unit {rec['unit']}: final parts with other bases "
-                    f"{rec['finalized']} than {[game_base, start]}; rerun with --force"
-                )
-            paths = layout.committed_parts(out, source, rec)
-        else:
-            paths = layout.staging_paths(out, source, rec["unit"])
-        write_final(out, source, rec, tuple(st.read_table(p) for p in paths), game_base, start)
-    return rec
+def finalize_source(
+    out: str,
+    source: str,
+    n_units: int,
+    run_all=None,
+    kept: list[dict] | None = None,
+    compact_games: int = 1_000_000,
+) -> dict:
+    """Make a source's tables whole: every unit's parts (final, or in staging with unit-local
+    numbering, which is shifted on the way) compacted (engine.compact) into the file entries a
+    source record lists. `kept`: file entries of the source's previous record that are intact
+    (a repair): their units are not compacted again. `run_all(fn, items)` may run the groups
+    elsewhere (threads, a Dask cluster); by default here, in order. Nothing is removed here:
+    the caller commits the source record, then removes what it does not list (sweep)."""
+    kept = kept or []
+    items = unit_bases(out, source, n_units)
+    games = items[-1][1] + items[-1][0]["games"] if items else 0
+    recs = [r for r, _, _ in items]
+    bases = [base for _, base, _ in items] + [games]
+    starts = [start for _, _, start in items]
+    files = _files(out, source, recs, bases, starts, kept, run_all, compact_games)
+    rows = sum(e["tables"]["games"]["rows"] for e in files)
+    return {"games": games, "units": n_units, "rows": rows, "records": recs, "files": files}
 
 
-def _finalize_unit_with(options: dict, *args) -> dict:
-    """finalize_unit in another process (a Dask worker): with the driver's storage options."""
+def _files(
+    out: str,
+    source: str,
+    recs: list[dict],
+    bases: list[int],
+    starts: list[int],
+    kept: list[dict],
+    run_all,
+    compact_games: int,
+) -> list[dict]:
+    """The source's file entries: the kept ones as they are, every run of units between them
+    compacted in groups (engine.compact.plan_groups)."""
+    by_first = {e["units"][0]: e for e in kept}
+    for e in kept:
+        (a, b), (g0, g1) = e["units"], e["games"]
+        if b > len(recs) or (bases[a], bases[b]) != (g0, g1):
+            raise RuntimeError(
+                f"{source}: units {a}-{b - 1} now number games {bases[a]}-{bases[min(b, len(recs))]}, "
+                f"their intact file {e['tables']['games']['path']} {g0}-{g1}; rerun with --force"
+            )
+    jobs: list[tuple] = []  # (position in the entry list, args of compact_group)
+    entries: list = []
+    k = 0
+    n = len(recs)
+    while k < n:
+        if k in by_first:
+            entries.append(by_first[k])
+            k = by_first[k]["units"][1]
+            continue
+        end = k
+        while end < n and end not in by_first:
+            end += 1
+        for a, b in compact.plan_groups([r["games"] for r in recs[k:end]], k, compact_games):
+            jobs.append((len(entries), (out, source, recs[a:b], bases[a : b + 1], starts[a:b])))
+            entries.append(None)
+        k = end
+    if run_all is not None and len(jobs) > 1:
+        done = run_all(_compact_group_with, [(remote_options(), *args) for _, args in jobs])
+    else:
+        done = [compact.compact_group(*args) for _, args in jobs]
+    for (pos, _), entry in zip(jobs, done):
+        entries[pos] = entry
+    return entries
+
+
+def remote_options() -> dict:
+    from analyzer.io import remote
+
+    return remote.current_options()
+
+
+def _compact_group_with(options: dict, *args) -> dict:
+    """compact_group in a worker (a thread, or a Dask worker: with the driver's storage options)."""
     from analyzer.io import remote
 
     remote.configure(options)
-    return finalize_unit(*args)
+    return compact.compact_group(*args)
 
 
-def finalize_source(out: str, source: str, n_units: int, run_all=None) -> dict:
-    """Turn staging parts into final parts with global numbering (idempotent, resumable), remove
-    parts of units beyond n_units, and count what the final tables hold. `run_all(fn, items)`
-    may run the finalize_unit calls elsewhere (a Dask cluster); by default here, in order."""
-    items = unit_bases(out, source, n_units)
-    games = items[-1][1] + items[-1][0]["games"] if items else 0
-    todo = [(rec, base, start) for rec, base, start in items if not is_final(out, source, rec, base, start)]
-    updated: dict = {}
-    if todo and run_all is not None:
-        from analyzer.io import remote
-
-        opts = remote.current_options()
-        for rec in run_all(_finalize_unit_with, [(opts, out, source, rec, base, start) for rec, base, start in todo]):
-            updated[rec["unit"]] = rec  # (run elsewhere: the record as written there)
-    else:
-        for rec, base, start in todo:
-            finalize_unit(out, source, rec, base, start)
-    if is_remote(out):
-        return _finish_remote(out, source, n_units, games, [updated.get(r["unit"], r) for r, _, _ in items])
-    for k in range(n_units):
-        for p in layout.staging_paths(out, source, k):
-            if os.path.exists(p):
-                os.remove(p)
-    staging = os.path.dirname(layout.staging_paths(out, source, 0)[0])
-    for d in (staging, os.path.dirname(staging)):
-        try:
-            os.rmdir(d)  # only when empty
-        except OSError:
-            pass
-    _remove_stale_parts(out, source, n_units)
-    rows = sum(pq.read_metadata(layout.final_paths(out, source, k)[0]).num_rows for k in range(n_units))
-    return {"games": games, "units": n_units, "rows": rows}
-
-
-def _finish_remote(out: str, source: str, n_units: int, games: int, recs: list[dict]) -> dict:
-    """Object stores: every record now names final parts; remove every part of the source that
-    no record names (staging parts, parts of killed runs or of units beyond n_units)."""
+def _sweep_group_records(out: str, source: str, files: list[dict]) -> int:
+    """Group records (engine.compact) of groups the source record does not list."""
     st = open_store(out)
-    keep: set[str] = set()
-    for rec in recs:
-        if not rec.get("finalized"):
-            raise RuntimeError(f"{source} unit {rec['unit']} is not finalized")
-        keep.update(layout.committed_parts(out, source, rec))
-    layout.sweep_source(out, source, keep)
-    rows = sum(st.num_rows(layout.committed_parts(out, source, rec)[0]) for rec in recs)
-    return {"games": games, "units": n_units, "rows": rows, "records": recs}
+    keep = {os.path.basename(layout.group_record_path(out, source, *e["units"])) for e in files}
+    folder = os.path.dirname(layout.group_record_path(out, source, 0, 0))
+    n = 0
+    for name in st.list(folder):
+        if name.startswith("group-") and name.endswith(".json") and name not in keep:
+            st.delete(f"{folder}/{name}" if is_remote(out) else os.path.join(folder, name))
+            n += 1
+    return n
 
 
-def _remove_stale_parts(out: str, source: str, n_units: int) -> None:
-    """Parts of units an earlier run had beyond this run's last unit (other unit sizes)."""
+def sweep(out: str, source: str, files: list[dict], n_units: int) -> int:
+    """After the source record is committed: remove the source's parts it does not list (unit
+    parts now compacted, staging parts, parts of earlier runs) and group records of groups it
+    does not list. Only the tool's own names, in the tool's own folders. The started-record
+    stays: it says how the source was scanned when its record is lost. Returns how many files
+    were removed."""
+    keep = {os.path.normpath(os.path.join(out, e["tables"][t]["path"])) for e in files for t in layout.TABLES}
+    n = _sweep_group_records(out, source, files)
+    if is_remote(out):
+        n += layout.sweep_source(out, source, {f"{out}/{e['tables'][t]['path']}" for e in files for t in layout.TABLES})
+        return n
     for path in layout.final_paths(out, source, 0):
         folder = os.path.dirname(path)
-        if not os.path.isdir(folder):
+        if not os.path.isdir(folder) or os.path.islink(folder):
             continue
-        for name in os.listdir(folder):
-            if (
-                name.startswith("part-")
-                and name.endswith(".parquet")
-                and name[5:11].isdigit()
-                and int(name[5:11]) >= n_units
-            ):
-                os.remove(os.path.join(folder, name))
+        with os.scandir(folder) as it:
+            for e in it:
+                if layout.is_part_name(e.name) and os.path.normpath(e.path) not in keep:
+                    os.remove(e.path)
+                    n += 1
+    staging = os.path.dirname(layout.staging_paths(out, source, 0)[0])
+    if os.path.isdir(staging) and not os.path.islink(staging):
+        with os.scandir(staging) as it:
+            for e in it:
+                if e.name.startswith("unit-") and e.name.endswith(".parquet") and e.is_file(follow_symlinks=False):
+                    os.remove(e.path)
+                    n += 1
+        for d in (staging, os.path.dirname(staging)):
+            try:
+                os.rmdir(d)  # only when empty
+            except OSError:
+                pass
+    return n

@@ -7,13 +7,13 @@ record that names it; a JSON record is one PUT, which object stores apply whole 
 
 from __future__ import annotations
 
-import json
 import os
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from analyzer.engine.layout import temp_path
+from analyzer.engine.manifest import decode_record, describe, encode_record
 from analyzer.engine.store import ObjectStore, is_remote, parquet_options, table_bytes
 
 __all__ = ["HeldPart", "PartWriter", "parquet_options", "read_json", "write_json", "write_table"]
@@ -30,35 +30,40 @@ def _discard(tmp: str) -> None:
         pass
 
 
-def write_table(table: pa.Table, path: str) -> str:
+def write_table(table: pa.Table, path: str) -> tuple[str, dict]:
     """A Parquet file at `path`, complete or not at all; returns the name written (`path`, or
-    on an object store a name of its own next to it, committed by the record that names it)."""
+    on an object store a name of its own next to it, committed by the record that names it)
+    and its description (rows, bytes, SHA-256: engine.manifest)."""
     if is_remote(path):
         st = _object_store(path)
         name = st.committed_name(path)
-        st.put(name, table_bytes(table))
-        return name
+        data = table_bytes(table)
+        st.put(name, data)
+        return name, describe(name, table.num_rows, data)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     tmp = temp_path(path)
     try:
         pq.write_table(table, tmp, **parquet_options(table.schema))
+        desc = describe(tmp, table.num_rows)
         os.replace(tmp, path)
     except BaseException:
         _discard(tmp)
         raise
-    return path
+    return path, desc
 
 
 def write_json(obj, path: str) -> None:
-    """A JSON file at `path`, complete (and on disk) or not at all."""
+    """A JSON record at `path`, complete (and on disk) or not at all, with its checksum
+    (engine.manifest.encode_record)."""
+    data = encode_record(obj)
     if is_remote(path):
-        _object_store(path).put(path, json.dumps(obj, indent=1, sort_keys=True).encode())
+        _object_store(path).put(path, data)
         return
     os.makedirs(os.path.dirname(path), exist_ok=True)
     tmp = temp_path(path)
     try:
-        with open(tmp, "w") as fh:
-            json.dump(obj, fh, indent=1, sort_keys=True)
+        with open(tmp, "wb") as fh:
+            fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
@@ -68,10 +73,11 @@ def write_json(obj, path: str) -> None:
 
 
 def read_json(path: str):
+    """A record written by write_json; ValueError if it is damaged (OSError if absent)."""
     if is_remote(path):
-        return json.loads(_object_store(path).get(path))
-    with open(path) as fh:
-        return json.load(fh)
+        return decode_record(_object_store(path).get(path))
+    with open(path, "rb") as fh:
+        return decode_record(fh.read())
 
 
 class PartWriter:
@@ -82,6 +88,7 @@ class PartWriter:
         self.path = path
         self.name = path
         self.rows = 0
+        self.description: dict = {}  # rows, bytes, SHA-256 once closed (engine.manifest)
         self.store: ObjectStore | None = None  # set on an object store
         self.tmp: str | None = None  # set on a local file system
         if is_remote(path):
@@ -102,9 +109,12 @@ class PartWriter:
     def close(self) -> None:
         self.writer.close()
         if self.store is not None:
-            self.store.put(self.name, self.buf.getvalue().to_pybytes())
+            data = self.buf.getvalue().to_pybytes()
+            self.store.put(self.name, data)
+            self.description = describe(self.name, self.rows, data)
             return
         assert self.tmp is not None  # local file system: __init__ named the temporary file
+        self.description = describe(self.tmp, self.rows)
         os.replace(self.tmp, self.path)
 
     def abort(self) -> None:

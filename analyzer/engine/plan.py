@@ -39,6 +39,7 @@ FRAMES_AFTER = 2
 
 def plan_frame_units(info: sources.InputInfo, frames: list, cfg: Config, editions: list) -> list[UnitSpec]:
     pairs = [(f.offset, f.size) for f in frames]
+    groups = frame_groups([f.size for f in frames], cfg)
     return [
         UnitSpec(
             info.name,
@@ -53,8 +54,9 @@ def plan_frame_units(info: sources.InputInfo, frames: list, cfg: Config, edition
             end_frame=end,
             input_bytes=sum(12 + s for _, s in pairs[first:end]),
             options=info.options(),
+            ends_input=k == len(groups) - 1,
         )
-        for k, (first, end) in enumerate(frame_groups([f.size for f in frames], cfg))
+        for k, (first, end) in enumerate(groups)
     ]
 
 
@@ -211,7 +213,7 @@ def iter_sequential_units(info: sources.InputInfo, cfg: Config, editions: list, 
     describe=True (executors that ship units to other processes: Dask, process pools): units of
     an uncompressed regular file or object carry their byte range (`text_range`) instead of
     their text, and the worker reads it; compressed inputs must still be decoded here."""
-    ranged = describe and info.compression == "none" and info.seekable
+    ranged = describe and info.compression == "none" and info.seekable and info.encoding == "utf-8"
 
     def unit(k: int, start: int, end: int, pieces: list, starts: np.ndarray | None, **kw) -> UnitSpec:
         """Unit k: the text [start, end) (its read pieces, or its byte range when `ranged`) and
@@ -241,7 +243,7 @@ def iter_sequential_units(info: sources.InputInfo, cfg: Config, editions: list, 
     leading_fragment = False
     scanner = GameStarts(draughts=kinds.get(info.game_type).draughts_markers)
     known = _NO_STARTS  # game starts from base on, ascending
-    stream = sources.open_stream(info.path, info.compression, info.size)
+    stream = sources.open_stream(info.path, info.compression, info.size, info.encoding)
     counted = 0  # input bytes accounted to units so far
     try:
         while True:
@@ -307,4 +309,5 @@ def iter_sequential_units(info: sources.InputInfo, cfg: Config, editions: list, 
         leading_fragment=leading_fragment,
         damage=damage,
         input_bytes=counted,
+        ends_input=True,
     )

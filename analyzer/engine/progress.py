@@ -59,6 +59,10 @@ class Progress:
         if self.mode == "bar":
             from tqdm import tqdm
 
+            # No tqdm monitor thread: the bar is refreshed by our timer, which pause() stops
+            # so that the forked engine may fork (a process with other threads may not).
+            tqdm.monitor_interval = 0
+
             self._bar = tqdm(
                 total=total_bytes,
                 unit="B",
@@ -70,9 +74,29 @@ class Progress:
                 **_width(stream),
                 bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} {rate_fmt} ETA {remaining}{postfix}",
             )
+        self._start_ticker()
+
+    def _start_ticker(self) -> None:
         if self.mode != "none":
+            self._stop = threading.Event()
             self._thread = threading.Thread(target=self._tick, name="analyzer-progress", daemon=True)
             self._thread.start()
+
+    def pause(self) -> None:
+        """Stop the timer thread (its state stays): a process may only fork with no other
+        thread running (engine.forked); resume() starts it again."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+
+    def resume(self) -> None:
+        if self._thread is None:
+            self._start_ticker()
+
+    def thread_count(self) -> int:
+        """Threads of this object that pause() stops (0 or 1)."""
+        return 1 if self._thread is not None and self._thread.is_alive() else 0
 
     # -- events ------------------------------------------------------------------------------
 

@@ -113,7 +113,9 @@ class RegionAnalyzer:
         max_game_bytes: int = 16 << 20,
         options: dict | None = None,
         game_starts: np.ndarray | None = None,
+        ends_input: bool = False,
     ):
+        self.ends_input = ends_input  # the region's text ends where the input ends
         self.game_type = game_type
         self.draughts_markers = kinds.get(game_type).draughts_markers
         self.source = source
@@ -234,25 +236,29 @@ class RegionAnalyzer:
         self.pending = bytearray()
         self.feed(text)
 
-    def _analyze(self, buf: np.ndarray, starts, ends, extra: dict) -> tuple:
+    def _analyze(self, buf: np.ndarray, starts, ends, extra: dict, input_ends: bool = False) -> tuple:
         """The (games, verdicts, events) tables of a block; if the kernels fail on it, game by
-        game, and a game that still fails gets status internal_error (not replayed)."""
+        game, and a game that still fails gets status internal_error (not replayed).
+        `input_ends`: the block's last game is where the input ends (it may be cut off)."""
         try:
-            return self._analyze_block(buf, starts, ends, extra, self.stats.games)
+            return self._analyze_block(buf, starts, ends, extra, self.stats.games, input_ends)
         except Exception:  # noqa: BLE001 - a bug on one game must not lose the block
             pass
         parts = []
         for g in range(len(starts)):
             s, e = starts[g : g + 1], ends[g : g + 1]
             ex = {0: extra[g]} if g in extra else {}
+            last = input_ends and g == len(starts) - 1
             try:
-                parts.append(self._analyze_block(buf, s, e, ex, self.stats.games + g))
+                parts.append(self._analyze_block(buf, s, e, ex, self.stats.games + g, last))
             except Exception as exc:  # noqa: BLE001
                 msg = f"internal error while analyzing this game ({type(exc).__name__}: {exc}); not analyzed"
                 parts.append(self._analyze_block(buf, s, e, {0: ("internal_error", msg)}, self.stats.games + g))
         return tuple(pa.concat_tables([p[t] for p in parts]) for t in range(3))
 
-    def _analyze_block(self, buf: np.ndarray, starts, ends, extra: dict, first_index: int) -> tuple:
+    def _analyze_block(
+        self, buf: np.ndarray, starts, ends, extra: dict, first_index: int, input_ends: bool = False
+    ) -> tuple:
         res = analyze_block(
             self.game_type,
             buf,
@@ -264,6 +270,7 @@ class RegionAnalyzer:
             editions=self.editions,
             extra_status=extra,
             options=self.options,
+            input_ends=input_ends,
         )
         return res.games, res.verdicts, res.events
 
@@ -294,7 +301,7 @@ class RegionAnalyzer:
         elif final and truncated_reason:
             self.stats.damage.append(truncated_reason)
         if n:
-            self.sink(*self._analyze(buf, starts, ends, extra))
+            self.sink(*self._analyze(buf, starts, ends, extra, final and self.ends_input and (n - 1) not in extra))
             self.stats.games += n
         del buf
         try:

@@ -19,7 +19,7 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from analyzer.engine import layout
+from analyzer.engine import layout, manifest, numbering
 from analyzer.engine.config import Config, edition_ids, edition_params, unit_fingerprint
 from analyzer.engine.executors import Job, RunError, make_executor
 from analyzer.engine.lock import LockHeld
@@ -43,6 +43,8 @@ class SourcePlan:
     note: str = ""  # why (for the log and the summary)
     previous: dict | None = None
     clear: bool = False  # remove what OUT holds of the source first (else: resume its units)
+    kept: list = dataclasses.field(default_factory=list)  # a repair: the previous record's intact file entries
+    damage: list = dataclasses.field(default_factory=list)  # a repair: what was found damaged (manifest.Damage)
 
 
 def _check_out_dir(out: str) -> None:
@@ -70,10 +72,96 @@ def _check_out_dir(out: str) -> None:
 
 
 def _read_previous(out: str, name: str) -> dict | None:
+    """The source's record, or None (none, or damaged: its units are then resumed as those of
+    an unfinished run, each checked)."""
     try:
         return read_json(layout.source_record_path(out, name))
-    except (OSError, ValueError):
+    except ValueError as exc:
+        log.warning("%s: its source record is damaged (%s); its units are checked and resumed", name, exc)
         return None
+    except OSError:
+        return None
+
+
+def _intact(cfg: Config, info, editions: list, entries: list[dict], deep: bool) -> tuple[list, list]:
+    """(intact file entries, damage): the entries whose files are as described (cheaply, or
+    deeply) and whose every unit record is readable and of this input and these settings, so
+    that the units they cover can stand without their own parts."""
+    state = manifest.SourceState(layout.source_dir(info.name), info.name, True, None, entries, 0, None)
+    damage = manifest.check_source(cfg.out, state, deep=deep)
+    bad = {tuple(d.units) for d in damage}
+    want, ident = unit_fingerprint(cfg, editions), info.identity()
+    kept = []
+    for e in entries:
+        if tuple(e["units"]) in bad:
+            continue
+        stale = [k for k in range(*e["units"]) if not _unit_record_matches(cfg.out, info.name, k, want, ident)]
+        if stale:
+            damage.append(
+                manifest.Damage(
+                    info.name,
+                    (e["units"][0], e["units"][1]),
+                    layout.rel(cfg.out, layout.unit_record_path(cfg.out, info.name, stale[0])),
+                    "unit record damaged, missing or of other settings",
+                )
+            )
+            continue
+        kept.append(e)
+    return kept, damage
+
+
+def _restore_records(out: str, name: str, prev: dict) -> int:
+    """A finished source's record holds a copy of every unit record and group entry: unit and
+    group records that are missing or damaged (they decide reuse and numbering) are written
+    again from it, instead of recomputing their units. Returns how many were restored."""
+    n = 0
+    wanted = [(layout.unit_record_path(out, name, r["unit"]), r) for r in prev.get("units", [])]
+    if "files" in prev:
+        wanted += [(layout.group_record_path(out, name, *e["units"]), e) for e in prev["files"]]
+    for path, rec in wanted:
+        try:
+            if read_json(path) == rec:
+                continue
+        except (OSError, ValueError):
+            pass
+        write_json(rec, path)
+        n += 1
+    started = layout.started_record_path(out, name)
+    try:
+        read_json(started)
+    except (OSError, ValueError):  # (its own content is not in the source record: what is, is)
+        known = {k: prev.get(k) for k in ("source", "input", "editions", "command")}
+        write_json(known | {"units": len(prev.get("units", []))}, started)
+        n += 1
+    return n
+
+
+def _unit_record_matches(out: str, source: str, k: int, fingerprint: dict, ident: dict) -> bool:
+    try:
+        rec = read_json(layout.unit_record_path(out, source, k))
+    except (OSError, ValueError):
+        return False
+    return rec.get("fingerprint") == fingerprint and rec.get("input") == ident and rec.get("unit") == k
+
+
+def _group_entries(out: str, source: str) -> list[dict]:
+    """The file entries of a source's compacted groups, from their records (a source whose own
+    record is lost keeps what they describe)."""
+    st = open_store(out)
+    folder = os.path.dirname(layout.group_record_path(out, source, 0, 0))
+    found = []
+    for name in st.list(folder):
+        if name.startswith("group-") and name.endswith(".json"):
+            try:
+                found.append(read_json(f"{folder}/{name}" if is_remote(out) else os.path.join(folder, name)))
+            except (OSError, ValueError):
+                continue
+    found.sort(key=lambda e: e["units"][0])
+    out_entries: list[dict] = []
+    for e in found:  # disjoint groups only (an older grouping's records may overlap)
+        if not out_entries or e["units"][0] >= out_entries[-1]["units"][1]:
+            out_entries.append(e)
+    return out_entries
 
 
 def _edition_from_params(kind: str, params: dict):
@@ -98,8 +186,13 @@ def _union_editions(kind: str, previous: dict, requested: list) -> tuple[list, l
     return out, added
 
 
-def plan_sources(infos: list[sources.InputInfo], cfg: Config, force: bool) -> list[SourcePlan]:
-    """Decide what to do with each source, before any work: conflicts are refused up front."""
+def plan_sources(
+    infos: list[sources.InputInfo], cfg: Config, force: bool, deep_verify: bool = False
+) -> list[SourcePlan]:
+    """Decide what to do with each source, before any work: conflicts are refused up front. A
+    finished source is reused only if its committed files are what its record says (cheaply:
+    size and footer rows; with deep_verify, their SHA-256 and page checksums too); otherwise
+    the units of its damaged files are recomputed (a repair)."""
     plans = []
     problems = []
     for info in infos:
@@ -107,8 +200,12 @@ def plan_sources(infos: list[sources.InputInfo], cfg: Config, force: bool) -> li
         prev = _read_previous(cfg.out, info.name)
         if force or prev is None:
             # --force starts over; without a finished record, units of an interrupted run are
-            # reused where they match (a stream cannot be checked: it starts over too).
-            plans.append(SourcePlan(info, "run", requested, clear=force or not info.seekable))
+            # reused where they match, and so are the compacted groups of a source whose record
+            # was lost (a stream cannot be checked: it starts over too).
+            kept: list = []
+            if not force and info.seekable:
+                kept, _ = _intact(cfg, info, requested, _group_entries(cfg.out, info.name), deep_verify)
+            plans.append(SourcePlan(info, "run", requested, clear=force or not info.seekable, kept=kept))
             continue
         ident = info.identity()
         prev_ident = prev.get("input", {})
@@ -140,13 +237,38 @@ def plan_sources(infos: list[sources.InputInfo], cfg: Config, force: bool) -> li
                 SourcePlan(info, "run", editions, f"adding edition(s) {added} to {prev.get('editions')}", prev, True)
             )
         else:
-            plans.append(SourcePlan(info, "skip", editions, "complete", prev))
+            restored = _restore_records(cfg.out, info.name, prev)
+            if restored:
+                log.info("%s: restored %d damaged or missing record(s) from its source record", info.name, restored)
+            kept, damage = _intact(cfg, info, editions, manifest.files_of(cfg.out, prev), deep_verify)
+            if damage:
+                units = manifest.damaged_units(damage)
+                plans.append(
+                    SourcePlan(
+                        info,
+                        "run",
+                        editions,
+                        f"repairing {len(damage)} damaged file(s) ({damage[0].path}: {damage[0].problem}"
+                        f"{'; ...' if len(damage) > 1 else ''}): recomputing {len(units)} of "
+                        f"{len(prev.get('units', []))} unit(s)",
+                        prev,
+                        kept=kept,
+                        damage=damage,
+                    )
+                )
+            else:
+                plans.append(SourcePlan(info, "skip", editions, "complete", prev))
     if problems:
         raise RunError("; ".join(problems))
     return plans
 
 
-def _reuse_fn(out: str, cfg: Config, ident: dict, seekable: bool):
+def _reuse_fn(out: str, cfg: Config, ident: dict, seekable: bool, kept: list | None = None):
+    """The record of a unit an earlier run finished, if it can stand as it is: same input and
+    settings, and its parts as written (checked by size and footer rows) or, in a repair, inside
+    an intact file of the source's record."""
+    covered = {u for e in kept or [] for u in range(*e["units"])}
+
     def reuse(spec) -> dict | None:
         if not seekable:
             return None
@@ -156,16 +278,37 @@ def _reuse_fn(out: str, cfg: Config, ident: dict, seekable: bool):
             return None
         if rec.get("fingerprint") != unit_fingerprint(cfg, spec.editions) or rec.get("input") != ident:
             return None
-        if is_remote(out):
-            st = open_store(out)
-            return rec if all(st.exists(p) for p in layout.committed_parts(out, spec.source, rec)) else None
-        staged = all(os.path.exists(p) for p in layout.staging_paths(out, spec.source, spec.index))
-        final = all(os.path.exists(p) for p in layout.final_paths(out, spec.source, spec.index))
-        if staged or (final and rec.get("finalized")):
+        if spec.index in covered:
+            return rec
+        if manifest.unit_parts_problem(out, rec) is None:
             return rec
         return None
 
     return reuse
+
+
+def _counting(reuse, into: list):
+    """`reuse`, keeping what it returned (the summary counts reused games per source)."""
+
+    def wrapped(spec):
+        rec = reuse(spec)
+        if rec is not None:
+            into.append(rec)
+        return rec
+
+    return wrapped
+
+
+def _started_record(info, plan, units, command) -> dict:
+    """What a source's unfinished run says of itself (readers estimate its size from it)."""
+    return {
+        "source": info.name,
+        "input": info.identity(),
+        "units": len(units) if isinstance(units, list) else None,
+        "editions": edition_ids(plan.editions),
+        "command": command,
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
 
 
 def run_scan(
@@ -181,11 +324,15 @@ def run_scan(
     source_names: list[str] | None = None,
     log_stream=None,
     prepare=None,
+    deep_verify: bool = False,
+    command: list[str] | None = None,
 ) -> tuple[dict, int]:
     """Run the batch job; returns (summary, exit_code). Raises RunError, LockHeld or
     sources.InputError for problems the user must fix (exit 2). `prepare`, if given, is called
     with the set of game kinds the run analyzes, before any unit runs (the command line
-    compiles their kernels there on a machine's first run)."""
+    compiles their kernels there on a machine's first run). `deep_verify`: check finished
+    sources' files by their SHA-256 and page checksums before reusing them. `command`: the
+    command line, recorded so that `analyzer verify` can say how to repair."""
     t0 = time.time()
     remote.configure(cfg.storage_options)
     cfg.out = remote.localize(cfg.out)
@@ -206,7 +353,7 @@ def run_scan(
         removed = layout.clean_temp(cfg.out)
         if removed:
             log.info("removed %d temporary file(s) left by an interrupted run", removed)
-        plans = plan_sources(infos, cfg, force)
+        plans = plan_sources(infos, cfg, force, deep_verify)
         compile_seconds = 0.0
         if prepare is not None:
             t_prepare = time.time()
@@ -224,8 +371,14 @@ def run_scan(
             t0,
             lock,
             compile_seconds,
+            command,
         )
         return summary, code
+    except KeyboardInterrupt:
+        # Ctrl-C, SIGTERM, SIGHUP: the workers are stopped (executors, engine.forked); what they
+        # were writing is removed now, under the lock, rather than by the next run.
+        layout.clean_temp(cfg.out)
+        raise
     finally:
         lock.release()
 
@@ -274,7 +427,12 @@ WALK_THREADS = 32  # a walk waits on one small read at a time: many at once cost
 def _frame_indexes(plans) -> dict:
     """Source name -> pzstd frames (or None) of the sources to run: URLs are walked several at
     a time (a walk is one ranged read per header, so latency-bound), local files in turn."""
-    todo = [p.info for p in plans if p.action == "run" and p.info.compression == "zstd" and p.info.seekable]
+    # (a UTF-16/32 text is transcoded as one stream: its frames are not cut apart)
+    todo = [
+        p.info
+        for p in plans
+        if p.action == "run" and p.info.compression == "zstd" and p.info.seekable and p.info.encoding == "utf-8"
+    ]
     out = {}
 
     def walk(info):
@@ -313,6 +471,7 @@ def _run(
     t0,
     lock=None,
     compile_seconds: float = 0.0,
+    command: list[str] | None = None,
 ):
     todo_bytes = [p.info.size for p in plans if p.action == "run"]
     total = sum(todo_bytes) if todo_bytes and all(b >= 0 for b in todo_bytes) else None
@@ -332,7 +491,14 @@ def _run(
             info = plan.info
             if plan.note:
                 log.info("%s: %s", info.name, plan.note)
+            if info.encoding != "utf-8" and plan.action == "run":
+                log.info("%s: %s text (byte-order mark), read as UTF-8", info.name, info.encoding.upper())
             if plan.action == "skip":
+                removed = numbering.sweep(cfg.out, info.name, manifest.files_of(cfg.out, plan.previous), 0)
+                if removed:
+                    log.info(
+                        "%s: removed %d file(s) its record does not list (an interrupted run's)", info.name, removed
+                    )
                 progress.source_skipped()
                 outcomes[i] = {
                     "plan": plan,
@@ -350,31 +516,63 @@ def _run(
                 units = plan_frame_units(info, frames, cfg, plan.editions)
             else:
                 units = iter_sequential_units(info, cfg, plan.editions, describe=executor.describe)
-            job = Job(info.name, units, _reuse_fn(cfg.out, cfg, ident, info.seekable), ident, bool(frames), plan)
+            if plan.previous is None or plan.clear:  # not a repair: the source is unfinished from here on
+                write_json(_started_record(info, plan, units, command), layout.started_record_path(cfg.out, info.name))
+            reused: list[dict] = []
+            reuse = _counting(_reuse_fn(cfg.out, cfg, ident, info.seekable, plan.kept), reused)
+            job = Job(info.name, units, reuse, ident, bool(frames), plan)
             job.index = i
-            job.engine = executor.engine_for(bool(frames))
+            job.engine = executor.engine_for(bool(frames), progress)
             jobs.append(job)
-            outcomes[i] = {"plan": plan, "engine": job.engine, "records": None, "games": None, "rows": None}
+            outcomes[i] = {
+                "plan": plan,
+                "engine": job.engine,
+                "records": None,
+                "games": None,
+                "rows": None,
+                "reused": reused,
+                "job": job,
+            }
 
         def source_done(job) -> None:
+            """Every unit analyzed: finalize and compact, commit the source record (readers
+            serve what it lists from then on), then remove what it does not list."""
             info, plan = job.plan.info, job.plan
-            fin = finalize_source(cfg.out, info.name, job.n_units, run_all=executor.run_all)
-            recs = fin.get("records") or [
-                read_json(layout.unit_record_path(cfg.out, info.name, k)) for k in range(job.n_units)
-            ]
-            outcomes[job.index].update(records=recs, games=fin["games"], rows=fin["rows"], engine=job.engine)
+            t_fin = time.time()
+            fin = finalize_source(
+                cfg.out,
+                info.name,
+                job.n_units,
+                run_all=executor.run_all,
+                kept=plan.kept,
+                compact_games=cfg.compact_games,
+            )
+            recs = fin["records"]
+            outcomes[job.index].update(
+                records=recs,
+                games=fin["games"],
+                rows=fin["rows"],
+                engine=job.engine,
+                compact_seconds=round(time.time() - t_fin, 3),
+                files=len(fin["files"]) * len(layout.TABLES),
+            )
             write_json(
                 {
+                    "format": manifest.FORMAT,
+                    "source": info.name,
                     "input": job.ident,
                     "settings": cfg.settings(),
                     "editions": edition_ids(plan.editions),
                     "edition_params": edition_params(plan.editions),
                     "units": recs,
+                    "files": fin["files"],
                     "games": fin["games"],
                     "rows": fin["rows"],
+                    "command": command,
                 },
                 layout.source_record_path(cfg.out, info.name),
             )
+            numbering.sweep(cfg.out, info.name, fin["files"], job.n_units)
 
         executor.run_sources(jobs, cfg, progress, on_done=source_done)
         for job in jobs:
@@ -393,6 +591,7 @@ def _run(
         progress,
         compile_seconds,
     )
+    summary["command"] = command
     if lock is not None and getattr(lock, "lost", None):
         summary["accounting_errors"].append(lock.lost + "; its results may be mixed with that run's: rerun")
     write_json(summary, layout.run_record_path(cfg.out))

@@ -39,10 +39,17 @@ def make_summary(
     accounting = []
     warnings = []
     per_source = []
+    failed_by_source: dict = {}
+    for f in failures:
+        failed_by_source.setdefault(f["source"], []).append(f)
     for o in results:
         plan = o["plan"]
         info = plan.info
-        recs = o["records"] or []
+        job = o.get("job")
+        complete = o["records"] is not None
+        # A finished source: every unit's record. Otherwise what this run analyzed and what it
+        # reused (its failed units are listed apart, with the games they held where known).
+        recs = o["records"] if complete else [*(o.get("reused") or []), *(job.records if job else [])]
         src_status: dict = {}
         src_games = 0
         for r in recs:
@@ -54,6 +61,8 @@ def make_summary(
             damage += [f"{info.name} unit {r['unit']}: {d}" for d in r.get("damage", [])]
         _merge(status, src_status)
         games += src_games
+        failed = failed_by_source.get(info.name, [])
+        known = [f["games"] for f in failed if f.get("games") is not None]
         entry = {
             "source": info.name,
             "path": info.path,
@@ -64,13 +73,21 @@ def make_summary(
             "note": plan.note,
             "editions": [e.id for e in plan.editions],
             "engine": o["engine"],
-            "units": len(recs),
+            "complete": complete,
+            "units": len(recs) if complete else (job.n_units if job else 0),
             "games": src_games,
+            "games_reused": sum(r["games"] for r in o.get("reused") or []),
             "ok": src_status.get("ok", 0),
             "rows": o["rows"],
+            # finishing: staging renumbered and the units' files compacted into `files` files
+            "compact_seconds": o.get("compact_seconds"),
+            "files": o.get("files"),
+            "units_failed": len(failed),
+            "games_in_failed_units": sum(known),
+            "failed_units_of_unknown_size": len(failed) - len(known),
         }
         per_source.append(entry)
-        if o["records"] is None:
+        if not complete:
             continue  # failed units: listed in units_failed
         if o["rows"] is not None and o["rows"] != src_games:
             accounting.append(
@@ -91,7 +108,9 @@ def make_summary(
         "errors": games - ok,
         "status": dict(sorted(status.items())),
         "games_analyzed": analyzed,
-        "games_reused": games - analyzed,
+        "games_reused": sum(s["games_reused"] for s in per_source),
+        "games_in_failed_units": sum(s["games_in_failed_units"] for s in per_source),
+        "sources_incomplete": [s["source"] for s in per_source if not s["complete"]],
         "seconds": round(seconds, 3),
         "compile_seconds": round(compile_seconds, 3),
         "games_per_second": round(analyzed / work, 1) if (work := seconds - compile_seconds) > 0 and analyzed else None,
@@ -100,7 +119,12 @@ def make_summary(
         "sources": per_source,
         "sources_skipped_as_complete": [s["source"] for s in per_source if s["action"] == "skip"],
         "units": sum(s["units"] for s in per_source),
-        "units_failed": [f"{f['source']} unit {f['unit']}: {f['error']}" for f in failures],
+        "units_failed": [
+            f"{f['source']} unit {f['unit']}"
+            + (f" ({f['games']:,} games)" if f.get("games") is not None else "")
+            + f": {f['error']}"
+            for f in failures
+        ],
         "damage": damage,
         "accounting_errors": accounting,
         "warnings": warnings,
@@ -138,6 +162,15 @@ def human(summary: dict) -> str:
         act = "skipped: complete" if s["action"] == "skip" else (s["engine"] or "")
         if s["note"] and s["action"] != "skip":
             act += f" ({s['note']})"
+        if not s.get("complete", True):
+            lost = f"{s['units_failed']} unit(s) failed"
+            if s["units_failed"]:
+                lost += f", holding {s['games_in_failed_units']:,} games" + (
+                    f" and {s['failed_units_of_unknown_size']} unit(s) of unknown size"
+                    if s["failed_units_of_unknown_size"]
+                    else ""
+                )
+            act += f"; INCOMPLETE: {lost}; rerun to finish"
         lines.append(f"{s['source']:<{w}}  {s['games']:>10,}  {s['ok']:>10,}  {s['games'] - s['ok']:>8,}  {act}")
     if len(summary["sources"]) > 1:
         lines.append(f"{'total':<{w}}  {summary['games']:>10,}  {summary['ok']:>10,}  {summary['errors']:>8,}")

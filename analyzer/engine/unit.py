@@ -122,6 +122,7 @@ def run_unit(spec: UnitSpec, cfg: Config, hold: bool = False) -> dict:
             max_game_bytes=cfg.max_game_bytes,
             options=spec.options,
             game_starts=spec.game_starts,
+            ends_input=spec.ends_input,
         )
         reason = None
         if spec.frames is not None:
@@ -161,7 +162,7 @@ def run_unit(spec: UnitSpec, cfg: Config, hold: bool = False) -> dict:
     if hold:
         record["_held"] = tuple(w.table() for w in held)
         return record
-    layout.name_parts(cfg.out, record, tuple(w.name for w in staged))
+    layout.name_parts(cfg.out, record, tuple((w.name, w.description) for w in staged))
     write_json(record, layout.unit_record_path(cfg.out, spec.source, spec.index))
     return record
 
@@ -170,6 +171,8 @@ def run_unit_safe(spec: UnitSpec, cfg: Config, hold: bool = False) -> dict:
     """A worker entry point that never raises: failures come back as records."""
     try:
         return run_unit(spec, cfg, hold=hold)
+    except KeyboardInterrupt:
+        raise  # Ctrl-C, SIGTERM, SIGHUP (cli.Stopped): the run stops, it is not a failed unit
     except BaseException as exc:  # noqa: BLE001 - reported per unit, the run goes on
         return {
             "source": spec.source,

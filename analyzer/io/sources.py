@@ -46,6 +46,7 @@ class InputInfo:
     digest: str = ""  # hash of the first and last MiB (regular files): a rewritten input is noticed
     url: bool = False  # an object named by URL (read by ranged requests through fsspec)
     variant: str | None = None  # a Lichess variant dump (by its file name): the variant of untagged games
+    encoding: str = "utf-8"  # the text's encoding, by its byte-order mark (text_encoding): others are transcoded
 
     def options(self) -> dict:
         """What the game kind reads of the source (analyzer.analysis.analyze_block options)."""
@@ -62,6 +63,8 @@ class InputInfo:
             "compression": self.compression,
             "game_type": self.game_type,
             "variant": self.variant,
+            # (only when not UTF-8: the identity of every earlier finished source stays as it was)
+            **({"encoding": self.encoding} if self.encoding != "utf-8" else {}),
         }
 
 
@@ -98,6 +101,30 @@ def text_name(name: str) -> str:
         return "".join(out)
 
 
+# Text encodings told by a byte-order mark at the start of the (decompressed) text. UTF-32's
+# marks first: FF FE 00 00 also starts UTF-16LE's. Without a mark the text is read as UTF-8
+# (a UTF-8 mark is skipped by the scanner like any bytes before the first tag).
+_BOMS = (
+    (b"\xff\xfe\x00\x00", "utf-32-le"),
+    (b"\x00\x00\xfe\xff", "utf-32-be"),
+    (b"\xff\xfe", "utf-16-le"),
+    (b"\xfe\xff", "utf-16-be"),
+)
+
+
+def text_encoding(sample: bytes) -> str:
+    """The encoding of text that starts with `sample`: UTF-16/UTF-32 by their byte-order mark,
+    else UTF-8."""
+    for bom, name in _BOMS:
+        if sample.startswith(bom):
+            return name
+    return "utf-8"
+
+
+def _as_utf8(sample: bytes, encoding: str) -> bytes:
+    return sample if encoding == "utf-8" else sample.decode(encoding, "replace").lstrip("\ufeff").encode()
+
+
 def _sniff(head: bytes) -> str:
     if head.startswith(ZSTD_MAGIC):
         return "zstd"
@@ -127,6 +154,35 @@ class _Wrapper(io.RawIOBase):
             self.inner.close()
         finally:
             super().close()
+
+
+class _Transcoded(_Wrapper):
+    """UTF-8 bytes of a UTF-16 or UTF-32 stream (its byte-order mark dropped; undecodable code
+    units become U+FFFD): the scanner and the kernels read UTF-8 only. Byte offsets in the
+    tables are then offsets in this UTF-8 text."""
+
+    def __init__(self, inner, encoding: str):
+        import codecs
+
+        super().__init__(inner)
+        self.decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
+        self.pending = b""
+        self.first = True
+        self.eof = False
+
+    def readinto(self, b):
+        while not self.pending and not self.eof:
+            raw = self.inner.read(READ_SIZE)
+            self.eof = not raw
+            text = self.decoder.decode(raw or b"", final=self.eof)
+            if self.first and text:
+                text = text.lstrip("\ufeff")
+                self.first = False
+            self.pending = text.encode("utf-8", "surrogatepass")
+        n = min(len(b), len(self.pending))
+        b[:n] = self.pending[:n]
+        self.pending = self.pending[n:]
+        return n
 
 
 class _Prefixed(_Wrapper):
@@ -225,16 +281,18 @@ def inspect(path: str, name: str | None = None) -> InputInfo:
                     sample = fh.read(SNIFF_BYTES)
             except Exception:  # noqa: BLE001 - damaged: routing falls back to chess; the reader reports the damage
                 sample = b""
+            encoding = text_encoding(sample)
             return InputInfo(
                 path,
                 name,
                 comp,
                 st.st_size,
                 st.st_mtime,
-                _game_type(path, sample),
+                _game_type(path, _as_utf8(sample, encoding)),
                 True,
                 _digest(path, st.st_size),
                 variant=_variant_of(path),
+                encoding=encoding,
             )
         # a pipe or FIFO: kept open in _STREAMS for the reader, which reads on from the sniffed head
         raw = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
@@ -253,7 +311,10 @@ def inspect(path: str, name: str | None = None) -> InputInfo:
             sample = _decoder(io.BufferedReader(_Prefixed(head, io.BytesIO())), comp).read(SNIFF_BYTES)
         except Exception:  # noqa: BLE001 - the head alone may not decode; routing falls back to chess
             sample = b""
-    return InputInfo(path, name, comp, -1, 0.0, _game_type(path, sample), False, "")
+    encoding = text_encoding(sample)
+    return InputInfo(
+        path, name, comp, -1, 0.0, _game_type(path, _as_utf8(sample, encoding)), False, "", encoding=encoding
+    )
 
 
 def _inspect_url(url: str, name: str) -> InputInfo:
@@ -288,17 +349,19 @@ def _inspect_url(url: str, name: str) -> InputInfo:
     h = hashlib.sha1(str(size).encode())
     h.update(head)
     h.update(tail)
+    encoding = text_encoding(sample)
     return InputInfo(
         url,
         name,
         comp,
         size,
         meta["mtime"],
-        _game_type(url, sample),
+        _game_type(url, _as_utf8(sample, encoding)),
         True,
         h.hexdigest()[:20],
         url=True,
         variant=_variant_of(url),
+        encoding=encoding,
     )
 
 
@@ -335,10 +398,10 @@ class _Counting(_Wrapper):
         return n
 
 
-def open_stream(path: str, compression: str, size: int | None = None):
-    """A binary file object of decompressed bytes (reads across zstd frames); its
-    `input_count()` tells how many input bytes have been read. A non-seekable input inspected
-    before is read from its kept stream, once."""
+def open_stream(path: str, compression: str, size: int | None = None, encoding: str = "utf-8"):
+    """A binary file object of decompressed bytes (reads across zstd frames), UTF-8 (text in
+    another `encoding` is transcoded); its `input_count()` tells how many input bytes have been
+    read. A non-seekable input inspected before is read from its kept stream, once."""
     kept = _STREAMS.pop(path, None)
     raw: io.RawIOBase
     if kept is not None:
@@ -351,6 +414,8 @@ def open_stream(path: str, compression: str, size: int | None = None):
         raw = open(path, "rb", buffering=0)  # noqa: SIM115 - returned inside the stream; the caller closes it
     counting = _Counting(raw)
     stream = _decoder(io.BufferedReader(counting, buffer_size=READ_SIZE), compression)
+    if encoding != "utf-8":
+        stream = io.BufferedReader(_Transcoded(stream, encoding), buffer_size=READ_SIZE)
     try:
         stream.input_count = lambda: counting.count
     except AttributeError:  # (a C type without a __dict__: wrap it)

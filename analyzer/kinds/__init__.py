@@ -42,7 +42,8 @@ class GameKind:
     default_editions: tuple[str, ...]
     builtin_editions: Callable[[], dict]  # id -> edition
     custom_edition: Callable[..., Any]  # options (base=..., id=..., ...) -> edition
-    analyze_block: Callable[..., Any]  # (buf, starts, ends, *, editions, extra_status, keep_facts) -> BlockOutput
+    # (buf, starts, ends, *, editions, extra_status, keep_facts, input_ends) -> BlockOutput
+    analyze_block: Callable[..., Any]
 
     def editions(self) -> dict:
         return self.builtin_editions()

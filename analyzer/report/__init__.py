@@ -1,14 +1,20 @@
 """`analyzer report OUT_DIR`: what a researcher would publish from an `analyzer scan` output.
 
   collect.py   one source at a time, lazily (polars): additive counts (never whole tables)
-  model.py     measures per population with 95 % Wilson intervals, month series with gaps,
-               edition classes (editions that agree game by game are one series), the
-               edition-pair matrix, the draughts rules, the audit
-  figures.py   matplotlib figures for print: SVG in the page, SVG + PDF + CSV files
+  cube.py      summary_cube, the tidy long table every summary and figure is drawn from
+  model.py     measures per population with 95 % Wilson intervals, edition classes (editions
+               that agree game by game are one series), the edition-pair matrix, the draughts
+               rules; periods.py the period series and the time-control mix; audit.py the
+               audit of recorded results; styles.py one look per series
+  figures.py   matplotlib figures (figkit, fig_grids, fig_trends), wide for print and screens,
+               narrow for phones: SVG in the page, SVG + PDF + CSV files
   page.py      the HTML page from a Jinja2 template (templates/report.html.j2)
+  files.py     tables and figure data as CSV (cells neutralised for spreadsheets) and Parquet
+  show.py      one game's rule timeline (`analyzer show`), and the pages of the example games
 
 Writes under the report directory (default OUT_DIR/report): index.html, every table as
-NAME.parquet and NAME.csv, and figures/NAME.{svg,pdf,csv}. docs/report.md describes them.
+NAME.parquet and NAME.csv, figures/NAME.{svg,pdf,csv} (and NAME.narrow.svg), games/*.html.
+docs/report.md describes them.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ import os
 
 import polars as pl
 
-from analyzer.report import figures as _figures, model, page, stats  # noqa: F401  (re-exported modules)
+from analyzer.report import figures as _figures, files, model, page, show, stats  # noqa: F401  (re-exported modules)
 from analyzer.report.model import Report, build
 
 
@@ -27,33 +33,22 @@ def build_tables(out_dir: str) -> dict[str, pl.DataFrame | None]:
     return build(out_dir).tables
 
 
-def build_figures(out_dir_or_report) -> list[_figures.Figure]:
-    """The report's matplotlib figures (for checks and for reuse)."""
+def build_figures(out_dir_or_report, layouts=(_figures.WIDE,)) -> list[_figures.Figure]:
+    """The report's matplotlib figures (for checks and for reuse), in the layouts given
+    (figures.WIDE for print, figures.NARROW for phones)."""
     rep = out_dir_or_report if isinstance(out_dir_or_report, Report) else build(out_dir_or_report)
-    return _figures.build_figures(rep)
+    return _figures.build_figures(rep, tuple(layouts))
 
 
-def _write_table(df: pl.DataFrame, report_dir: str, name: str) -> None:
-    df.write_parquet(os.path.join(report_dir, name + ".parquet"))
-    # CSV cannot hold lists: join them
-    lists = [c for c, t in df.schema.items() if isinstance(t, pl.List)]
-    csv = df.with_columns(pl.col(c).list.join(" ") for c in lists) if lists else df
-    csv.write_csv(os.path.join(report_dir, name + ".csv"))
-
-
-def _draw(jobs, fig_dir: str) -> list[dict]:
-    """Lay out and save (SVG, PDF) the figures of `jobs` ((index, Figure) pairs). Matplotlib
-    only: this runs in a forked child too, where polars must not be used (its thread pool is
-    not forked)."""
+def _draw(jobs, fig_dir: str) -> list[int]:
+    """Lay out and save the figures of `jobs` ((index, Figure) pairs). Matplotlib only: this
+    runs in a forked child too, where polars must not be used (its thread pool is not forked)."""
     import matplotlib.pyplot as plt
 
     done = []
     for i, f in jobs:
         _figures.freeze_layout(f.fig)
-        svg = _figures.svg_text(f.fig, f.name)
-        with open(os.path.join(fig_dir, f.name + ".svg"), "w", encoding="utf-8") as fh:
-            fh.write('<?xml version="1.0" encoding="utf-8" standalone="no"?>\n' + svg)
-        f.fig.savefig(os.path.join(fig_dir, f.name + ".pdf"), format="pdf", metadata={"CreationDate": None})
+        _figures.save(f, fig_dir)
         plt.close(f.fig)
         done.append(i)
     return done
@@ -61,13 +56,15 @@ def _draw(jobs, fig_dir: str) -> list[dict]:
 
 def _draw_all(rep: Report, fig_dir: str) -> list[dict]:
     """Build every figure here (polars), then lay out and save them in this process and a forked
-    child, about half each (2 cores: about half the time)."""
+    child, about half each (2 cores: about half the time). Returns per figure name its title,
+    caption, files and the inline SVG of each layout."""
     import matplotlib.pyplot as plt
 
     planned = [(cost, b()) for cost, b in _figures.figure_plan(rep)]
     figs = [(cost, f) for cost, f in planned if f is not None]
     for _, f in figs:
-        f.data.write_csv(os.path.join(fig_dir, f.name + ".csv"))
+        if f.layout is _figures.WIDE:
+            files.write_csv(f.data, os.path.join(fig_dir, f.name + ".csv"))
     order = sorted(range(len(figs)), key=lambda i: -figs[i][0])
     mine: list[tuple[int, _figures.Figure]] = []
     theirs: list[tuple[int, _figures.Figure]] = []
@@ -101,27 +98,32 @@ def _draw_all(rep: Report, fig_dir: str) -> list[dict]:
             _, status = os.waitpid(pid, 0)
             if status != 0:
                 raise RuntimeError("drawing the report's figures failed in the child process")
-    done = []
+    done: dict[str, dict] = {}
     for _, f in figs:
-        with open(os.path.join(fig_dir, f.name + ".svg"), encoding="utf-8") as fh:
+        with open(os.path.join(fig_dir, _figures.stem(f) + ".svg"), encoding="utf-8") as fh:
             svg = fh.read().split("\n", 1)[1]
-        done.append(
+        entry = done.setdefault(
+            f.name,
             {
                 "name": f.name,
                 "title": f.title,
                 "caption": f.caption,
-                "svg": svg,
                 "svg_file": f.name + ".svg",
                 "pdf_file": f.name + ".pdf",
                 "csv_file": f.name + ".csv",
-            }
+            },
         )
-    return done
+        entry[f.layout.name] = svg
+    for entry in done.values():  # a layout that drew nothing shows nothing
+        entry.setdefault("wide", "")
+        entry.setdefault("narrow", "")
+    return list(done.values())
 
 
-def write_report(out_dir: str, report_dir: str | None = None) -> str:
+def write_report(out_dir: str, report_dir: str | None = None, partial: bool = False) -> str:
     """Write the tables, figures and index.html under report_dir (default OUT_DIR/report, or
-    ./report when OUT is a URL); returns the path of index.html."""
+    ./report when OUT is a URL); returns the path of index.html. `partial`: include what
+    unfinished sources hold (the page says so; the CLI refuses such an OUT without it)."""
     from analyzer.io import remote
 
     url = remote.is_url(out_dir)
@@ -131,15 +133,18 @@ def write_report(out_dir: str, report_dir: str | None = None) -> str:
     report_dir = report_dir or ("report" if url else os.path.join(out_dir, "report"))
     fig_dir = os.path.join(report_dir, "figures")
     os.makedirs(fig_dir, exist_ok=True)
-    rep = build(out_dir)
+    rep = build(out_dir, partial=partial)
     done = _draw_all(rep, fig_dir)
-    files = []
+    written = []
     for name, df in rep.tables.items():
         if df is None:
             continue
-        _write_table(df, report_dir, name)
-        files.append({"name": name, "csv": name + ".csv", "parquet": name + ".parquet", "rows": f"{df.height:,}"})
-    html = page.render(rep, out_dir, done, files)
+        if rep.partial:  # a report of an unfinished run: every table says so, row by row
+            df = df.with_columns(pl.lit(True).alias("partial"))
+        files.write_table(df, report_dir, name)
+        written.append({"name": name, "csv": name + ".csv", "parquet": name + ".parquet", "rows": f"{df.height:,}"})
+    games = show.write_example_pages(out_dir, rep, os.path.join(report_dir, "games"))
+    html = page.render(rep, out_dir, done, written, games)
     path = os.path.join(report_dir, "index.html")
     tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as fh:

@@ -1,8 +1,11 @@
-"""Read an `analyzer scan --out` directory one source at a time and reduce it to small
-additive aggregates (counts), so that an OUT with hundreds of monthly dumps is never loaded
-whole: each source's `games`, `verdicts` and `events` are scanned lazily (polars), joined on
-`game_index` within the source, grouped, and only the grouped counts are kept. Every count is a
-sum over games, so the aggregates of all sources are added up afterwards.
+"""Read an `analyzer scan --out` directory a piece at a time and reduce it to small additive
+aggregates (counts), so that neither an OUT of hundreds of monthly dumps nor one dump of 90 M
+games is ever loaded whole: the committed files are read in chunks of at most CHUNK_GAMES games
+of one source (engine.manifest.chunks: small files grouped, a compacted file by game_index
+range, its other row groups skipped by their statistics); each chunk's `games`, `verdicts` and
+`events` are scanned lazily (polars), joined on `game_index`, grouped, and only the grouped
+counts are kept. Every count is a sum over games, so the chunks' aggregates are added up
+afterwards; memory is bounded by the chunk, not by the source (tests/test_report_memory.py).
 
 Aggregates (`collect(out_dir)` returns them as polars DataFrames):
 
@@ -22,14 +25,13 @@ Aggregates (`collect(out_dir)` returns them as polars DataFrames):
 
 from __future__ import annotations
 
-import datetime as _dt
-import glob
 import os
 from dataclasses import dataclass, field
 
 import polars as pl
 
 from analyzer import codes, tables
+from analyzer.report import audit
 
 PLATFORMS = ("lichess", "chess.com", "otb", "other")
 GAME_TYPES = ("chess", "russian_draughts")
@@ -54,19 +56,6 @@ SIGNATURES = {
     "automatic": ("end_ply", "end_rule"),
 }
 EXAMPLES = 3  # example games per edition pair and platform
-
-# The edition in force for an over-the-board game, by its date (FIDE Laws; docs/report.md).
-FIDE_IN_FORCE = (
-    (_dt.date(2018, 1, 1), "fide_2018"),
-    (_dt.date(2014, 7, 1), "fide_2014"),
-    (_dt.date(2009, 7, 1), "fide_2009"),
-    (_dt.date(1997, 7, 1), "fide_1997"),
-)
-AUDIT_KINDS = (
-    "continued_past_automatic_draw",
-    "decisive_after_automatic_draw",
-    "lichess_agreement_after_claimable_draw",
-)
 
 CUBE_DIMS = ["source", "game_type", "platform", "edition", "month", "time_control_class", "rating_band"]
 COUNTS = [
@@ -129,33 +118,29 @@ class Collected:
     sources: list[str] = field(default_factory=list)
 
 
-def _part_paths(out_dir: str, table: str) -> dict[str, list[str]]:
-    """Source folder -> the table's parts in it. On an object store only the parts that
-    finished sources' records name (analyzer.api.committed_parts); on disk, the part files."""
-    from analyzer.io import remote
-
-    if remote.is_url(out_dir):
-        from analyzer.api import committed_parts
-
-        paths = committed_parts(out_dir, table)
-    else:
-        paths = glob.glob(os.path.join(out_dir, table, "*", "part-*.parquet"))
-    found: dict[str, list[str]] = {}
-    for path in sorted(paths):
-        found.setdefault(path.replace(os.sep, "/").rsplit("/", 2)[-2], []).append(path)
-    return found
+# Games per chunk: the memory of a chunk's queries grows with it (ANALYZER_REPORT_CHUNK_GAMES
+# sets it, for a test or a machine with little memory).
+CHUNK_GAMES = int(os.environ.get("ANALYZER_REPORT_CHUNK_GAMES", "100000"))
 
 
-Parts = dict  # table -> {source folder -> part paths}: listed once per collect()
+def _chunks(out_dir: str, partial: bool = False) -> list:
+    """OUT's committed files in chunks (engine.manifest: a damaged or missing file raises
+    DatasetError; unfinished sources only with `partial`)."""
+    from analyzer.engine import manifest
+
+    return manifest.chunks(out_dir, CHUNK_GAMES, partial=partial)
 
 
-def source_dirs(out_dir: str) -> list[str]:
-    """The source folders (names as on disk) that hold a games part."""
-    return sorted(_part_paths(out_dir, "games"))
+def source_dirs(out_dir: str, partial: bool = False) -> list[str]:
+    """The sources that hold committed games."""
+    return sorted({c.source for c in _chunks(out_dir, partial)})
 
 
-def _scan(parts: Parts, table: str, d: str, schema, cols: list[str]) -> pl.LazyFrame:
-    files = parts[table].get(d, [])
+def _scan(chunk, table: str, schema, cols: list[str]) -> pl.LazyFrame:
+    """The columns `cols` of a chunk's rows of a table; `source` (the partition key, not a
+    column of the files) is the source's name, as its record gives it."""
+    files, d = chunk.files[table], chunk.source
+    stored = [c for c in cols if c != "source"]
     if not files:
         empty = pl.from_arrow(schema.empty_table())
         assert isinstance(empty, pl.DataFrame)  # from a Table, not an Array: a DataFrame
@@ -171,31 +156,24 @@ def _scan(parts: Parts, table: str, d: str, schema, cols: list[str]) -> pl.LazyF
         lf = pl.scan_pyarrow_dataset(dataset)
     else:
         lf = pl.scan_parquet(files, hive_partitioning=False)
-    return lf.select(cols).with_columns(pl.col(pl.Categorical).cast(pl.String))
+    if chunk.filtered:  # a range of a compacted file: the row groups outside it are not read
+        lf = lf.filter(pl.col("game_index").is_between(chunk.games[0], chunk.games[1], closed="left"))
+    lf = lf.select(stored).with_columns(pl.col(pl.Categorical).cast(pl.String))
+    if "source" in cols:
+        lf = lf.with_columns(pl.lit(d, pl.String).alias("source")).select(cols)
+    return lf
 
 
-def _in_force() -> pl.Expr:
-    e = (
-        pl.when(pl.col("game_type") != "chess")
-        .then(pl.lit(None, pl.String))
-        .when(pl.col("platform") == "lichess")
-        .then(pl.lit("lichess"))
-        .when(pl.col("platform") != "otb")
-        .then(pl.lit(None, pl.String))
-    )
-    for bound, ed in FIDE_IN_FORCE:
-        e = e.when(pl.col("date") >= bound).then(pl.lit(ed))
-    return e.otherwise(pl.lit(None, pl.String))
-
-
-def _queries(parts: Parts, d: str, editions: dict[str, list[str]]) -> dict[str, pl.LazyFrame]:
-    """The aggregates of one source, as lazy queries (run together by collect_all)."""
-    g = _scan(parts, "games", d, tables.GAMES_SCHEMA, _GAME_COLS)
-    v = _scan(parts, "verdicts", d, tables.VERDICTS_SCHEMA, _VERDICT_COLS)
-    e = _scan(parts, "events", d, tables.EVENTS_SCHEMA, ["edition", "game_index", "rule", "kind", "outcome"])
+def _queries(chunk, editions: dict[str, list[str]]) -> dict[str, pl.LazyFrame]:
+    """The aggregates of one chunk, as lazy queries (run together by collect_all)."""
+    g = _scan(chunk, "games", tables.GAMES_SCHEMA, _GAME_COLS)
+    v = _scan(chunk, "verdicts", tables.VERDICTS_SCHEMA, _VERDICT_COLS)
+    e = _scan(chunk, "events", tables.EVENTS_SCHEMA, ["edition", "game_index", "rule", "kind", "outcome"])
     e = e.filter(pl.col("kind") != "offer")
     gs = g.filter(pl.col("status") == "ok").with_columns(
-        pl.col("date").dt.truncate("1mo").alias("month"), _in_force().alias("in_force")
+        pl.col("date").dt.truncate("1mo").alias("month"),
+        audit.in_force().alias("in_force"),
+        pl.col("time_control_class", "rating_band").fill_null("unknown"),
     )
     flags = e.group_by("edition", "game_index").agg(
         (pl.col("outcome") == "claimed").any().alias("claimed"),
@@ -262,7 +240,7 @@ def _queries(parts: Parts, d: str, editions: dict[str, list[str]]) -> dict[str, 
         if len(eds) < 2:
             continue
         base = ge.filter(pl.col("game_type") == gt)
-        wide = gs.filter(pl.col("game_type") == gt).select("game_index", "platform", "site")
+        wide = gs.filter(pl.col("game_type") == gt).select("source", "game_index", "platform", "site")
         for i, ed in enumerate(eds):
             cols = [c for sig in SIGNATURES.values() for c in sig]
             part = base.filter(pl.col("edition") == ed).select(
@@ -286,27 +264,27 @@ def _queries(parts: Parts, d: str, editions: dict[str, list[str]]) -> dict[str, 
                         both.sum().alias("games_compared"),
                         *[d_.sum().alias(f"differ_{m}") for m, d_ in diffs.items()],
                         anyd.sum().alias("differ_any"),
-                        pl.col("site").filter(anyd & url).head(EXAMPLES).alias("examples"),
+                        # the first games in game order (chunks come in source and game order)
+                        pl.col("site")
+                        .filter(anyd & url)
+                        .sort_by(pl.col("game_index").filter(anyd & url))
+                        .head(EXAMPLES)
+                        .alias("examples"),
+                        pl.format("{}#{}", "source", "game_index")
+                        .filter(anyd)
+                        .sort_by(pl.col("game_index").filter(anyd))
+                        .head(EXAMPLES)
+                        .alias("example_games"),
                     )
                 )
     if pair_frames:
         q["pairs"] = pl.concat(pair_frames, how="vertical")
     # Audit: each chess game under the edition in force for it, when that edition was scanned.
     aud = ge.filter(pl.col("edition") == pl.col("in_force"))
-    auto = pl.col("end_ply").is_not_null()
-    earlier = (
-        pl.col("first_threefold_claim_ply").is_not_null() & (pl.col("first_threefold_claim_ply") < pl.col("plies"))
-    ) | (auto & (pl.col("end_ply") < pl.col("plies")))
-    kinds = {
-        "continued_past_automatic_draw": auto & (pl.col("plies") > pl.col("end_ply")),
-        "decisive_after_automatic_draw": auto & pl.col("result").is_in(["1-0", "0-1"]),
-        "lichess_agreement_after_claimable_draw": (
-            (pl.col("platform") == "lichess")
-            & (pl.col("result") == "1/2-1/2")
-            & (pl.col("termination") == "Normal")
-            & (pl.col("draw_reason") == "agreement")
-            & earlier
-        ),
+    kinds = audit.flags()
+    categories = {
+        "contradiction": pl.any_horizontal([kinds[k] for k in audit.CONTRADICTIONS]),
+        "lead": pl.any_horizontal([kinds[k] for k in audit.LEADS]),
     }
     q["audit_counts"] = (
         gs.filter(pl.col("game_type") == "chess")
@@ -314,7 +292,9 @@ def _queries(parts: Parts, d: str, editions: dict[str, list[str]]) -> dict[str, 
         .agg(pl.len().alias("games"))
         .join(
             aud.group_by("platform", "in_force").agg(
-                pl.len().alias("games_audited"), *[k.sum().alias(n) for n, k in kinds.items()]
+                pl.len().alias("games_audited"),
+                *[k.sum().alias(n) for n, k in kinds.items()],
+                *[k.sum().alias(n) for n, k in categories.items()],
             ),
             on=["platform", "in_force"],
             how="left",
@@ -339,16 +319,26 @@ def _queries(parts: Parts, d: str, editions: dict[str, list[str]]) -> dict[str, 
         "first_threefold_claim_ply",
         "draw_reason",
     ]
-    q["audit_games"] = pl.concat([aud.filter(k).select(pl.lit(n).alias("kind"), *cols) for n, k in kinds.items()])
+    q["audit_games"] = pl.concat(
+        [
+            aud.filter(k).select(pl.lit(audit.KIND[n].category).alias("category"), pl.lit(n).alias("kind"), *cols)
+            for n, k in kinds.items()
+        ]
+    )
     return q
 
 
-def _editions(parts: Parts, dirs: list[str]) -> dict[str, list[str]]:
+def _editions(chunks: list) -> dict[str, list[str]]:
     """game_type -> editions present in the verdicts (in the order of codes / first seen)."""
-    frames = [_scan(parts, "verdicts", d, tables.VERDICTS_SCHEMA, ["game_type", "edition"]).unique() for d in dirs]
-    if not frames:
+    seen = None
+    for k in range(0, len(chunks), 8):
+        frames = [
+            _scan(c, "verdicts", tables.VERDICTS_SCHEMA, ["game_type", "edition"]).unique() for c in chunks[k : k + 8]
+        ]
+        got = pl.concat([*([] if seen is None else [seen]), *pl.collect_all(frames)])
+        seen = got.unique(maintain_order=True)
+    if seen is None:
         return {}
-    seen = pl.concat(pl.collect_all(frames)).unique(maintain_order=True)
     out: dict[str, list[str]] = {}
     for gt, ed in seen.iter_rows():
         out.setdefault(gt, [])
@@ -360,19 +350,58 @@ def _editions(parts: Parts, dirs: list[str]) -> dict[str, list[str]]:
     return dict(sorted(out.items(), key=lambda kv: GAME_TYPES.index(kv[0]) if kv[0] in GAME_TYPES else 99))
 
 
-def collect(out_dir: str, batch: int = 8) -> Collected:
+def _batches(chunks: list, batch: int) -> list[list]:
+    """Chunks run together (one collect_all): up to `batch` of them, CHUNK_GAMES games in all."""
+    out: list[list] = []
+    held = 0
+    for c in chunks:
+        n = c.games[1] - c.games[0]
+        if out and len(out[-1]) < batch and held + n <= CHUNK_GAMES:
+            out[-1].append(c)
+            held += n
+        else:
+            out.append([c])
+            held = n
+    return out
+
+
+# The keys each aggregate is added up by across chunks (the cube and coverage carry the source).
+_SUM_BY = {
+    "cube": CUBE_DIMS,
+    "coverage": ["source", "game_type", "platform", "status"],
+    "missed_results": ["game_type", "platform", "edition", "missed_claim_rule", "missed_claim_result"],
+    "rule_outcomes": ["game_type", "platform", "edition", "rule", "kind", "outcome"],
+    "rules_reached": ["game_type", "platform", "edition"],
+    "hist_plies": ["game_type", "platform", "edition", "bin"],
+    "hist_clock": ["game_type", "platform", "edition", "bin"],
+    "audit_counts": ["platform", "in_force"],
+}
+
+
+def _add_up(frames: list[pl.DataFrame], keys: list[str]) -> pl.DataFrame:
+    df = pl.concat(frames, how="vertical_relaxed")
+    vals = [c for c in df.columns if c not in keys]
+    return df.group_by(keys).agg(pl.col(vals).sum()).sort(keys, nulls_last=True)
+
+
+def collect(out_dir: str, batch: int = 8, partial: bool = False) -> Collected:
     """The aggregates of every source under out_dir (a folder or an object-store URL), added
     up (see the module docstring)."""
-    paths: Parts = {t: _part_paths(out_dir, t) for t in ("games", "verdicts", "events")}
-    dirs = sorted(paths["games"])
-    editions = _editions(paths, dirs)
+    chunks = _chunks(out_dir, partial)
+    editions = _editions(chunks)
     parts: dict[str, list[pl.DataFrame]] = {}
-    for k in range(0, len(dirs), batch):
-        queries = [_queries(paths, d, editions) for d in dirs[k : k + batch]]
+    for group in _batches(chunks, batch):
+        queries = [_queries(c, editions) for c in group]
         names = [(i, n) for i, q in enumerate(queries) for n in q]
         frames = pl.collect_all([queries[i][n] for i, n in names])
         for (_, n), df in zip(names, frames):
             parts.setdefault(n, []).append(df)
+            if n in _SUM_BY and len(parts[n]) >= 64:  # keep what is held small: add up as it goes
+                parts[n] = [_add_up(parts[n], _SUM_BY[n])]
+    for n, keys in _SUM_BY.items():
+        frames = [f for f in parts.get(n, []) if f.height]
+        if len(frames) > 1:
+            parts[n] = [_add_up(frames, keys)]
     out = Collected(editions=editions)
     t = out.tables
     t["cube"] = _cat(parts, "cube", _empty_cube())
@@ -391,15 +420,9 @@ def collect(out_dir: str, batch: int = 8) -> Collected:
     )
     t["coverage"] = coverage
     out.sources = sorted(coverage["source"].unique().to_list())
-    sum_by = {
-        "missed_results": ["game_type", "platform", "edition", "missed_claim_rule", "missed_claim_result"],
-        "rule_outcomes": ["game_type", "platform", "edition", "rule", "kind", "outcome"],
-        "rules_reached": ["game_type", "platform", "edition"],
-        "hist_plies": ["game_type", "platform", "edition", "bin"],
-        "hist_clock": ["game_type", "platform", "edition", "bin"],
-        "audit_counts": ["platform", "in_force"],
-    }
-    for name, keys in sum_by.items():
+    for name, keys in _SUM_BY.items():
+        if name in ("cube", "coverage"):
+            continue
         df = _cat(parts, name, None)
         if df is None:
             t[name] = None
@@ -409,18 +432,19 @@ def collect(out_dir: str, batch: int = 8) -> Collected:
     pairs = _cat(parts, "pairs", None)
     if pairs is not None:
         keys = ["game_type", "platform", "edition_a", "edition_b"]
-        nums = [c for c in pairs.columns if c not in keys and c != "examples"]
+        nums = [c for c in pairs.columns if c not in keys and c not in ("examples", "example_games")]
         pairs = (
-            pairs.group_by(keys)
+            pairs.group_by(keys, maintain_order=True)
             .agg(
                 *[pl.col(c).sum() for c in nums],
                 pl.col("examples").list.explode(keep_nulls=False, empty_as_null=False).head(EXAMPLES),
+                pl.col("example_games").list.explode(keep_nulls=False, empty_as_null=False).head(EXAMPLES),
             )
             .sort(keys)
         )
     t["pairs"] = pairs
     ag = _cat(parts, "audit_games", None)
-    t["audit_games"] = ag.sort("kind", "source", "game_index") if ag is not None else None
+    t["audit_games"] = ag.sort("category", "kind", "source", "game_index") if ag is not None else None
     return out
 
 

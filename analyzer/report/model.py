@@ -1,7 +1,8 @@
-"""From the collected aggregates (collect.py) to the report's tables: the measures per population
-with Wilson intervals, the period series with their gaps, the edition classes (editions whose
-verdicts agree game by game on a measure are one series), the edition-pair matrix, the draughts
-rules and the audit. Everything here works on small frames of counts."""
+"""From the collected aggregates (collect.py) to the report's tables: summary_cube (cube.py) and
+the summaries rolled up from it, the period series and the time-control mix (periods.py), the
+edition classes (editions whose verdicts agree game by game on a measure are one series) and
+their looks (styles.py), the edition-pair matrix, the draughts rules and the audit (audit.py).
+Everything here works on small frames of counts."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from analyzer import kinds
-from analyzer.report import stats
-from analyzer.report.collect import AUDIT_KINDS, COUNTS, GAME_TYPES, PLATFORMS, Collected, collect
+from analyzer.report import audit, cube as cube_, periods, stats
+from analyzer.report.collect import GAME_TYPES, PLATFORMS, Collected, collect
+from analyzer.report.styles import Styles
 
 
 @dataclass(frozen=True)
@@ -149,14 +151,6 @@ class EdClass:
     def label(self) -> str:
         return " = ".join(self.editions)
 
-    @property
-    def short(self) -> str:
-        """Figure label: FIDE editions by year ("FIDE 2018=2014"), others by id."""
-        fide = [e[5:] for e in self.editions if e.startswith("fide_")]
-        other = [e for e in self.editions if not e.startswith("fide_")]
-        parts = (["FIDE " + "=".join(fide)] if fide else []) + other
-        return " = ".join(parts)
-
 
 @dataclass
 class Report:
@@ -168,6 +162,9 @@ class Report:
         default_factory=dict
     )  # (game_type, platform, measure)
     populations: list[tuple[str, str]] = field(default_factory=list)  # (game_type, platform) with games
+    styles: Styles = field(default_factory=lambda: Styles({}, []))  # one look per series, report-wide
+    # a report of an unfinished run (--partial): per unfinished source, games so far and expected
+    partial: list[dict] = field(default_factory=list)
 
     @property
     def editions(self) -> dict[str, list[str]]:
@@ -179,19 +176,6 @@ class Report:
         if df is None:
             raise KeyError(f"report table {name!r} was not built")
         return df
-
-
-def _with_rates(df: pl.DataFrame) -> pl.DataFrame:
-    exprs = []
-    for m in MEASURES:
-        exprs += stats.wilson_exprs(m.k, m.n, m.name)
-    return df.with_columns(exprs)
-
-
-def summarize(cube: pl.DataFrame, by: list[str]) -> pl.DataFrame:
-    keys = ["game_type", "platform", "edition", *by]
-    df = cube.group_by(keys).agg(pl.col(COUNTS).sum().cast(pl.Int64))
-    return _with_rates(df).sort(keys, nulls_last=True)
 
 
 def _order_key(col: str, values: Sequence) -> dict:
@@ -245,49 +229,6 @@ def edition_classes(
     for e in editions:
         groups.setdefault(find(e), []).append(e)
     return [EdClass(g) for g in groups.values()]
-
-
-def _periods(cube: pl.DataFrame) -> pl.DataFrame:
-    """Per population and edition: one row per month (or year, where months are too thin) from
-    the first to the last dated game, months without games included (games = 0: a gap)."""
-    dated = cube.filter(pl.col("month").is_not_null())
-    out = []
-    for (gt, plat), pop in dated.group_by("game_type", "platform", maintain_order=True):
-        per_month = pop.group_by("month", "edition").agg(pl.col("games").sum())
-        first_ed = per_month.group_by("month").agg(pl.col("games").max())
-        # Months, unless fewer than half of the months that have games have MIN_GAMES: then years.
-        share = (first_ed["games"] >= stats.MIN_GAMES).mean()
-        assert isinstance(share, float)  # the mean of a non-empty boolean column
-        kind = "month" if share >= 0.5 else "year"
-        trunc = "1mo" if kind == "month" else "1y"
-        p = pop.with_columns(pl.col("month").dt.truncate(trunc).alias("period"))
-        agg = p.group_by("edition", "period").agg(pl.col(COUNTS).sum().cast(pl.Int64))
-        lo, hi = agg["period"].min(), agg["period"].max()
-        assert isinstance(lo, _dt.date) and isinstance(hi, _dt.date)  # a Date column with rows
-        rng = pl.date_range(lo, hi, interval=trunc, eager=True).alias("period")
-        eds = agg.select("edition").unique()
-        full = eds.join(rng.to_frame(), how="cross").join(agg, on=["edition", "period"], how="left")
-        full = full.with_columns(
-            pl.col(COUNTS).fill_null(0),
-            pl.lit(gt).alias("game_type"),
-            pl.lit(plat).alias("platform"),
-            pl.lit(kind).alias("period_kind"),
-        )
-        out.append(full)
-    if not out:
-        schema = {
-            "game_type": pl.String,
-            "platform": pl.String,
-            "edition": pl.String,
-            "period_kind": pl.String,
-            "period": pl.Date,
-            **dict.fromkeys(COUNTS, pl.Int64),
-        }
-        return _with_rates(pl.DataFrame(schema=schema))
-    df = pl.concat(out, how="diagonal_relaxed").select(
-        "game_type", "platform", "edition", "period_kind", "period", *COUNTS
-    )
-    return _sort_pop(_with_rates(df).sort("game_type", "platform", "edition", "period"))
 
 
 def _rules(c: Collected) -> pl.DataFrame:
@@ -361,13 +302,15 @@ def _rules(c: Collected) -> pl.DataFrame:
 
 
 def _audit(c: Collected, editions: dict[str, list[str]]) -> pl.DataFrame:
-    """Per platform: games, games audited under the edition in force, flags per kind with a
-    Wilson interval over the audited games, and why the others were not audited."""
+    """Per platform: games, games audited under the edition in force, games with a
+    contradiction, with a lead, and with each kind (Wilson intervals over the audited games),
+    and why the others were not audited."""
     ac = c.tables.get("audit_counts")
     if ac is None or ac.height == 0:
         return pl.DataFrame(schema={"platform": pl.String, "games": pl.Int64, "games_audited": pl.Int64})
     scanned = set(editions.get("chess", []))
     rows = []
+    counted = (audit.CONTRADICTION, audit.LEAD, *audit.NAMES)
     for plat, grp in ac.group_by("platform", maintain_order=True):
         plat = plat[0]
         games = int(grp["games"].sum())
@@ -395,11 +338,11 @@ def _audit(c: Collected, editions: dict[str, list[str]]) -> pl.DataFrame:
             "not_audited": games - audited,
             "why_not_audited": "; ".join(reasons) or None,
         }
-        for k in AUDIT_KINDS:
-            row[k] = int(grp[k].fill_null(0).sum()) if audited else None
+        for k in counted:
+            row[k] = int(grp[k].fill_null(0).sum()) if audited and k in grp.columns else None
         rows.append(row)
-    df = pl.DataFrame(rows)
-    for k in AUDIT_KINDS:
+    df = pl.DataFrame(rows, schema_overrides=dict.fromkeys(counted, pl.Int64))
+    for k in counted:
         df = df.with_columns(stats.wilson_exprs(k, "games_audited", k))
     return _sort_pop(df)
 
@@ -409,32 +352,42 @@ def _pairs_matrix(pairs: pl.DataFrame | None) -> pl.DataFrame | None:
         return None
     keys = ["game_type", "edition_a", "edition_b"]
     nums = [c for c in pairs.columns if c.startswith(("games_", "differ_"))]
+    lists = ("examples", "example_games")
     allp = pairs.group_by(keys).agg(
-        *[pl.col(c).sum() for c in nums], pl.col("examples").list.explode(keep_nulls=False, empty_as_null=False).head(3)
+        *[pl.col(c).sum() for c in nums],
+        *[pl.col(c).list.explode(keep_nulls=False, empty_as_null=False).head(3) for c in lists],
     )
     allp = allp.with_columns(pl.lit("all platforms").alias("platform"))
     out = pl.concat([pairs, allp.select(pairs.columns)], how="vertical_relaxed")
-    return out.with_columns(pl.col("examples").list.join(" ").alias("examples"))
+    return out.with_columns(pl.col(c).list.join(" ") for c in lists)
 
 
-def build(out_dir: str) -> Report:
-    c = collect(out_dir)
+def build(out_dir: str, partial: bool = False) -> Report:
+    c = collect(out_dir, partial=partial)
     rep = Report(collected=c)
-    cube, coverage = c.tables["cube"], c.tables["coverage"]
-    assert cube is not None and coverage is not None  # collect() makes them, empty if need be
+    if partial:
+        from analyzer.engine import manifest
+
+        rep.partial = [
+            {"source": s.name, "games": s.games, "expected_games": s.expected_games, "note": s.note}
+            for s in manifest.incomplete(out_dir)
+        ]
+    collected_cube, coverage = c.tables["cube"], c.tables["coverage"]
+    assert collected_cube is not None and coverage is not None  # collect() makes them, empty if need be
     t = rep.tables
-    by_population = _sort_pop(summarize(cube, []))
+    cube = cube_.build(collected_cube, MEASURES)
+    t["summary_cube"] = _sort_pop(cube)
+    by_population = _sort_pop(cube_.rollup(cube, [], MEASURES))
     t["summary_by_population"] = by_population
-    t["summary_by_source"] = summarize(cube, ["source"]).select(
-        "source", *[x for x in summarize(cube, ["source"]).columns if x != "source"]
-    )
-    t["summary_by_period"] = _periods(cube)
-    t["summary_by_time_control"] = _sort_pop(
-        summarize(cube.filter(pl.col("time_control_class").is_not_null()), ["time_control_class"])
-    )
-    t["summary_by_rating_band"] = _sort_pop(
-        summarize(cube.filter(pl.col("rating_band").is_not_null()), ["rating_band"])
-    )
+    by_source = cube_.rollup(collected_cube, ["source"], MEASURES)
+    t["summary_by_source"] = by_source.select("source", pl.exclude("source"))
+    per = _sort_pop(periods.series(cube, MEASURES))
+    t["summary_by_period"] = per
+    mix = periods.mix(per)
+    t["time_control_mix"] = mix
+    t["mix_shifts"] = periods.shifts(mix)
+    t["summary_by_time_control"] = _sort_pop(cube_.rollup(cube, ["time_control_class"], MEASURES))
+    t["summary_by_rating_band"] = _sort_pop(cube_.rollup(cube, ["rating_band"], MEASURES))
     t["coverage"] = coverage.sort("source", "game_type", "platform", "status")
     mr = c.tables.get("missed_results")
     t["missed_results"] = _sort_pop(mr) if mr is not None else pl.DataFrame()
@@ -481,6 +434,10 @@ def build(out_dir: str) -> Report:
                         }
                     )
     t["edition_classes"] = pl.DataFrame(cls_rows, schema=CLASS_SCHEMA)
+    series = [(gt, tuple(k.editions)) for (gt, _), cl in rep.classes.items() for k in cl]
+    series += [(gt, tuple(k.editions)) for (gt, _, _), cl in rep.pop_classes.items() for k in cl]
+    series += [(gt, (e,)) for gt, eds in c.editions.items() if gt != "chess" for e in eds]  # the rules figure
+    rep.styles = Styles(c.editions, series)
     t["headline"] = headline(rep)
     return rep
 

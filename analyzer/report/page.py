@@ -1,16 +1,19 @@
 """The HTML page: a Jinja2 template (templates/report.html.j2, autoescaped) filled with text
-prepared here from the report's tables."""
+prepared here from the report's tables. Numbers keep their units on one line (`keep` filter)."""
 
 from __future__ import annotations
 
 import datetime as _dt
 import os
+import re
 
 import jinja2
+import markupsafe
 import polars as pl
 
-from analyzer.report import stats
-from analyzer.report.collect import AUDIT_KINDS
+from analyzer.report import audit, periods, stats
+from analyzer.report.cube import UNKNOWN
+from analyzer.report.fig_grids import rule_applies
 from analyzer.report.model import (
     DRAUGHTS_RULES,
     GAME_TYPE_LABELS,
@@ -22,21 +25,26 @@ from analyzer.report.model import (
     primary_class,
 )
 
-AUDIT_LABELS = {
-    "continued_past_automatic_draw": "play went on past an automatic draw",
-    "decisive_after_automatic_draw": "a decisive result after an automatic draw",
-    "lichess_agreement_after_claimable_draw": "a Lichess “Normal” draw by agreement after an earlier claimable draw",
-}
+# A number with its unit (12 %, 0.84–0.97 %), or a date: never broken across lines.
+_KEEP = re.compile(r"\d[\d,.]*(?:–\d[\d,.]*)?[ \u00a0]%|\b\d{4}-\d{2}(?:-\d{2})?\b")
+
+
+def keep(text) -> markupsafe.Markup:
+    """Text (escaped) with every number-and-unit and date wrapped in a no-wrap span."""
+    escaped = str(markupsafe.escape("" if text is None else text))
+    return markupsafe.Markup(_KEEP.sub(lambda m: f'<span class="nw">{m.group(0)}</span>', escaped))
 
 
 def _env() -> jinja2.Environment:
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.PackageLoader("analyzer.report", "templates"),
         autoescape=jinja2.select_autoescape(["html", "j2"]),
         trim_blocks=True,
         lstrip_blocks=True,
         undefined=jinja2.StrictUndefined,
     )
+    env.filters["keep"] = keep
+    return env
 
 
 def _cell(k, n, applicable=True) -> dict:
@@ -50,7 +58,7 @@ def _cell(k, n, applicable=True) -> dict:
 
 def _headline(rep: Report) -> list[dict]:
     s = rep.table("summary_by_population")
-    audit = rep.table("audit_summary")
+    a_sum = rep.table("audit_summary")
     cards = []
     for gt, plat in rep.populations:
         items = []
@@ -66,27 +74,7 @@ def _headline(rep: Report) -> list[dict]:
             games = max(games, rec["games"])
             items.append({"label": m.label, "series": cls.label, **_cell(rec[m.k], rec[m.n], applies(cls.key, m))})
         if gt == "chess":
-            a = audit.filter(pl.col("platform") == plat) if audit.height else audit
-            if a.height and a["games_audited"][0]:
-                row = a.row(0, named=True)
-                k = sum(row[x] or 0 for x in AUDIT_KINDS)
-                items.append(
-                    {
-                        "label": "audit: games whose recorded result contradicts the edition in force",
-                        "series": "edition in force",
-                        **_cell(k, row["games_audited"]),
-                    }
-                )
-            else:
-                items.append(
-                    {
-                        "label": "audit: games whose recorded result contradicts the edition in force",
-                        "series": "",
-                        "text": "not audited",
-                        "ci": "",
-                        "muted": True,
-                    }
-                )
+            items += _audit_items(a_sum, plat)
         cards.append(
             {
                 "title": f"{platform_label(plat)} · {GAME_TYPE_LABELS.get(gt, gt)}",
@@ -95,6 +83,25 @@ def _headline(rep: Report) -> list[dict]:
             }
         )
     return cards
+
+
+def _audit_items(a_sum: pl.DataFrame, plat: str) -> list[dict]:
+    """The headline's audit lines: contradictions (breaches of the edition in force) only; leads
+    apart, as what they are."""
+    label = "audit: games whose recorded result contradicts the edition in force"
+    a = a_sum.filter(pl.col("platform") == plat) if a_sum.height else a_sum
+    if not (a.height and a["games_audited"][0]):
+        return [{"label": label, "series": "", "text": "not audited", "ci": "", "muted": True}]
+    row = a.row(0, named=True)
+    return [
+        {"label": label, "series": "edition in force", **_cell(row[audit.CONTRADICTION], row["games_audited"])},
+        {
+            "label": "audit: leads that break no rule (an agreed draw after a claimable one)",
+            "series": "edition in force",
+            **_cell(row[audit.LEAD], row["games_audited"]),
+            "muted": True,
+        },
+    ]
 
 
 def _identical(rep: Report) -> list[str]:
@@ -128,7 +135,7 @@ def _identical(rep: Report) -> list[str]:
     return out
 
 
-def _pairs(rep: Report) -> list[dict]:
+def _pairs(rep: Report, games: dict[str, str]) -> list[dict]:
     pairs = rep.tables.get("edition_pairs")
     out: list[dict] = []
     if pairs is None:
@@ -156,7 +163,11 @@ def _pairs(rep: Report) -> list[dict]:
             matrix.append({"edition": a, "cells": row})
         detail = []
         for r in p.filter(pl.col("platform") != "all platforms").iter_rows(named=True):
-            links = [u for u in (r["examples"] or "").split(" ") if u]
+            keys = [k for k in (r["example_games"] or "").split(" ") if k]
+            if games:  # each example game's own timeline page
+                links = [{"href": games.get(k), "site": k} for k in keys]
+            else:  # no pages (tables on an object store): the examples' Site URLs, where they are URLs
+                links = [{"href": u, "site": u} for u in (r["examples"] or "").split(" ") if u]
             detail.append(
                 {
                     "pair": f"{r['edition_a']} vs {r['edition_b']}",
@@ -193,7 +204,6 @@ def _population_table(rep: Report, game_type: str) -> list[dict]:
 
 def _draughts(rep: Report, game_type: str) -> dict:
     rules = rep.table("rules").filter(pl.col("game_type") == game_type)
-    from analyzer.report.figures import _rule_applies
 
     rows = []
     eds = rep.editions.get(game_type, [])
@@ -209,7 +219,7 @@ def _draughts(rep: Report, game_type: str) -> dict:
     for r in order:
         if r["rule"] not in DRAUGHTS_RULES or not r["games"]:
             continue
-        ok = _rule_applies(r["edition"], r["rule"])
+        ok = rule_applies(r["edition"], r["rule"])
         rows.append(
             {
                 "platform": platform_label(r["platform"]),
@@ -230,12 +240,12 @@ def _draughts(rep: Report, game_type: str) -> dict:
     }
 
 
-def _audit(rep: Report) -> dict:
+def _audit(rep: Report, games: dict[str, str]) -> dict:
     a = rep.table("audit_summary")
     rows = []
     for r in a.iter_rows(named=True):
         cells = []
-        for k in AUDIT_KINDS:
+        for k in (audit.CONTRADICTION, audit.LEAD, *audit.NAMES):
             if not r["games_audited"]:
                 cells.append({"text": "not audited", "ci": "", "muted": True})
             elif k.startswith("lichess") and r["platform"] != "lichess":
@@ -256,43 +266,131 @@ def _audit(rep: Report) -> dict:
     if g.height:
         for r in g.head(60).iter_rows(named=True):
             site = r["site"] or ""
+            key = f"{r['source']}#{r['game_index']}"
             flagged.append(
                 {
-                    "kind": AUDIT_LABELS[r["kind"]],
-                    "source": r["source"],
-                    "game_index": r["game_index"],
-                    "in_force": r["in_force"],
-                    "date": str(r["date"] or ""),
+                    "category": r["category"],
+                    "kind": audit.KIND[r["kind"]].label,
+                    "game": key,
+                    "href": games.get(key),
                     "site": site,
-                    "url": site if site.startswith(("http://", "https://")) else None,
+                    "url": site if re.match(r"^https?://\S+$", site) else None,
+                    "date": str(r["date"] or ""),
                     "players": f"{r['white'] or '?'} – {r['black'] or '?'}",
                     "result": r["result"] or "",
+                    "in_force": r["in_force"],
                     "end": f"{r['end_rule']} at ply {r['end_ply']}" if r["end_ply"] is not None else "",
                     "plies": r["plies"],
                 }
             )
-    return {"rows": rows, "kinds": [AUDIT_LABELS[k] for k in AUDIT_KINDS], "flagged": flagged, "n_flagged": g.height}
+    kinds = [{"label": k.label, "category": k.category, "explanation": k.explanation} for k in audit.KINDS]
+    return {"rows": rows, "kinds": kinds, "flagged": flagged, "n_flagged": g.height}
 
 
-def _name(out_dir: str) -> str:
-    """The last component of OUT (a folder or a URL)."""
-    if "://" in out_dir:
-        return out_dir.rstrip("/").rsplit("/", 1)[-1] or out_dir
-    return os.path.basename(os.path.abspath(out_dir)) or out_dir
+def _time_controls(rep: Report) -> dict:
+    """Games per time-control class and platform (chess), unknown included; games without both
+    ratings."""
+    cube = rep.table("summary_cube").filter(pl.col("game_type") == "chess")
+    if cube.height == 0:
+        return {"classes": [], "rows": [], "unknown": [], "no_rating": []}
+    first = rep.editions.get("chess", [""])[0]
+    c = cube.filter(pl.col("edition") == first)
+    by = c.group_by("platform", "time_control_class").agg(pl.col("games").sum())
+    classes = [k for k in periods.TC_CLASSES if k in set(by["time_control_class"].to_list())]
+    rows, unknown, no_rating = [], [], []
+    for g, plat in rep.populations:
+        if g != "chess":
+            continue
+        sub = {r["time_control_class"]: r["games"] for r in by.filter(pl.col("platform") == plat).iter_rows(named=True)}
+        total = sum(sub.values())
+        rows.append(
+            {"platform": platform_label(plat), "cells": [f"{sub.get(k, 0):,}" for k in classes], "total": f"{total:,}"}
+        )
+        if sub.get(UNKNOWN):
+            unknown.append(f"{platform_label(plat)} {stats.count_pct(sub[UNKNOWN], total)}")
+        nr = int(c.filter((pl.col("platform") == plat) & (pl.col("rating_band") == UNKNOWN))["games"].sum())
+        if nr:
+            no_rating.append(f"{platform_label(plat)} {stats.count_pct(nr, total)}")
+    return {"classes": classes, "rows": rows, "unknown": unknown, "no_rating": no_rating}
 
 
-def render(rep: Report, out_dir: str, figures: list[dict], files: list[dict]) -> str:
+def _mix_notes(rep: Report) -> dict[str, dict]:
+    """Per chess platform: the shifts of its time-control mix, for the note above its trend."""
+    out: dict[str, dict] = {}
+    sh = rep.table("mix_shifts").filter(pl.col("game_type") == "chess")
+    for plat, grp in sh.group_by("platform", maintain_order=True):
+        rows = grp.sort("distance", descending=True)
+        kind = rows["period_kind"][0]
+        largest = rows["text"].to_list()[:3]
+        by_time = grp.sort("period_from")["text"].to_list()
+        out[plat[0]] = {
+            "n": rows.height,
+            "word": kind + ("s" if kind else ""),
+            "largest": largest,
+            "latest": by_time[-1] if by_time[-1] not in largest else None,
+            "all": by_time,
+        }
+    return out
+
+
+def _title(rep: Report) -> tuple[str, str]:
+    """The page's title and the date range, from the data: the games analyzed per kind, the
+    platforms, the years of the dated games."""
+    pop = rep.table("summary_by_population")
+    parts = []
+    for gt in rep.editions:
+        n = pop.filter(pl.col("game_type") == gt).group_by("platform").agg(pl.col("games").max())["games"].sum()
+        if n:
+            parts.append(f"{n:,} {GAME_TYPE_LABELS.get(gt, gt)} games")
+    if not parts:
+        return "Draw rules: no analyzed games", ""
+    plats = [platform_label(p) for p in dict.fromkeys(p for _, p in rep.populations)]
+    months = rep.table("summary_cube")["month"].drop_nulls()
+    years = ""
+    dates = ""
+    if len(months):
+        lo, hi = months.min(), months.max()
+        assert isinstance(lo, _dt.date) and isinstance(hi, _dt.date)
+        years = f"{lo.year}–{hi.year}" if lo.year != hi.year else str(lo.year)
+        dates = f"{lo.isoformat()[:7]} to {hi.isoformat()[:7]}"
+    title = "Draw rules in " + " and ".join(parts) + " (" + ", ".join(plats) + (f"; {years}" if years else "") + ")"
+    return title, dates
+
+
+def partial_text(p: dict) -> str:
+    """ "partial: N of about M games of source S" for an unfinished source (M estimated from the
+    share of its input read, when known)."""
+    of = f" of about {p['expected_games']:,}" if p.get("expected_games") else ""
+    return f"source {p['source']}: {p['games']:,}{of} games ({p['note']})"
+
+
+def render(
+    rep: Report, out_dir: str, figures: list[dict], files: list[dict], games: dict[str, str] | None = None
+) -> str:
+    """The page. figures: per figure its title, caption, files and inline SVG per layout
+    ("wide", "narrow"); games: example game key (source#index) -> its page, relative."""
+    games = games or {}
     cov = rep.table("coverage")
     read = int(cov["games"].sum()) if cov.height else 0
     ok = int(cov.filter(pl.col("status") == "ok")["games"].sum()) if cov.height else 0
     figs = {f["name"]: f for f in figures}
+    title, dates = _title(rep)
+    cube = rep.table("summary_cube")
+    undated = 0
+    if cube.height:
+        first = cube.group_by("game_type").agg(pl.col("edition").first())
+        und = cube.join(first, on=["game_type", "edition"], how="semi").filter(pl.col("month").is_null())
+        undated = int(und["games"].sum())
     ctx = {
-        "title": f"Draw rules in {_name(out_dir)}",
+        "title": title,
+        "dates": dates,
+        "undated": f"{undated:,}",
         "out_dir": out_dir if "://" in out_dir else os.path.abspath(out_dir),
         "generated": _dt.datetime.now().isoformat(timespec="seconds"),
         "n_sources": len(rep.collected.sources),
         "sources": rep.collected.sources[:12],
         "more_sources": max(0, len(rep.collected.sources) - 12),
+        "platforms": [platform_label(p) for p in dict.fromkeys(p for _, p in rep.populations)],
         "editions": [
             {"game_type": GAME_TYPE_LABELS.get(g, g), "editions": ", ".join(e)} for g, e in rep.editions.items()
         ],
@@ -300,13 +398,24 @@ def render(rep: Report, out_dir: str, figures: list[dict], files: list[dict]) ->
         "games_ok": f"{ok:,}",
         "empty": not rep.populations,
         "min_games": stats.MIN_GAMES,
+        "mix_shift": round(100 * periods.MIX_SHIFT),
         "headline": _headline(rep),
         "identical": _identical(rep),
         "measures": [{"name": m.name, "label": m.label, "unit": m.unit} for m in MEASURES],
         "chess_table": _population_table(rep, "chess"),
-        "pairs": _pairs(rep),
+        "pairs": _pairs(rep, games),
         "fig": figs,
-        "trend_figs": [f for f in figures if f["name"].startswith("trend_chess_")],
+        "trends": [
+            {
+                "platform": platform_label(p),
+                "trend": figs.get(f"trend_chess_{p}"),
+                "by_class": figs.get(f"trend_by_class_chess_{p}"),
+                "mix": _mix_notes(rep).get(p),
+            }
+            for g, p in rep.populations
+            if g == "chess" and figs.get(f"trend_chess_{p}")
+        ],
+        "time_controls": _time_controls(rep),
         "draughts": [
             dict(
                 _draughts(rep, g),
@@ -317,7 +426,8 @@ def render(rep: Report, out_dir: str, figures: list[dict], files: list[dict]) ->
             for g in rep.editions
             if g != "chess"
         ],
-        "audit": _audit(rep),
+        "audit": _audit(rep, games),
         "files": files,
+        "partial": [{"text": partial_text(p)} for p in rep.partial],
     }
     return _env().get_template("report.html.j2").render(**ctx)

@@ -19,7 +19,9 @@ def _custom_edition(**options):
     return custom_edition(**options)
 
 
-def _analyze_block(buf, starts, ends, *, editions, extra_status=None, keep_facts=False, default_variant=None):
+def _analyze_block(
+    buf, starts, ends, *, editions, extra_status=None, keep_facts=False, default_variant=None, input_ends=False
+):
     from analyzer.kinds.chess.analyze import analyze_block
 
     return analyze_block(
@@ -30,6 +32,7 @@ def _analyze_block(buf, starts, ends, *, editions, extra_status=None, keep_facts
         extra_status=extra_status,
         keep_facts=keep_facts,
         default_variant=default_variant,
+        input_ends=input_ends,
     )
 
 

@@ -151,6 +151,7 @@ def analyze_block(
     extra_status: dict | None = None,
     keep_facts: bool = False,
     default_variant: str | None = None,
+    input_ends: bool = False,
 ) -> BlockOutput:
     """Analyze the games buf[starts[i]:ends[i]]. `extra_status` maps game i -> (status, message)
     decided by the reader (e.g. game_too_large, truncated): such games are not replayed.
@@ -300,6 +301,8 @@ def analyze_block(
         groups = {int(v): variant_games[vcodes == v] for v in np.unique(vcodes)}
     replayed = pos_off[1:] > pos_off[:-1]
     plies = np.where(replayed, pos_off[1:] - pos_off[:-1] - 1, -1).astype(np.int32)
+    if input_ends and n and not pre[n - 1]:
+        _cut_off(buf, mt_start, ends, n - 1, status, err_ply, plies, messages)
     messages.update(_messages(buf, status, err_ply, err_s, err_e, stm0, pre, messages))
     error_ply = np.where((status != codes.S_OK) & (status != codes.S_NO_MOVES) & (err_ply >= 0), err_ply, -1).astype(
         np.int32
@@ -409,6 +412,30 @@ def _rules(pos_off, stm0, result_code, time_forfeit, auto_on, params, facts, ev_
         ev_cap,
     )
     return out, events
+
+
+_TERMINATION_MARKERS = (b"1-0", b"0-1", b"1/2-1/2", b"*")
+
+
+def _cut_off(buf, mt_start, ends, g: int, status, err_ply, plies, messages: dict) -> None:
+    """Game g is where the input ends: a movetext that does not end with a termination marker
+    (PGN 8.2.6: 1-0, 0-1, 1/2-1/2 or *) was cut off there (a partial download, a full disk).
+    Its facts and verdicts cover the plies before the cut; its status says it is truncated, as
+    a draughts game without a result is."""
+    if int(status[g]) not in (codes.S_OK, codes.S_NO_MOVES):
+        return  # it already stopped at an error before the cut, which its status names
+    tail = bytes(buf[int(mt_start[g]) : int(ends[g])]).rstrip()
+    if tail.endswith(_TERMINATION_MARKERS):
+        return
+    n_plies = max(int(plies[g]), 0)
+    status[g] = codes.S_TRUNCATED
+    err_ply[g] = n_plies
+    last = tail[-20:].decode("utf-8", "replace").split()[-1:] or [""]
+    messages[g] = (
+        f"the input ends inside this game's movetext after ply {n_plies} (last token {last[0]!r}, no "
+        f"termination marker 1-0, 0-1, 1/2-1/2 or *): facts and verdicts cover the plies before the cut; "
+        f"the result is the tag's"
+    )
 
 
 _WHAT = {

@@ -19,10 +19,12 @@ def _custom_edition(**options):
     return custom_edition(**options)
 
 
-def _analyze_block(buf, starts, ends, *, editions, extra_status=None, keep_facts=False, **_options):
+def _analyze_block(buf, starts, ends, *, editions, extra_status=None, keep_facts=False, input_ends=False, **_options):
     from analyzer.kinds.russian_draughts.analyze import analyze_block
 
-    return analyze_block(buf, starts, ends, editions=editions, extra_status=extra_status, keep_facts=keep_facts)
+    return analyze_block(
+        buf, starts, ends, editions=editions, extra_status=extra_status, keep_facts=keep_facts, input_ends=input_ends
+    )
 
 
 KIND = GameKind(

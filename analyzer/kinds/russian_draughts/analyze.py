@@ -209,9 +209,12 @@ def analyze_block(
     editions: list[DraughtsEdition],
     extra_status: dict | None = None,
     keep_facts: bool = False,
+    input_ends: bool = False,
 ) -> BlockOutput:
     """Analyze the Russian-draughts games buf[starts[i]:ends[i]]; games in `extra_status` (decided
-    by the reader) and those of another GameType or with a bad FEN are not replayed."""
+    by the reader) and those of another GameType or with a bad FEN are not replayed. Every game
+    whose movetext ends without a result is truncated (the replay says so), wherever it is, so
+    `input_ends` adds nothing here."""
     n = len(starts)
     tags = TagValues(buf, starts, ends, TAG_NAMES)
     init_pos, init_stm, pre_status, messages = _prepare(tags, n, extra_status)

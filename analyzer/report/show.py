@@ -1,0 +1,532 @@
+"""`analyzer show OUT GAME`: one game's draw-rule timeline as a person reads it, from the tables
+(the chances, who could claim, the clocks, the automatic ends, the verdict per edition) and the
+game's own text, replayed by python-chess (the moves, the plies of each repeated position, the
+position drawn as a board). The report's example games get the same page (`write_example_pages`).
+
+GAME is a Site URL (a Lichess game's `https://lichess.org/<id>`, with or without `/white`, `#ply`),
+or SOURCE#INDEX (the source name and the game's 0-based index in it, as the report lists them).
+The game's text is read from the input the scan recorded (OUT/_manifest/<source>/source.json) at
+the game's byte offset; when that input is gone or changed, the timeline is shown without moves.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import io
+import json
+import os
+import re
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from analyzer.report import audit
+
+LICHESS = re.compile(r"^https?://(?:www\.)?lichess\.org/([A-Za-z0-9]{8})")
+WINDOW = 1 << 18  # bytes of text read from a game's start (grown for a longer game)
+MAX_GAME = 16 << 20
+REPORT_READ_BUDGET = 1 << 31  # text bytes the report decodes per source for example boards
+KIND_TEXT = {
+    "claim_now": "could claim on the board",
+    "claim_intended": "could write a move and claim",
+    "automatic": "automatic draw",
+    "offer": "draw offer",
+}
+OUTCOME_TEXT = {
+    "missed": "missed: played on",
+    "claimed": "claimed: the game ended here, drawn",
+    "avoided": "avoided: played another move",
+    "passed_on": "passed on: the move was played, the opponent has the claim",
+    "automatic": "the game ends here under this edition",
+    "ended": "the game ended here, not drawn",
+}
+
+
+class GameNotFound(LookupError):
+    pass
+
+
+@dataclass
+class Repetition:
+    key: str
+    plies: list[int]  # every occurrence
+    nth: int  # the ply of the occurrence that made it claimable (the third)
+    label: str  # "after 31. Nf3"
+    svg: str = ""
+
+
+@dataclass
+class GameView:
+    source: str
+    game_index: int
+    game: dict
+    verdicts: list[dict]
+    events: list[dict]
+    moves: list[str] | None = None  # SAN labels of the positions: labels[q] = "after 12. Nf3"
+    labels: list[str] = field(default_factory=list)
+    repetitions: list[Repetition] = field(default_factory=list)
+    written: dict[int, list[str]] = field(default_factory=dict)  # ply -> moves a written claim could use
+    note: str = ""  # why there are no moves, if none
+
+    @property
+    def key(self) -> str:
+        return f"{self.source}#{self.game_index}"
+
+    def lichess_link(self, ply: int) -> str | None:
+        m = LICHESS.match(self.game.get("site") or "")
+        return f"https://lichess.org/{m.group(1)}#{ply}" if m else None
+
+    def label(self, ply: int) -> str:
+        return self.labels[ply] if self.moves is not None and 0 <= ply < len(self.labels) else f"ply {ply}"
+
+
+# ----------------------------------------------------------------------------------------------
+# Finding and loading a game
+
+
+def parse_game(game: str) -> tuple[str | None, int | None, str | None]:
+    """(source, index, None) for SOURCE#INDEX / SOURCE:INDEX, (None, None, site) for a Site."""
+    m = re.match(r"^(.+)[#:](\d+)$", game)
+    if m and "://" not in game:
+        return m.group(1), int(m.group(2)), None
+    return None, None, game.strip()
+
+
+def _scan(out_dir: str, table: str) -> pl.LazyFrame:
+    from analyzer import api
+
+    lf = {"games": api.scan_games, "verdicts": api.scan_verdicts, "events": api.scan_events}[table](out_dir)
+    return lf.with_columns(pl.col(pl.Categorical).cast(pl.String))
+
+
+def find(out_dir: str, game: str) -> tuple[str, int]:
+    """The (source, game_index) GAME names; GameNotFound otherwise."""
+    source, index, site = parse_game(game)
+    g = _scan(out_dir, "games")
+    if site is None:
+        hit = g.filter((pl.col("source") == source) & (pl.col("game_index") == index)).select("source", "game_index")
+    else:
+        m = LICHESS.match(site)
+        cond = pl.col("site").str.starts_with(f"https://lichess.org/{m.group(1)}") if m else pl.col("site") == site
+        hit = g.filter(cond).select("source", "game_index")
+    rows = hit.head(2).collect().rows()
+    if not rows:
+        raise GameNotFound(f"no game {game!r} in {out_dir}")
+    return rows[0]
+
+
+def load(out_dir: str, source: str, game_index: int, text: str | None = None, read: bool = True) -> GameView:
+    """The game's rows of the three tables, and its moves: from `text`, or read from the input
+    (when `read`)."""
+    key = (pl.col("source") == source) & (pl.col("game_index") == game_index)
+    g = _scan(out_dir, "games").filter(key).collect()
+    if g.height == 0:
+        raise GameNotFound(f"no game {source}#{game_index} in {out_dir}")
+    v = _scan(out_dir, "verdicts").filter(key).collect()
+    e = _scan(out_dir, "events").filter(key).sort("edition", "ply").collect()
+    view = GameView(source, game_index, g.row(0, named=True), v.rows(named=True), e.rows(named=True))
+    if view.game["game_type"] != "chess":
+        view.note = "the board is drawn for chess games only"
+        return view
+    why = None
+    if text is None and read:
+        texts, why = read_texts(out_dir, source, [view.game["byte_offset"]], window=MAX_GAME)
+        text = texts.get(view.game["byte_offset"])
+    if text is None:
+        view.note = why or "the game's text was not read"
+        return view
+    replay(view, text)
+    return view
+
+
+# ----------------------------------------------------------------------------------------------
+# The game's text, from the input the scan read
+
+
+def _input_of(out_dir: str, source: str) -> dict | None:
+    from analyzer.engine import layout
+
+    path = os.path.join(out_dir, "_manifest", layout.source_dir(source), "source.json")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh).get("input")
+    except (OSError, ValueError):
+        return None
+
+
+def read_texts(
+    out_dir: str, source: str, offsets: list[int], budget: int | None = None, window: int = WINDOW
+) -> tuple[dict[int, str], str | None]:
+    """The text from each offset (`window` bytes) in the source's decompressed input, read in
+    one pass up to the last offset (offsets at or beyond `budget` are left out); and why some
+    could not be read."""
+    from analyzer.io import sources
+
+    info = _input_of(out_dir, source)
+    if not info or not info.get("path"):
+        return {}, "the scan's record of its input is missing"
+    path = info["path"]
+    if path == "-" or not os.path.isfile(path):
+        return {}, f"the input {path} is not here any more"
+    st = os.stat(path)
+    if info.get("size") not in (None, st.st_size) or abs((info.get("mtime") or st.st_mtime) - st.st_mtime) > 1e-3:
+        return {}, f"the input {path} changed since the scan"
+    out: dict[int, str] = {}
+    want = [o for o in sorted(set(offsets)) if budget is None or o < budget]
+    pos = 0  # text offset of buf[0]
+    buf = bytearray()
+    try:
+        with sources.open_stream(path, info.get("compression") or "none") as fh:
+            for off in want:
+                while pos + len(buf) < off:  # skip ahead, keeping nothing before the offset
+                    chunk = fh.read(8 << 20)
+                    if not chunk:
+                        break
+                    if pos + len(buf) + len(chunk) <= off:
+                        pos += len(buf) + len(chunk)
+                        buf = bytearray()
+                    else:
+                        buf += chunk
+                del buf[: max(0, off - pos)]
+                pos = max(pos, off)
+                while len(buf) < window:
+                    chunk = fh.read(min(8 << 20, window))
+                    if not chunk:
+                        break
+                    buf += chunk
+                if pos == off and buf:
+                    out[off] = bytes(buf[:window]).decode("utf-8", "replace")
+    except Exception as exc:  # noqa: BLE001 - a damaged or unreadable input: shown as such, never a crash
+        return out, f"the input {path} could not be read ({type(exc).__name__})"
+    missing = len(set(offsets)) - len(out)
+    return out, (f"{missing} game(s) lie beyond the part of the input read for this page" if missing else None)
+
+
+# ----------------------------------------------------------------------------------------------
+# Replay (python-chess, the oracle)
+
+
+def _key(board) -> str:
+    """FIDE 9.2.2's "same position": pieces, side to move, castling rights, and an en-passant
+    square only where the capture is legal."""
+    return board.epd(en_passant="legal")
+
+
+def replay(view: GameView, text: str) -> None:
+    """Moves, position labels, repeated positions and written-claim moves from the game text;
+    a game python-chess reads differently from the tables is left without moves."""
+    import chess
+    import chess.pgn
+
+    game = chess.pgn.read_game(io.StringIO(text))
+    if game is None:
+        view.note = "python-chess could not read the game's text"
+        return
+    tags = game.headers
+    for tag, col in (("White", "white"), ("Black", "black"), ("Site", "site")):
+        want = view.game.get(col)
+        if want is not None and tags.get(tag) not in (want, None) and not (tag == "Site" and tags.get(tag) == "?"):
+            view.note = f"the text at the game's offset is another game ({tag} {tags.get(tag)!r})"
+            return
+    board = game.board()
+    labels = ["start position"]
+    keys = [_key(board)]
+    sans = []
+    for mv in game.mainline_moves():
+        if not board.is_legal(mv):
+            break
+        num = board.fullmove_number
+        dots = "." if board.turn == chess.WHITE else "..."
+        san = board.san(mv)
+        sans.append(san)
+        board.push(mv)
+        labels.append(f"after {num}{dots} {san}")
+        keys.append(_key(board))
+    view.moves, view.labels = sans, labels
+    if isinstance(view.game.get("plies"), int) and len(sans) < view.game["plies"]:
+        view.note = f"python-chess replayed {len(sans)} of the {view.game['plies']} plies"
+    occ: dict[str, list[int]] = {}
+    for q, k in enumerate(keys):
+        occ.setdefault(k, []).append(q)
+    start = game.board()
+    for k, plies in occ.items():
+        if len(plies) >= 3:
+            b = start.copy()
+            for mv in list(game.mainline_moves())[: plies[2]]:
+                b.push(mv)
+            view.repetitions.append(Repetition(k, plies, plies[2], labels[plies[2]], _board_svg(b)))
+    view.repetitions.sort(key=lambda r: r.nth)
+    # written-move chances: the moves whose position would occur a third time (threefold)
+    want = {ev["ply"] for ev in view.events if ev["kind"] == "claim_intended" and ev["rule"] == "threefold"}
+    if want:
+        b = start.copy()
+        for q, mv in enumerate([*game.mainline_moves(), None]):
+            if q in want:
+                seen = keys[: q + 1]
+                moves = []
+                for cand in b.legal_moves:
+                    b.push(cand)
+                    if seen.count(_key(b)) >= 2:
+                        moves.append(cand)
+                    b.pop()
+                view.written[q] = [b.san(m) for m in moves[:3]]
+            if mv is None or q >= len(sans):
+                break
+            b.push(mv)
+
+
+def _board_svg(board) -> str:
+    import chess.svg
+
+    last = board.peek() if board.move_stack else None
+    return chess.svg.board(board, size=240, lastmove=last)
+
+
+# ----------------------------------------------------------------------------------------------
+# The timeline, as text and as HTML
+
+
+def _clock(seconds) -> str:
+    if seconds is None:
+        return ""
+    s = round(float(seconds))
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
+
+
+def edition_groups(view: GameView) -> list[tuple[list[str], list[dict], dict]]:
+    """Editions with the same chances and verdict, as one group: (editions, events, verdict)."""
+    cols = [
+        "first_missed_claim_ply",
+        "missed_claim_rule",
+        "missed_claim_side",
+        "missed_claim_result",
+        "first_avoided_claim_ply",
+        "avoided_claim_rule",
+        "end_ply",
+        "end_rule",
+        "result_changed",
+        "draw_reason",
+    ]
+    groups: dict[tuple, tuple[list[str], list[dict], dict]] = {}
+    for v in view.verdicts:
+        evs = [e for e in view.events if e["edition"] == v["edition"] and e["kind"] != "offer"]
+        sig = (
+            tuple((e["ply"], e["rule"], e["kind"], e["side"], e["outcome"]) for e in evs),
+            tuple(v.get(c) for c in cols),
+        )
+        if sig in groups:
+            groups[sig][0].append(v["edition"])
+        else:
+            groups[sig] = ([v["edition"]], evs, v)
+    return list(groups.values())
+
+
+def event_text(view: GameView, e: dict) -> str:
+    side = (e["side"] or "").capitalize()
+    what = KIND_TEXT.get(e["kind"], e["kind"])
+    text = f"{side} {what} ({e['rule']})" if e["kind"] != "automatic" else f"{e['rule']}: {what}"
+    if e["kind"] == "claim_intended" and view.written.get(e["ply"]):
+        text += f", e.g. by writing {' or '.join(view.written[e['ply']])}"
+    if e.get("outcome"):
+        text += f" — {OUTCOME_TEXT.get(e['outcome'], e['outcome'])}"
+    if e.get("clock_seconds") is not None:
+        text += f" [clock {_clock(e['clock_seconds'])}]"
+    return text
+
+
+def verdict_lines(v: dict) -> list[str]:
+    out = []
+    if v.get("first_missed_claim_ply") is not None:
+        out.append(
+            f"first missed claim: ply {v['first_missed_claim_ply']} ({v['missed_claim_rule']}, "
+            f"{v['missed_claim_side']}; the result for that side: {v['missed_claim_result'] or 'unknown'})"
+        )
+    else:
+        out.append("no missed claim")
+    if v.get("first_avoided_claim_ply") is not None:
+        out.append(f"first avoided written-move claim: ply {v['first_avoided_claim_ply']} ({v['avoided_claim_rule']})")
+    if v.get("end_ply") is not None:
+        changed = " (the recorded result would change)" if v.get("result_changed") else ""
+        out.append(f"automatic end: ply {v['end_ply']} ({v['end_rule']}){changed}")
+    else:
+        out.append("no automatic end")
+    if v.get("draw_reason"):
+        out.append(f"drawn: {v['draw_reason']}")
+    return out
+
+
+def header_line(view: GameView) -> str:
+    g = view.game
+    from analyzer.report.model import platform_label
+
+    bits = [
+        platform_label(g.get("platform")),
+        str(g.get("date") or g.get("utc_date") or g.get("date_tag") or "no date"),
+        f"TimeControl {g.get('time_control') or '-'} ({g.get('time_control_class') or 'unknown'})",
+        f"{g.get('white') or '?'} – {g.get('black') or '?'}",
+        f"{g.get('result') or '*'}" + (f" ({g['termination']})" if g.get("termination") else ""),
+        f"{g.get('plies')} plies, status {g.get('status')}",
+    ]
+    return " · ".join(bits)
+
+
+def in_force(view: GameView) -> str | None:
+    g = view.game
+    if g.get("game_type") != "chess":
+        return None
+    if g.get("platform") == "lichess":
+        return "lichess"
+    if g.get("platform") != "otb" or not isinstance(g.get("date"), _dt.date):
+        return None
+    for bound, ed in audit.FIDE_IN_FORCE:
+        if g["date"] >= bound:
+            return ed
+    return None
+
+
+def text(view: GameView) -> str:
+    """The timeline as plain text (what `analyzer show` prints)."""
+    lines = [f"{view.key}" + (f" — {view.game['site']}" if view.game.get("site") else ""), header_line(view)]
+    force = in_force(view)
+    if force:
+        lines.append(f"edition in force: {force}")
+    lines.append("")
+    if view.moves is None:
+        lines.append(f"(no moves: {view.note})")
+    elif view.repetitions:
+        lines.append("Repeated positions (three occurrences or more):")
+        for i, r in enumerate(view.repetitions, 1):
+            link = view.lichess_link(r.nth)
+            lines.append(
+                f"  {i}. {r.label} — at plies {', '.join(map(str, r.plies))}; third occurrence at ply {r.nth}"
+                + (f"  {link}" if link else "")
+            )
+    else:
+        lines.append("No position occurs three times.")
+    for eds, evs, v in edition_groups(view):
+        lines.append("")
+        lines.append(" = ".join(eds) + (" (in force)" if force in eds else "") + ":")
+        for e in evs:
+            lines.append(f"  ply {e['ply']:>4}  {view.label(e['ply'])}: {event_text(view, e)}")
+        if not evs:
+            lines.append("  no claim chance, no automatic draw")
+        for line in verdict_lines(v):
+            lines.append(f"  verdict: {line}")
+    return "\n".join(lines) + "\n"
+
+
+def html(view: GameView, back: str | None = None) -> str:
+    """The timeline as a self-contained HTML page, the repeated positions drawn as boards."""
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("analyzer.report", "templates"),
+        autoescape=jinja2.select_autoescape(["html", "j2"]),
+        trim_blocks=True,
+        lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    force = in_force(view)
+    groups = [
+        {
+            "editions": " = ".join(eds),
+            "in_force": force in eds,
+            "events": [
+                {
+                    "ply": e["ply"],
+                    "label": view.label(e["ply"]),
+                    "text": event_text(view, e),
+                    "link": view.lichess_link(e["ply"]),
+                }
+                for e in evs
+            ],
+            "verdict": verdict_lines(v),
+        }
+        for eds, evs, v in edition_groups(view)
+    ]
+    site = view.game.get("site") or ""
+    reps = [
+        {
+            "label": r.label,
+            "plies": ", ".join(map(str, r.plies)),
+            "nth": r.nth,
+            "svg": r.svg,
+            "link": view.lichess_link(r.nth),
+        }
+        for r in view.repetitions
+    ]
+    return env.get_template("game.html.j2").render(
+        key=view.key,
+        header=header_line(view),
+        site=site,
+        site_url=site if re.match(r"^https?://\S+$", site) else None,
+        in_force=force,
+        moves=view.moves is not None,
+        note=view.note,
+        repetitions=reps,
+        groups=groups,
+        back=back,
+    )
+
+
+# ----------------------------------------------------------------------------------------------
+# The report's example games
+
+
+def page_name(key: str) -> str:
+    """A file name for a game key (source#index): safe characters, and a hash for uniqueness."""
+    import hashlib
+
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", key)[:80]
+    return f"{safe}-{hashlib.sha1(key.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}.html"
+
+
+def example_keys(rep) -> list[str]:
+    """The games the page links to: the edition pairs' examples and the flagged games shown."""
+    keys: list[str] = []
+    pairs = rep.tables.get("edition_pairs")
+    if pairs is not None and "example_games" in pairs.columns:
+        for s in pairs["example_games"].drop_nulls().to_list():
+            keys += [k for k in s.split(" ") if k]
+    ag = rep.tables.get("audit_games")
+    if ag is not None and ag.height:
+        keys += [f"{s}#{i}" for s, i in ag.head(60).select("source", "game_index").rows()]
+    return list(dict.fromkeys(keys))
+
+
+def write_example_pages(out_dir: str, rep, games_dir: str) -> dict[str, str]:
+    """One page per example game under games_dir; returns key -> path relative to the report.
+    The inputs are read once per source, up to REPORT_READ_BUDGET bytes of text; a game beyond
+    it, or whose input is gone, gets its timeline without moves. Never fails the report."""
+    from analyzer.io import remote
+
+    keys = example_keys(rep)
+    if not keys or remote.is_url(out_dir):
+        return {}
+    os.makedirs(games_dir, exist_ok=True)
+    by_source: dict[str, list[int]] = {}
+    for k in keys:
+        s, i = k.rsplit("#", 1)
+        by_source.setdefault(s, []).append(int(i))
+    out: dict[str, str] = {}
+    for source, idx in by_source.items():
+        try:
+            g = (
+                _scan(out_dir, "games")
+                .filter((pl.col("source") == source) & pl.col("game_index").is_in(idx))
+                .select("game_index", "byte_offset", "game_type")
+                .collect()
+            )
+            chess_offsets = [o for o, t in zip(g["byte_offset"], g["game_type"]) if t == "chess"]
+            texts, why = read_texts(out_dir, source, chess_offsets, REPORT_READ_BUDGET) if chess_offsets else ({}, None)
+            for gi, off in zip(g["game_index"], g["byte_offset"]):
+                view = load(out_dir, source, gi, texts.get(off), read=False)
+                if view.moves is None and off not in texts and why:
+                    view.note = why
+                name = page_name(f"{source}#{gi}")
+                with open(os.path.join(games_dir, name), "w", encoding="utf-8") as fh:
+                    fh.write(html(view, back="../index.html"))
+                out[f"{source}#{gi}"] = f"games/{name}"
+        except Exception:  # noqa: BLE001 - an example page is a convenience: the report goes on without it
+            continue
+    return out
