@@ -185,9 +185,12 @@ def _kernels_compiled_once(request):
 
     side = None
     if not os.path.exists(os.path.join(os.environ["NUMBA_CACHE_DIR"], _VARIANTS_WARM)):
-        side = subprocess.Popen(
-            [sys.executable, "-c", "import conftest; conftest.compile_variants()"],
-            cwd=HERE,
+        side = subprocess.Popen(  # the working directory of the tests: analyzer found as the tests find it
+            [
+                sys.executable,
+                "-c",
+                f"import sys; sys.path.insert(0, {HERE!r}); import conftest; conftest.compile_variants()",
+            ],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
