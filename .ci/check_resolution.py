@@ -26,7 +26,10 @@ from collections import defaultdict
 BACKTRACKING = ("is looking at multiple versions of", "This is taking longer than usual")
 # "Downloading aiobotocore-3.9.0-py3-none-any.whl (87 kB)", "Using cached s3fs-2026.7.0-...",
 # "Processing /opt/wheels/partd-1.4.2-py3-none-any.whl": a distribution file and its version
-FETCHED = re.compile(r"^\s*(?:Downloading|Using cached|Processing)\s+(?:\S*/)?([A-Za-z0-9_.]+?)-(\d[^-\s]*?)(?:\.tar\.gz|\.zip|-py|-cp|-pp)")
+FETCHED = re.compile(
+    r"^\s*(?:Downloading|Using cached|Processing)\s+(?:\S*/)?"
+    r"([A-Za-z0-9_.]+?)-(\d[^-\s]*?)(?:\.tar\.gz|\.zip|-py|-cp|-pp)"
+)
 
 
 def fetched_versions(log: str) -> dict[str, set[str]]:
@@ -68,7 +71,7 @@ def main(argv: list[str]) -> int:
             f"{root}[{extra}]",
         ]
         print("$", " ".join(cmd), flush=True)
-        r = subprocess.run(cmd, capture_output=True, text=True)
+        r = subprocess.run(cmd, check=False, capture_output=True, text=True)
         log = r.stdout + r.stderr
         if r.returncode != 0:
             print(log[-5000:])
@@ -76,7 +79,8 @@ def main(argv: list[str]) -> int:
             return 2
         with open(report) as fh:
             chosen = {i["metadata"]["name"]: i["metadata"]["version"] for i in json.load(fh)["install"]}
-    print(f"{len(chosen)} packages:", ", ".join(f"{k}=={v}" for k, v in sorted(chosen.items(), key=lambda x: x[0].lower())))
+    pins = ", ".join(f"{k}=={v}" for k, v in sorted(chosen.items(), key=lambda x: x[0].lower()))
+    print(f"{len(chosen)} packages:", pins)
     found = problems(log)
     if found:
         print(f"error: pip backtracked resolving .[{extra}]:", *found, sep="\n  ", file=sys.stderr)
