@@ -115,22 +115,47 @@ def find(out_dir: str, game: str) -> tuple[str, int]:
     return rows[0]
 
 
+def _rows(tables: dict[str, pl.LazyFrame], source: str, indexes: list[int]) -> dict[int, GameView]:
+    """The views (without moves) of a source's games `indexes`: one filtered read per table for
+    them all (the records are read once, by whoever built `tables`)."""
+    key = (pl.col("source") == source) & pl.col("game_index").is_in(indexes)
+    g, v, e = pl.collect_all(
+        [
+            tables["games"].filter(key),
+            tables["verdicts"].filter(key),
+            tables["events"].filter(key).sort("game_index", "edition", "ply"),
+        ]
+    )
+    views = {row["game_index"]: GameView(source, row["game_index"], row, [], []) for row in g.iter_rows(named=True)}
+    for row in v.iter_rows(named=True):
+        if row["game_index"] in views:
+            views[row["game_index"]].verdicts.append(row)
+    for row in e.iter_rows(named=True):
+        if row["game_index"] in views:
+            views[row["game_index"]].events.append(row)
+    return views
+
+
+def _tables(out_dir: str) -> dict[str, pl.LazyFrame]:
+    return {t: _scan(out_dir, t) for t in ("games", "verdicts", "events")}
+
+
 def load(out_dir: str, source: str, game_index: int, text: str | None = None, read: bool = True) -> GameView:
     """The game's rows of the three tables, and its moves: from `text`, or read from the input
     (when `read`)."""
-    key = (pl.col("source") == source) & (pl.col("game_index") == game_index)
-    g = _scan(out_dir, "games").filter(key).collect()
-    if g.height == 0:
+    view = _rows(_tables(out_dir), source, [game_index]).get(game_index)
+    if view is None:
         raise GameNotFound(f"no game {source}#{game_index} in {out_dir}")
-    v = _scan(out_dir, "verdicts").filter(key).collect()
-    e = _scan(out_dir, "events").filter(key).sort("edition", "ply").collect()
-    view = GameView(source, game_index, g.row(0, named=True), v.rows(named=True), e.rows(named=True))
+    return _with_moves(view, out_dir, text, read)
+
+
+def _with_moves(view: GameView, out_dir: str, text: str | None, read: bool) -> GameView:
     if view.game["game_type"] != "chess":
         view.note = "the board is drawn for chess games only"
         return view
     why = None
     if text is None and read:
-        texts, why = read_texts(out_dir, source, [view.game["byte_offset"]], window=MAX_GAME)
+        texts, why = read_texts(out_dir, view.source, [view.game["byte_offset"]], window=MAX_GAME)
         text = texts.get(view.game["byte_offset"])
     if text is None:
         view.note = why or "the game's text was not read"
@@ -509,18 +534,18 @@ def write_example_pages(out_dir: str, rep, games_dir: str) -> dict[str, str]:
         s, i = k.rsplit("#", 1)
         by_source.setdefault(s, []).append(int(i))
     out: dict[str, str] = {}
+    try:
+        tables = _tables(out_dir)
+    except Exception:  # noqa: BLE001 - an example page is a convenience: the report goes on without it
+        return out
     for source, idx in by_source.items():
         try:
-            g = (
-                _scan(out_dir, "games")
-                .filter((pl.col("source") == source) & pl.col("game_index").is_in(idx))
-                .select("game_index", "byte_offset", "game_type")
-                .collect()
-            )
-            chess_offsets = [o for o, t in zip(g["byte_offset"], g["game_type"]) if t == "chess"]
+            views = _rows(tables, source, idx)
+            chess_offsets = [v.game["byte_offset"] for v in views.values() if v.game["game_type"] == "chess"]
             texts, why = read_texts(out_dir, source, chess_offsets, REPORT_READ_BUDGET) if chess_offsets else ({}, None)
-            for gi, off in zip(g["game_index"], g["byte_offset"]):
-                view = load(out_dir, source, gi, texts.get(off), read=False)
+            for gi, view in views.items():
+                off = view.game["byte_offset"]
+                _with_moves(view, out_dir, texts.get(off), read=False)
                 if view.moves is None and off not in texts and why:
                     view.note = why
                 name = page_name(f"{source}#{gi}")
