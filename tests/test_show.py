@@ -187,3 +187,27 @@ def test_example_pages_read_the_records_once_not_per_game(out, tmp_path, monkeyp
     assert len(pages) >= 5
     sources = 2
     assert reads["n"] <= 4 * 3 * sources, (reads["n"], len(pages))  # before: 172 for 29 pages
+
+
+def test_a_game_far_into_a_pzstd_dump_is_read_from_its_own_frames(tmp_path, monkeypatch):
+    """An example game far into a month's dump gets its board: a pzstd input is decoded from
+    the frame unit that holds the game, not from its start up to a read budget (before: the
+    report decoded at most 2 GB of text per source, and games beyond it had no moves)."""
+    from analyzer.report import show
+    from conftest import pzstd_file, read_data
+
+    text = read_data("lichess_small.pgn") * 3  # ~8 MB of text: 2 MiB frames, 1 per unit
+    src = pzstd_file(tmp_path, text, name="dump")
+    out = tmp_path / "out"
+    proc, _ = cli("scan", str(src), "--out", str(out), "--frames-per-unit", "1", "--edition", "fide_2018")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    games = scan_games(str(out)).select("game_index", "byte_offset", "site").collect()
+    last = games.row(games.height - 1, named=True)
+    budget = 1 << 20  # a read budget far below the game's offset
+    assert last["byte_offset"] > 4 * budget
+    monkeypatch.setattr(show, "REPORT_READ_BUDGET", budget)
+    texts, why = show.read_texts(str(out), "dump", [last["byte_offset"]], budget)
+    assert why is None and last["byte_offset"] in texts
+    got = texts[last["byte_offset"]]
+    assert got.startswith("[Event ") and last["site"] in got.split("\n\n", 1)[0]
+    assert text[last["byte_offset"] :].decode("utf-8").startswith(got.split("\n\n", 1)[0])

@@ -11,6 +11,7 @@ the game's byte offset; when that input is gone or changed, the timeline is show
 
 from __future__ import annotations
 
+import bisect
 import datetime as _dt
 import io
 import json
@@ -168,26 +169,106 @@ def _with_moves(view: GameView, out_dir: str, text: str | None, read: bool) -> G
 # The game's text, from the input the scan read
 
 
-def _input_of(out_dir: str, source: str) -> dict | None:
+def _record_of(out_dir: str, source: str) -> dict:
     from analyzer.engine import layout
 
     path = os.path.join(out_dir, "_manifest", layout.source_dir(source), "source.json")
     try:
         with open(path, encoding="utf-8") as fh:
-            return json.load(fh).get("input")
+            return json.load(fh)
     except (OSError, ValueError):
-        return None
+        return {}
+
+
+def _frame_units(record: dict) -> list[tuple[int, int, int]]:
+    """(text offset, first frame, text bytes) of each frame unit of a pzstd input, in order:
+    where to start decoding for a game at a given offset, so that a game far into a month's
+    dump costs one unit's frames, not the whole input before it."""
+    starts = []
+    for u in record.get("units") or []:
+        if u.get("first_frame") is not None and u.get("finalized"):
+            starts.append((int(u["finalized"][1]), int(u["first_frame"]), int(u.get("frame_text_bytes") or 0)))
+    return sorted(starts)
+
+
+class _FrameText:
+    """read(n) and skip(n) over the text of a pzstd input from frame `first` on
+    (sources.iter_frames: one frame decoded at a time, its text a view until the next)."""
+
+    def __init__(self, path: str, frames: list, first: int) -> None:
+        from analyzer.io import sources
+
+        self._it = sources.iter_frames(path, frames, first)
+        self._text = memoryview(b"")
+        self._at = 0
+
+    def _fill(self) -> bool:
+        while self._at >= len(self._text):
+            got = next(self._it, None)
+            if got is None:
+                return False
+            if isinstance(got[1], Exception):
+                raise got[1]
+            self._text, self._at = got[1], 0
+        return True
+
+    def read(self, n: int) -> bytes:
+        if not self._fill():
+            return b""
+        out = bytes(self._text[self._at : self._at + n])
+        self._at += len(out)
+        return out
+
+    def skip(self, n: int) -> int:
+        done = 0
+        while done < n and self._fill():
+            k = min(n - done, len(self._text) - self._at)
+            self._at += k
+            done += k
+        return done
+
+    def close(self) -> None:
+        self._it.close()
+
+
+def _take(fh, pos: int, want: list[int], window: int, out: dict[int, str]) -> None:
+    """The `window` bytes of text at each offset of `want` (sorted, all >= pos), from fh whose
+    next byte is text offset `pos`."""
+    buf = bytearray()
+    for off in want:
+        if not buf and pos < off and hasattr(fh, "skip"):
+            pos += fh.skip(off - pos)
+        while pos + len(buf) < off:  # skip ahead, keeping nothing before the offset
+            chunk = fh.read(8 << 20)
+            if not chunk:
+                break
+            if pos + len(buf) + len(chunk) <= off:
+                pos += len(buf) + len(chunk)
+                buf = bytearray()
+            else:
+                buf += chunk
+        del buf[: max(0, off - pos)]
+        pos = max(pos, off)
+        while len(buf) < window:
+            chunk = fh.read(min(8 << 20, window))
+            if not chunk:
+                break
+            buf += chunk
+        if pos == off and buf:
+            out[off] = bytes(buf[:window]).decode("utf-8", "replace")
 
 
 def read_texts(
     out_dir: str, source: str, offsets: list[int], budget: int | None = None, window: int = WINDOW
 ) -> tuple[dict[int, str], str | None]:
-    """The text from each offset (`window` bytes) in the source's decompressed input, read in
-    one pass up to the last offset (offsets at or beyond `budget` are left out); and why some
-    could not be read."""
+    """The text from each offset (`window` bytes) in the source's decompressed input, and why
+    some could not be read. A pzstd input is decoded from the frame unit holding each offset;
+    any other input in one pass up to the last offset (offsets at or beyond `budget` are left
+    out)."""
     from analyzer.io import sources
 
-    info = _input_of(out_dir, source)
+    record = _record_of(out_dir, source)
+    info = record.get("input")
     if not info or not info.get("path"):
         return {}, "the scan's record of its input is missing"
     path = info["path"]
@@ -197,30 +278,29 @@ def read_texts(
     if info.get("size") not in (None, st.st_size) or abs((info.get("mtime") or st.st_mtime) - st.st_mtime) > 1e-3:
         return {}, f"the input {path} changed since the scan"
     out: dict[int, str] = {}
-    want = [o for o in sorted(set(offsets)) if budget is None or o < budget]
-    pos = 0  # text offset of buf[0]
-    buf = bytearray()
+    want = sorted(set(offsets))
+    units = _frame_units(record) if info.get("compression") == "zstd" and want else []
+    by_unit: dict[tuple[int, int, int], list[int]] = {}
+    for off in want:
+        k = bisect.bisect_right(units, (off, 1 << 62, 0)) - 1
+        if k >= 0:
+            by_unit.setdefault(units[k], []).append(off)
+    # From each game's unit: the text of those units; in one pass: the text up to the last
+    # offset. The cheaper of the two.
+    seek = bool(by_unit) and sum(u[2] or (64 << 20) for u in by_unit) < want[-1]
+    frames = sources.pzstd_frames(path, st.st_size) if seek else None
     try:
-        with sources.open_stream(path, info.get("compression") or "none") as fh:
-            for off in want:
-                while pos + len(buf) < off:  # skip ahead, keeping nothing before the offset
-                    chunk = fh.read(8 << 20)
-                    if not chunk:
-                        break
-                    if pos + len(buf) + len(chunk) <= off:
-                        pos += len(buf) + len(chunk)
-                        buf = bytearray()
-                    else:
-                        buf += chunk
-                del buf[: max(0, off - pos)]
-                pos = max(pos, off)
-                while len(buf) < window:
-                    chunk = fh.read(min(8 << 20, window))
-                    if not chunk:
-                        break
-                    buf += chunk
-                if pos == off and buf:
-                    out[off] = bytes(buf[:window]).decode("utf-8", "replace")
+        if frames:
+            for (start, first, _), offs in by_unit.items():
+                reader = _FrameText(path, frames, first)
+                try:
+                    _take(reader, start, offs, window, out)
+                finally:
+                    reader.close()
+        else:
+            want = [o for o in want if budget is None or o < budget]
+            with sources.open_stream(path, info.get("compression") or "none") as fh:
+                _take(fh, 0, want, window, out)
     except Exception as exc:  # noqa: BLE001 - a damaged or unreadable input: shown as such, never a crash
         return out, f"the input {path} could not be read ({type(exc).__name__})"
     missing = len(set(offsets)) - len(out)
