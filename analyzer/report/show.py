@@ -93,10 +93,11 @@ def parse_game(game: str) -> tuple[str | None, int | None, str | None]:
     return None, None, game.strip()
 
 
-def _scan(out_dir: str, table: str) -> pl.LazyFrame:
+def _scan(out_dir: str, table: str, partial: bool = False) -> pl.LazyFrame:
     from analyzer import api
 
-    lf = {"games": api.scan_games, "verdicts": api.scan_verdicts, "events": api.scan_events}[table](out_dir)
+    scan = {"games": api.scan_games, "verdicts": api.scan_verdicts, "events": api.scan_events}[table]
+    lf = scan(out_dir, partial=partial)
     return lf.with_columns(pl.col(pl.Categorical).cast(pl.String))
 
 
@@ -137,8 +138,8 @@ def _rows(tables: dict[str, pl.LazyFrame], source: str, indexes: list[int]) -> d
     return views
 
 
-def _tables(out_dir: str) -> dict[str, pl.LazyFrame]:
-    return {t: _scan(out_dir, t) for t in ("games", "verdicts", "events")}
+def _tables(out_dir: str, partial: bool = False) -> dict[str, pl.LazyFrame]:
+    return {t: _scan(out_dir, t, partial) for t in ("games", "verdicts", "events")}
 
 
 def load(out_dir: str, source: str, game_index: int, text: str | None = None, read: bool = True) -> GameView:
@@ -615,7 +616,7 @@ def write_example_pages(out_dir: str, rep, games_dir: str) -> dict[str, str]:
         by_source.setdefault(s, []).append(int(i))
     out: dict[str, str] = {}
     try:
-        tables = _tables(out_dir)
+        tables = _tables(out_dir, partial=bool(getattr(rep, "partial", False)))  # a --partial report's games too
     except Exception:  # noqa: BLE001 - an example page is a convenience: the report goes on without it
         return out
     for source, idx in by_source.items():
