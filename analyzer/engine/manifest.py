@@ -235,10 +235,8 @@ def sources(out: str) -> list[SourceState]:
             state.note = f"its source record is damaged ({exc}); " + state.note
             found.append(state)
             continue
-        if rec is None:
-            state = _unfinished(out, d)
-            if state.files or state.note:
-                found.append(state)
+        if rec is None:  # a run started it (a folder of its records) and did not finish
+            found.append(_unfinished(out, d))
             continue
         name = rec.get("source") or (rec.get("units") or [{}])[0].get("source", d)
         found.append(SourceState(d, name, True, rec, files_of(out, rec), rec.get("games", 0), rec.get("games")))

@@ -192,18 +192,14 @@ def _files(
             entries.append(None)
         k = end
     if run_all is not None and len(jobs) > 1:
-        done = run_all(_compact_group_with, [(remote_options(), *args) for _, args in jobs])
+        from analyzer.io import remote
+
+        done = run_all(_compact_group_with, [(remote.current_options(), *args) for _, args in jobs])
     else:
         done = [compact.compact_group(*args) for _, args in jobs]
     for (pos, _), entry in zip(jobs, done):
         entries[pos] = entry
     return entries
-
-
-def remote_options() -> dict:
-    from analyzer.io import remote
-
-    return remote.current_options()
 
 
 def _compact_group_with(options: dict, *args) -> dict:
@@ -227,7 +223,7 @@ def _sweep_group_records(out: str, source: str, files: list[dict]) -> int:
     return n
 
 
-def sweep(out: str, source: str, files: list[dict], n_units: int) -> int:
+def sweep(out: str, source: str, files: list[dict]) -> int:
     """After the source record is committed: remove the source's parts it does not list (unit
     parts now compacted, staging parts, parts of earlier runs) and group records of groups it
     does not list. Only the tool's own names, in the tool's own folders. The started-record

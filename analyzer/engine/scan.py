@@ -494,7 +494,7 @@ def _run(
             if info.encoding != "utf-8" and plan.action == "run":
                 log.info("%s: %s text (byte-order mark), read as UTF-8", info.name, info.encoding.upper())
             if plan.action == "skip":
-                removed = numbering.sweep(cfg.out, info.name, manifest.files_of(cfg.out, plan.previous), 0)
+                removed = numbering.sweep(cfg.out, info.name, manifest.files_of(cfg.out, plan.previous))
                 if removed:
                     log.info(
                         "%s: removed %d file(s) its record does not list (an interrupted run's)", info.name, removed
@@ -572,7 +572,7 @@ def _run(
                 },
                 layout.source_record_path(cfg.out, info.name),
             )
-            numbering.sweep(cfg.out, info.name, fin["files"], job.n_units)
+            numbering.sweep(cfg.out, info.name, fin["files"])
 
         executor.run_sources(jobs, cfg, progress, on_done=source_done)
         for job in jobs:

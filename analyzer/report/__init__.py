@@ -40,18 +40,15 @@ def build_figures(out_dir_or_report, layouts=(_figures.WIDE,)) -> list[_figures.
     return _figures.build_figures(rep, tuple(layouts))
 
 
-def _draw(jobs, fig_dir: str) -> list[int]:
+def _draw(jobs, fig_dir: str) -> None:
     """Lay out and save the figures of `jobs` ((index, Figure) pairs). Matplotlib only: this
     runs in a forked child too, where polars must not be used (its thread pool is not forked)."""
     import matplotlib.pyplot as plt
 
-    done = []
-    for i, f in jobs:
+    for _, f in jobs:
         _figures.freeze_layout(f.fig)
         _figures.save(f, fig_dir)
         plt.close(f.fig)
-        done.append(i)
-    return done
 
 
 def _draw_all(rep: Report, fig_dir: str) -> list[dict]:

@@ -132,11 +132,6 @@ def _chunks(out_dir: str, partial: bool = False) -> list:
     return manifest.chunks(out_dir, CHUNK_GAMES, partial=partial)
 
 
-def source_dirs(out_dir: str, partial: bool = False) -> list[str]:
-    """The sources that hold committed games."""
-    return sorted({c.source for c in _chunks(out_dir, partial)})
-
-
 def _scan(chunk, table: str, schema, cols: list[str]) -> pl.LazyFrame:
     """The columns `cols` of a chunk's rows of a table; `source` (the partition key, not a
     column of the files) is the source's name, as its record gives it."""
@@ -444,11 +439,7 @@ def collect(out_dir: str, batch: int = 8, partial: bool = False) -> Collected:
         if name in ("cube", "coverage"):
             continue
         df = _cat(parts, name, None)
-        if df is None:
-            t[name] = None
-            continue
-        vals = [c for c in df.columns if c not in keys]
-        t[name] = df.group_by(keys).agg(pl.col(vals).sum()).sort(keys, nulls_last=True)
+        t[name] = None if df is None else _add_up([df], keys)
     pairs = _cat(parts, "pairs", None)
     if pairs is not None:
         keys = ["game_type", "platform", "edition_a", "edition_b"]

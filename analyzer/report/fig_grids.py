@@ -33,6 +33,7 @@ from analyzer.report.model import (
     Report,
     applies,
     platform_label,
+    rule_applies,
 )
 
 
@@ -306,18 +307,6 @@ def fig_rating(rep: Report, game_type: str = "chess", layout: Layout = WIDE) -> 
 
 # ----------------------------------------------------------------------------------------------
 # Draughts: section 32 draw kinds
-
-
-def rule_applies(ed: str, rule: str) -> bool:
-    from analyzer import kinds
-
-    try:
-        (e,) = kinds.resolve_editions([ed])
-    except Exception:  # noqa: BLE001 - a custom edition the report cannot resolve: the rule is shown
-        return True
-    if rule == "king_moves":
-        return bool(getattr(e, "king_moves", 0))
-    return True
 
 
 def fig_draughts_rules(rep: Report, game_type: str = "russian_draughts", layout: Layout = WIDE) -> Figure | None:

@@ -79,13 +79,12 @@ def stem(f: Figure) -> str:
     return f.name if f.layout is WIDE else f"{f.name}.{f.layout.name}"
 
 
-def save(f: Figure, directory: str) -> dict[str, str]:
-    """SVG (and, for the wide layout, PDF and CSV) of a figure under directory; returns the inline
-    SVG and the file names."""
+def save(f: Figure, directory: str) -> None:
+    """SVG (and, for the wide layout, PDF) of a figure under directory (its CSV is written by
+    the report, beside the figure)."""
     os.makedirs(directory, exist_ok=True)
     svg = svg_text(f.fig, stem(f))
     with open(os.path.join(directory, stem(f) + ".svg"), "w", encoding="utf-8") as fh:
         fh.write('<?xml version="1.0" encoding="utf-8" standalone="no"?>\n' + svg)
     if f.layout is WIDE:
         f.fig.savefig(os.path.join(directory, f.name + ".pdf"), format="pdf", metadata={"CreationDate": None})
-    return {"svg": svg, "svg_file": f.name + ".svg", "pdf_file": f.name + ".pdf", "csv_file": f.name + ".csv"}

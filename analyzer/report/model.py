@@ -139,6 +139,17 @@ def applies(ed: str, m: Measure) -> bool:
     return m.needs is None or edition_features(ed).get(m.needs) is not False
 
 
+def rule_applies(ed: str, rule: str) -> bool:
+    """Whether a draughts rule exists under an edition (an unresolvable custom edition: shown)."""
+    try:
+        (e,) = kinds.resolve_editions([ed])
+    except Exception:  # noqa: BLE001 - a custom edition the report cannot resolve: the rule is shown
+        return True
+    if rule == "king_moves":
+        return bool(getattr(e, "king_moves", 0))
+    return True
+
+
 @dataclass
 class EdClass:
     editions: list[str]

@@ -4,6 +4,7 @@ prepared here from the report's tables. Numbers keep their units on one line (`k
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import os
 import re
 
@@ -13,7 +14,6 @@ import polars as pl
 
 from analyzer.report import audit, periods, stats
 from analyzer.report.cube import UNKNOWN
-from analyzer.report.fig_grids import rule_applies
 from analyzer.report.model import (
     DRAUGHTS_RULES,
     GAME_TYPE_LABELS,
@@ -23,6 +23,7 @@ from analyzer.report.model import (
     applies,
     platform_label,
     primary_class,
+    rule_applies,
 )
 
 # A number with its unit (12 %, 0.84–0.97 %), or a date: never broken across lines.
@@ -35,7 +36,9 @@ def keep(text) -> markupsafe.Markup:
     return markupsafe.Markup(_KEEP.sub(lambda m: f'<span class="nw">{m.group(0)}</span>', escaped))
 
 
-def _env() -> jinja2.Environment:
+@functools.cache
+def env() -> jinja2.Environment:
+    """The report's templates (report.html.j2, game.html.j2), loaded once per process."""
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("analyzer.report", "templates"),
         autoescape=jinja2.select_autoescape(["html", "j2"]),
@@ -381,6 +384,7 @@ def render(
         first = cube.group_by("game_type").agg(pl.col("edition").first())
         und = cube.join(first, on=["game_type", "edition"], how="semi").filter(pl.col("month").is_null())
         undated = int(und["games"].sum())
+    mix = _mix_notes(rep)
     ctx = {
         "title": title,
         "dates": dates,
@@ -410,7 +414,7 @@ def render(
                 "platform": platform_label(p),
                 "trend": figs.get(f"trend_chess_{p}"),
                 "by_class": figs.get(f"trend_by_class_chess_{p}"),
-                "mix": _mix_notes(rep).get(p),
+                "mix": mix.get(p),
             }
             for g, p in rep.populations
             if g == "chess" and figs.get(f"trend_chess_{p}")
@@ -430,4 +434,4 @@ def render(
         "files": files,
         "partial": [{"text": partial_text(p)} for p in rep.partial],
     }
-    return _env().get_template("report.html.j2").render(**ctx)
+    return env().get_template("report.html.j2").render(**ctx)

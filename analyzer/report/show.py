@@ -12,9 +12,7 @@ the game's byte offset; when that input is gone or changed, the timeline is show
 from __future__ import annotations
 
 import bisect
-import datetime as _dt
 import io
-import json
 import os
 import re
 from dataclasses import dataclass, field
@@ -171,12 +169,11 @@ def _with_moves(view: GameView, out_dir: str, text: str | None, read: bool) -> G
 
 
 def _record_of(out_dir: str, source: str) -> dict:
-    from analyzer.engine import layout
+    """The source's record ({} when it is missing or damaged: the text is then not read)."""
+    from analyzer.engine import layout, manifest
 
-    path = os.path.join(out_dir, "_manifest", layout.source_dir(source), "source.json")
     try:
-        with open(path, encoding="utf-8") as fh:
-            return json.load(fh)
+        return manifest.read_source_record(out_dir, layout.source_dir(source)) or {}
     except (OSError, ValueError):
         return {}
 
@@ -477,17 +474,13 @@ def header_line(view: GameView) -> str:
 
 
 def in_force(view: GameView) -> str | None:
+    """The edition in force for the game, by the audit's rule (audit.in_force)."""
     g = view.game
-    if g.get("game_type") != "chess":
-        return None
-    if g.get("platform") == "lichess":
-        return "lichess"
-    if g.get("platform") != "otb" or not isinstance(g.get("date"), _dt.date):
-        return None
-    for bound, ed in audit.FIDE_IN_FORCE:
-        if g["date"] >= bound:
-            return ed
-    return None
+    row = pl.DataFrame(
+        {"game_type": [g.get("game_type")], "platform": [g.get("platform")], "date": [g.get("date")]},
+        schema={"game_type": pl.String, "platform": pl.String, "date": pl.Date},
+    )
+    return row.select(audit.in_force()).item()
 
 
 def text(view: GameView) -> str:
@@ -523,15 +516,8 @@ def text(view: GameView) -> str:
 
 def html(view: GameView, back: str | None = None) -> str:
     """The timeline as a self-contained HTML page, the repeated positions drawn as boards."""
-    import jinja2
+    from analyzer.report import page
 
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("analyzer.report", "templates"),
-        autoescape=jinja2.select_autoescape(["html", "j2"]),
-        trim_blocks=True,
-        lstrip_blocks=True,
-        undefined=jinja2.StrictUndefined,
-    )
     force = in_force(view)
     groups = [
         {
@@ -561,17 +547,21 @@ def html(view: GameView, back: str | None = None) -> str:
         }
         for r in view.repetitions
     ]
-    return env.get_template("game.html.j2").render(
-        key=view.key,
-        header=header_line(view),
-        site=site,
-        site_url=site if re.match(r"^https?://\S+$", site) else None,
-        in_force=force,
-        moves=view.moves is not None,
-        note=view.note,
-        repetitions=reps,
-        groups=groups,
-        back=back,
+    return (
+        page.env()
+        .get_template("game.html.j2")
+        .render(
+            key=view.key,
+            header=header_line(view),
+            site=site,
+            site_url=site if re.match(r"^https?://\S+$", site) else None,
+            in_force=force,
+            moves=view.moves is not None,
+            note=view.note,
+            repetitions=reps,
+            groups=groups,
+            back=back,
+        )
     )
 
 

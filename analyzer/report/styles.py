@@ -59,20 +59,13 @@ class Styles:
             idx = sorted(order.index(e) if e in order else len(order) for e in eds)
             return (kinds.index(gt) if gt in kinds else len(kinds), -uses[item], idx[0], -len(eds), idx)
 
-        unique = sorted(uses, key=key)
         self._style: dict[tuple[str, tuple[str, ...]], Style] = {}
-        for i, (gt, eds) in enumerate(unique):
-            self._style[(gt, eds)] = Style(
-                PALETTE[i % len(PALETTE)],
-                MARKERS[i % len(MARKERS)],
-                DASHES[i % len(DASHES)],
-                series_label(eds, editions.get(gt, [])),
-                i,
-            )
+        for gt, eds in sorted(uses, key=key):  # each takes the next place in the palette
+            self(gt, eds)
 
     def __call__(self, game_type: str, editions) -> Style:
         key = (game_type, tuple(editions))
-        if key not in self._style:  # a series not announced: after the others, in its own look
+        if key not in self._style:  # the next place (a series not announced: after the others)
             i = len(self._style)
             self._style[key] = Style(
                 PALETTE[i % len(PALETTE)],
