@@ -26,7 +26,7 @@ from bench_scan import measure  # noqa: E402
 
 
 def _scan(tree: str, src: str, out: str) -> None:
-    if os.path.exists(os.path.join(out, "run.json")):
+    if os.path.exists(os.path.join(out, "_manifest", "run.json")):
         return
     shutil.rmtree(out, ignore_errors=True)
     cmd = [sys.executable, "-m", "analyzer", "scan", src, "--out", out, "--workers", "2", "--edition", EDITIONS]

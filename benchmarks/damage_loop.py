@@ -6,7 +6,7 @@ command it prints to repair (or, if it finds nothing, the plain rerun); the tabl
 equal a clean run's, `verify --deep` must say whole, and nothing may print a traceback.
 
     python benchmarks/damage_loop.py --cycles 50 --seed 1        # the RESULTS.md run
-    python benchmarks/damage_loop.py --cycles 4 --seed 3 --json  # what tests/test_damage_loop.py runs
+    python benchmarks/damage_loop.py --cycles 6 --seed 3 --copies 2 --compact-games 1000 --json  # the test's
 
 Counts per damage kind: cycles, what verify found (exit 1), units recomputed by the repair
 (games analyzed against the source's games), tables equal, games lost, rows wrong, tracebacks.

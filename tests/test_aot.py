@@ -320,8 +320,12 @@ def test_the_wheels_build_for_the_best_level_this_cpu_runs(tmp_path, monkeypatch
     "manifest", [{"source_stamp": "0" * 16}, {"python": "cpython-39"}, {"machine": "riscv64"}, {"cpus": []}]
 )
 def test_a_wheels_build_of_other_sources_or_python_is_not_used(tmp_path, monkeypatch, manifest):
+    if aot.portable_cpus() != aot.PORTABLE_TARGETS:
+        pytest.skip("not an x86-64 machine")
     monkeypatch.delenv("NUMBA_CPU_NAME", raising=False)
     monkeypatch.setattr(aot, "_cpu_flags", lambda: V3)
+    _fake_portable(tmp_path / "good")
+    assert aot.portable_folder(str(tmp_path / "good")) is not None  # the same build, whole: found
     _fake_portable(tmp_path, **manifest)
     assert aot.portable_folder(str(tmp_path)) is None
     monkeypatch.setenv("NUMBA_CPU_NAME", "generic")  # a CPU chosen by the user: not the wheel's build

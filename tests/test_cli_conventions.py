@@ -152,6 +152,16 @@ def test_the_compile_notice_is_calibrated_to_the_machine(tmp_path, monkeypatch, 
     record = json.loads((tmp_path / "xdg" / "analyzer" / "numba" / "compile-times.json").read_text())
     assert record["jit1:russian_draughts"]["slowdown"] == 1.5 and record["jit1:russian_draughts"]["seconds"] < 5
     assert "(russian_draughts), about 1 s;" in notices[1], notices[1]  # ~0.3 s recorded at 3.0, now 1.5
+    # A recorded 40 s at slowdown 2.0, now 1.0: about 20 s (not 40 unscaled, nor 80 scaled the wrong way).
+    times = tmp_path / "xdg" / "analyzer" / "numba" / "compile-times.json"
+    record["jit1:russian_draughts"] = {"seconds": 40, "slowdown": 2.0}
+    times.write_text(json.dumps(record))
+    (tmp_path / "cache2").mkdir()
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache2"))
+    monkeypatch.setattr(warmup, "calibrate", lambda processes: {"slowdown": 1.0})
+    caplog.clear()
+    assert warmup.ensure_compiled(["russian_draughts"]) is True
+    assert "(russian_draughts), about 20 s;" in caplog.records[0].getMessage(), caplog.records[0].getMessage()
 
 
 @pytest.mark.parametrize(

@@ -8,12 +8,15 @@ repair can be seen to recompute one unit, not the source."""
 
 from __future__ import annotations
 
+import collections
+import hashlib
 import json
 import os
 import re
 import warnings
 
 import polars as pl
+import pyarrow.parquet as pq
 import pytest
 
 import analyzer
@@ -75,12 +78,16 @@ def test_record_describes_every_file(tmp_path, source):
     rec = _record(out)
     assert rec["format"] == manifest.FORMAT and rec["games"] == summary["games"] == 2000
     assert [e["units"] for e in rec["files"]] == [[0, 1], [1, 2], [2, 3]]
+    rows = collections.Counter()
     for e in rec["files"]:
         for t in ("games", "verdicts", "events"):
             desc = e["tables"][t]
             path = out / desc["path"]
             assert path.stat().st_size == desc["bytes"]
-            assert manifest.describe(str(path), desc["rows"]) == {k: desc[k] for k in ("rows", "bytes", "sha256")}
+            assert pq.read_metadata(path).num_rows == desc["rows"]
+            assert hashlib.sha256(path.read_bytes()).hexdigest() == desc["sha256"]
+            rows[t] += desc["rows"]
+    assert rows["games"] == 2000 and rows["verdicts"] == 2000 * len(summary["editions"])
     # every file of the table folders is listed: nothing else for a folder reader to count
     listed = {e["tables"][t]["path"] for e in rec["files"] for t in ("games", "verdicts", "events")}
     on_disk = {str(p.relative_to(out)) for t in ("games", "verdicts", "events") for p in _files(out, t)}
@@ -92,13 +99,15 @@ def test_deleted_file_is_recomputed_by_its_unit_only(tmp_path, source, clean, ta
     """Issue 27.1: a deleted part was trusted (exit 0, `complete`, fewer rows)."""
     out, _ = _fresh(tmp_path, source)
     victim = _files(out, table)[1]
+    per_game = 1 if table == "games" else len(_record(out)["editions"])
+    victim_games = pq.read_metadata(victim).num_rows // per_game
     victim.unlink()
     assert verify.verify(str(out)).whole is False
     summary, code = _scan(source, out)
     assert code == 0
     s = summary["sources"][0]
     assert s["action"] == "run" and "repairing" in s["note"], s
-    assert summary["games_analyzed"] == _record(out)["units"][1]["games"] < 2000  # one unit, not the source
+    assert summary["games_analyzed"] == victim_games < 2000  # the damaged file's unit, not the source
     assert summary["games_reused"] == 2000 - summary["games_analyzed"]
     same_tables(clean, out_tables(out))
     assert verify.verify(str(out), deep=True).whole

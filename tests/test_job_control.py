@@ -59,6 +59,7 @@ def test_sigterm_and_sighup_stop_like_ctrl_c(tmp_path, big, sig, code):
         time.sleep(0.02)
     assert not (mdir / "source.json").exists(), "the run finished before the signal"
     workers = live_children(proc.pid)
+    assert len(workers) == 2, "the scan did not run in two forked workers"
     proc.send_signal(sig)
     stdout, stderr = proc.communicate(timeout=120)
     assert proc.returncode == code, stderr

@@ -77,8 +77,8 @@ def test_no_csv_cell_of_any_file_starts_a_formula(run):
                 for row in csv.reader(fh):
                     for cell in row:
                         seen += 1
-                        if FORMULA.match(cell):
-                            float(cell)  # only a number may start with - or +
+                        if FORMULA.match(cell):  # only a number may start with - or +
+                            assert re.fullmatch(r"[-+]?\d[\d.,eE+-]*", cell), cell
     assert seen > 100
 
 

@@ -275,10 +275,9 @@ def test_year_ticks_under_yearly_points(run, figs):
     assert yearly  # the edge games' platforms are thin by month
     from matplotlib.dates import date2num
 
-    for plat in yearly:
-        f = figs.get(f"trend_chess_{plat}")
-        if f is None:
-            continue
+    drawn = [(plat, figs[f"trend_chess_{plat}"]) for plat in yearly if f"trend_chess_{plat}" in figs]
+    assert drawn, (yearly, sorted(figs))  # at least one yearly series is drawn, and checked
+    for plat, f in drawn:
         f.fig.canvas.draw()
         ax = f.fig.axes[-1]
         labels = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
