@@ -319,17 +319,12 @@ def _build_lock(d: str):
 
 
 def _build_unlocked(d: str, timeout: float, meanwhile) -> bool:
-    import subprocess
-
     if compiler() is None:
         _failed(d, "no C compiler on the PATH (numba.pycc needs one)")
         return False
     t0 = time.time()
-    procs = {
-        g: python_process("import sys; from analyzer.aot import build_group; build_group(*sys.argv[1:])", g, d)
-        for g in GROUPS
-        if not os.path.exists(os.path.join(d, _module_file(g)))
-    }
+    missing = [g for g in GROUPS if not os.path.exists(os.path.join(d, _module_file(g)))]
+    procs = {g: python_process(_BUILD_GROUP, g, d) for g in missing}
     try:
         if meanwhile is not None:
             meanwhile()
@@ -338,19 +333,7 @@ def _build_unlocked(d: str, timeout: float, meanwhile) -> bool:
             p.kill()
             p.wait()
         raise
-    errors = []
-    lasting = False  # a compile error (not a timeout or a signal): not retried for these sources
-    for g, p in procs.items():
-        try:
-            _, err = p.communicate(timeout=max(1.0, timeout - (time.time() - t0)))
-        except subprocess.TimeoutExpired:
-            p.kill()
-            _, err = p.communicate()
-            errors.append(f"{g}: timed out after {timeout:.0f} s")
-            continue
-        if p.returncode != 0:
-            lasting = lasting or p.returncode > 0
-            errors.append(f"{g}: exit {p.returncode}: {err.decode('utf-8', 'replace')[-3000:]}")
+    errors, lasting = _wait_groups(procs, t0, timeout)  # lasting: not retried for these sources
     if errors:
         if lasting:
             _failed(d, "\n".join(errors))
@@ -359,6 +342,30 @@ def _build_unlocked(d: str, timeout: float, meanwhile) -> bool:
         return False
     log.info("built kernels in %.0f s (%s)", time.time() - t0, d)
     return state() == "built"
+
+
+_BUILD_GROUP = "import sys; from analyzer.aot import build_group; build_group(*sys.argv[1:])"
+
+
+def _wait_groups(procs: dict, t0: float, timeout: float, label: str = "") -> tuple[list[str], bool]:
+    """Wait for each group's build process (killed at `timeout` seconds after t0): its errors,
+    and whether one is a compile error (an exit > 0), not a timeout or a signal."""
+    import subprocess
+
+    errors = []
+    lasting = False
+    for g, p in procs.items():
+        try:
+            _, err = p.communicate(timeout=max(1.0, timeout - (time.time() - t0)))
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+            errors.append(f"{g}{label}: timed out after {timeout:.0f} s")
+            continue
+        if p.returncode != 0:
+            lasting = lasting or p.returncode > 0
+            errors.append(f"{g}{label}: exit {p.returncode}: {err.decode('utf-8', 'replace')[-3000:]}")
+    return errors, lasting
 
 
 def python_process(code: str, *args: str, env: dict | None = None):
@@ -384,7 +391,6 @@ def build_for_cpu(d: str, cpu: str, timeout: float = 1800.0) -> float:
     numba's JIT compiles the callees that pycc links into the module: here it compiles them
     for `cpu` with no features of this machine's CPU added (NUMBA_CPU_NAME, NUMBA_CPU_FEATURES
     empty), into a cache of its own, so no instruction of this CPU ends up in the module."""
-    import subprocess
     import tempfile
 
     os.makedirs(d, exist_ok=True)
@@ -395,17 +401,8 @@ def build_for_cpu(d: str, cpu: str, timeout: float = 1800.0) -> float:
         env.pop("NUMBA_CPU_FEATURES", None)
         if cpu != "host":  # host: as a first run builds them, for this CPU and its features
             env.update(NUMBA_CPU_NAME=cpu, NUMBA_CPU_FEATURES="")
-        code = "import sys; from analyzer.aot import build_group; build_group(*sys.argv[1:])"
-        procs = {g: python_process(code, g, d, env=env) for g in GROUPS}
-        errors = []
-        for g, p in procs.items():
-            try:
-                _, err = p.communicate(timeout=max(1.0, timeout - (time.time() - t0)))
-            except subprocess.TimeoutExpired:
-                p.kill()
-                _, err = p.communicate()
-            if p.returncode != 0:
-                errors.append(f"{g} for {cpu}: exit {p.returncode}: {err.decode('utf-8', 'replace')[-3000:]}")
+        procs = {g: python_process(_BUILD_GROUP, g, d, env=env) for g in GROUPS}
+        errors, _ = _wait_groups(procs, t0, timeout, label=f" for {cpu}")
     if errors:
         raise RuntimeError("\n".join(errors))
     return time.time() - t0

@@ -224,6 +224,24 @@ def _exists(out: str, entry: dict) -> bool:
     return all(_stat_problem(_join(out, desc["path"]), desc) is None for desc in entry["tables"].values())
 
 
+def stale_records(out: str, name: str, record: dict) -> list[tuple[str, dict]]:
+    """(path, content) of the unit and group records of a finished source that are missing,
+    damaged or differ from the copies its record holds: what verify reports and a rerun
+    writes again."""
+    st = open_store(out)
+    wanted = [(layout.unit_record_path(out, name, r["unit"]), r) for r in record.get("units", [])]
+    wanted += [(layout.group_record_path(out, name, *e["units"]), e) for e in record.get("files", [])]
+    stale = []
+    for path, want in wanted:
+        try:
+            if decode_record(st.get(path)) == want:
+                continue
+        except (OSError, ValueError):
+            pass
+        stale.append((path, want))
+    return stale
+
+
 def sources(out: str) -> list[SourceState]:
     """Every source OUT holds, finished or not, in folder order."""
     found = []

@@ -114,18 +114,10 @@ def _restore_records(out: str, name: str, prev: dict) -> int:
     """A finished source's record holds a copy of every unit record and group entry: unit and
     group records that are missing or damaged (they decide reuse and numbering) are written
     again from it, instead of recomputing their units. Returns how many were restored."""
-    n = 0
-    wanted = [(layout.unit_record_path(out, name, r["unit"]), r) for r in prev.get("units", [])]
-    if "files" in prev:
-        wanted += [(layout.group_record_path(out, name, *e["units"]), e) for e in prev["files"]]
-    for path, rec in wanted:
-        try:
-            if read_json(path) == rec:
-                continue
-        except (OSError, ValueError):
-            pass
+    stale = manifest.stale_records(out, name, prev)
+    for path, rec in stale:
         write_json(rec, path)
-        n += 1
+    n = len(stale)
     started = layout.started_record_path(out, name)
     try:
         read_json(started)

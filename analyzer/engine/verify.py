@@ -93,18 +93,7 @@ def _records(out: str, state: manifest.SourceState) -> list[str]:
     restores them from it)."""
     from analyzer.engine.parts import read_json
 
-    rec = state.record or {}
-    wanted = [(layout.unit_record_path(out, state.name, r["unit"]), r) for r in rec.get("units", [])]
-    if "files" in rec:
-        wanted += [(layout.group_record_path(out, state.name, *e["units"]), e) for e in rec["files"]]
-    bad = []
-    for path, want in wanted:
-        try:
-            ok = read_json(path) == want
-        except (OSError, ValueError):
-            ok = False
-        if not ok:
-            bad.append(layout.rel(out, path))
+    bad = [layout.rel(out, path) for path, _ in manifest.stale_records(out, state.name, state.record or {})]
     started = layout.started_record_path(out, state.name)
     try:
         read_json(started)
