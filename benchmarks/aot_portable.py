@@ -36,6 +36,8 @@ os.environ["ANALYZER_KERNELS"] = "jit"  # the builds are swapped in by hand belo
 DEFAULT_INPUT = os.path.join(ROOT, "..", "shared", "data", "lichess_sample.pgn.zst")
 BLOCK = 8 << 20
 
+from aot_replay import run_all, same  # noqa: E402  (the spike's replay-and-compare helpers)
+
 
 def load_build(d: str, tag: str) -> dict:
     """{entry: function} of the modules in folder d (loaded under their own names from d's
@@ -103,20 +105,6 @@ def analyze_all(parts, kernels_dict: dict | None, capture: list | None = None) -
         kernels.reset()
 
 
-def replay_all(fn, calls) -> list:
-    outs = []
-    for args in calls:
-        mine = [a.copy() if isinstance(a, np.ndarray) and a.flags.writeable else a for a in args]
-        outs.append((fn(*mine), mine))
-    return outs
-
-
-def same(a, b) -> bool:
-    if isinstance(a, np.ndarray):
-        return np.array_equal(a, b, equal_nan=a.dtype.kind == "f")
-    return a == b
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--input", default=DEFAULT_INPUT)
@@ -142,10 +130,10 @@ def main() -> int:
     analyze_all(parts, builds["host"], capture=calls)
     for a in calls:
         a[0].flags.writeable = False
-    reference = replay_all(builds["host"]["replay_batch"], calls)
+    reference = run_all(builds["host"]["replay_batch"], calls)
     identical = {}
     for cpu in cpus[1:]:
-        mine = replay_all(builds[cpu]["replay_batch"], calls)
+        mine = run_all(builds[cpu]["replay_batch"], calls)
         identical[cpu] = all(
             r1 == r2 and all(same(x, y) for x, y in zip(a1, a2)) for (r1, a1), (r2, a2) in zip(reference, mine)
         )
