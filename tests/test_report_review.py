@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import datetime as dt
 import html
+import itertools
 import os
 import re
 
@@ -347,3 +348,24 @@ def test_title_and_meta_from_the_data(run):
     years = j["date"].drop_nulls()
     assert f"{years.min().year}–{years.max().year}" in html.unescape(title)
     assert f"<code>{run['out']}</code>" in page  # the folder, as a path only
+
+
+def test_edition_pairs_rows_in_a_fixed_order():
+    """The "all platforms" rows of edition_pairs follow the pairs' order (game kind, then
+    editions), the same in every run: they came out of a hash group-by in any order, so two
+    reports of one OUT differed in their rows' order."""
+    from analyzer.report import model
+
+    eds = [f"e{k:02d}" for k in range(12)]
+    rows = [
+        {"game_type": "chess", "platform": plat, "edition_a": a, "edition_b": b, "games_compared": 10, "differ_any": i}
+        for i, (a, b) in enumerate(itertools.pairwise(eds))
+        for plat in ("lichess", "otb")
+    ]
+    pairs = pl.DataFrame(rows).with_columns(
+        pl.lit([], pl.List(pl.String)).alias("examples"), pl.lit([], pl.List(pl.String)).alias("example_games")
+    )
+    out = model._pairs_matrix(pairs)
+    every = out.filter(pl.col("platform") == "all platforms")
+    assert every.select("edition_a", "edition_b").rows() == list(itertools.pairwise(eds))
+    assert every["differ_any"].to_list() == [2 * i for i in range(len(eds) - 1)]

@@ -364,7 +364,7 @@ def _pairs_matrix(pairs: pl.DataFrame | None) -> pl.DataFrame | None:
     keys = ["game_type", "edition_a", "edition_b"]
     nums = [c for c in pairs.columns if c.startswith(("games_", "differ_"))]
     lists = ("examples", "example_games")
-    allp = pairs.group_by(keys).agg(
+    allp = pairs.group_by(keys, maintain_order=True).agg(
         *[pl.col(c).sum() for c in nums],
         *[pl.col(c).list.explode(keep_nulls=False, empty_as_null=False).head(3) for c in lists],
     )
