@@ -9,7 +9,7 @@ import polars as pl
 
 from analyzer.report import stats
 from analyzer.report.collect import TC_ORDER
-from analyzer.report.cube import UNKNOWN, rollup
+from analyzer.report.cube import UNKNOWN
 from analyzer.report.figkit import (
     SMALL_LABEL,
     WIDE,
@@ -29,6 +29,7 @@ from analyzer.report.model import (
     MEASURE,
     MEASURES,
     RULE_LABELS,
+    SUMMARY_BY,
     TREND_MEASURES,
     Report,
     applies,
@@ -183,8 +184,8 @@ def fig_categories(
     layout: Layout = WIDE,
     tick=lambda v: v,
 ) -> Figure | None:
-    """The trend measures by a category of the cube (summary_cube rolled up by `dim`)."""
-    df = rollup(rep.table("summary_cube"), [dim], MEASURES).filter(pl.col("game_type") == game_type)
+    """The trend measures by a category of the cube (its summary by `dim`)."""
+    df = rep.table(SUMMARY_BY[dim]).filter(pl.col("game_type") == game_type)
     eds = rep.editions.get(game_type, [])
     if df.height == 0 or not eds:
         return None

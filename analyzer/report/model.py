@@ -373,6 +373,10 @@ def _pairs_matrix(pairs: pl.DataFrame | None) -> pl.DataFrame | None:
     return out.with_columns(pl.col(c).list.join(" ") for c in lists)
 
 
+# The summaries by one category of the cube (its rollup by that dimension), by dimension.
+SUMMARY_BY = {"time_control_class": "summary_by_time_control", "rating_band": "summary_by_rating_band"}
+
+
 def build(out_dir: str, partial: bool = False) -> Report:
     c = collect(out_dir, partial=partial)
     rep = Report(collected=c)
@@ -397,8 +401,8 @@ def build(out_dir: str, partial: bool = False) -> Report:
     mix = periods.mix(per)
     t["time_control_mix"] = mix
     t["mix_shifts"] = periods.shifts(mix)
-    t["summary_by_time_control"] = _sort_pop(cube_.rollup(cube, ["time_control_class"], MEASURES))
-    t["summary_by_rating_band"] = _sort_pop(cube_.rollup(cube, ["rating_band"], MEASURES))
+    for dim, name in SUMMARY_BY.items():
+        t[name] = _sort_pop(cube_.rollup(cube, [dim], MEASURES))
     t["coverage"] = coverage.sort("source", "game_type", "platform", "status")
     mr = c.tables.get("missed_results")
     t["missed_results"] = _sort_pop(mr) if mr is not None else pl.DataFrame()

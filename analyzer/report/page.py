@@ -293,12 +293,12 @@ def _audit(rep: Report, games: dict[str, str]) -> dict:
 def _time_controls(rep: Report) -> dict:
     """Games per time-control class and platform (chess), unknown included; games without both
     ratings."""
-    cube = rep.table("summary_cube").filter(pl.col("game_type") == "chess")
-    if cube.height == 0:
-        return {"classes": [], "rows": [], "unknown": [], "no_rating": []}
     first = rep.editions.get("chess", [""])[0]
-    c = cube.filter(pl.col("edition") == first)
-    by = c.group_by("platform", "time_control_class").agg(pl.col("games").sum())
+    of_chess = (pl.col("game_type") == "chess") & (pl.col("edition") == first)  # every edition reads the same games
+    by = rep.table("summary_by_time_control").filter(of_chess).select("platform", "time_control_class", "games")
+    bands = rep.table("summary_by_rating_band").filter(of_chess)
+    if by.height == 0:
+        return {"classes": [], "rows": [], "unknown": [], "no_rating": []}
     classes = [k for k in periods.TC_CLASSES if k in set(by["time_control_class"].to_list())]
     rows, unknown, no_rating = [], [], []
     for g, plat in rep.populations:
@@ -311,7 +311,7 @@ def _time_controls(rep: Report) -> dict:
         )
         if sub.get(UNKNOWN):
             unknown.append(f"{platform_label(plat)} {stats.count_pct(sub[UNKNOWN], total)}")
-        nr = int(c.filter((pl.col("platform") == plat) & (pl.col("rating_band") == UNKNOWN))["games"].sum())
+        nr = int(bands.filter((pl.col("platform") == plat) & (pl.col("rating_band") == UNKNOWN))["games"].sum())
         if nr:
             no_rating.append(f"{platform_label(plat)} {stats.count_pct(nr, total)}")
     return {"classes": classes, "rows": rows, "unknown": unknown, "no_rating": no_rating}
