@@ -69,11 +69,11 @@ def _empty(measures) -> pl.DataFrame:
     return with_rates(pl.DataFrame(schema=schema), measures)
 
 
-def series(cube: pl.DataFrame, measures, kind_of: dict[tuple[str, str], str] | None = None) -> pl.DataFrame:
+def series(cube: pl.DataFrame, measures) -> pl.DataFrame:
     """Per population, edition and time-control class (and `all`): one row per period from the
     population's first to its last dated period, empty periods included (games = 0: a gap)."""
     dated = cube.filter(pl.col("month").is_not_null())
-    kind_of = kind_of or kinds(cube)
+    kind_of = kinds(cube)
     out = []
     for (gt, plat), pop in dated.group_by("game_type", "platform", maintain_order=True):
         kind = kind_of.get((gt, plat), "month")
