@@ -36,6 +36,7 @@ from analyzer.report import audit
 
 PLATFORMS = ("lichess", "chess.com", "otb", "other")
 GAME_TYPES = ("chess", "russian_draughts")
+UNKNOWN = "unknown"  # the class of a game without a readable TimeControl, the band without both ratings
 TC_ORDER = ("ultrabullet", "bullet", "blitz", "rapid", "classical", "correspondence")
 
 # Verdict columns that tell where a rule's condition first arose (rule -> column).
@@ -169,7 +170,7 @@ def _queries(chunk, editions: dict[str, list[str]]) -> dict[str, pl.LazyFrame]:
     gs = g.filter(pl.col("status") == "ok").with_columns(
         pl.col("date").dt.truncate("1mo").alias("month"),
         audit.in_force().alias("in_force"),
-        pl.col("time_control_class", "rating_band").fill_null("unknown"),
+        pl.col("time_control_class", "rating_band").fill_null(UNKNOWN),
     )
     flags = e.group_by("edition", "game_index").agg(
         (pl.col("outcome") == "claimed").any().alias("claimed"),

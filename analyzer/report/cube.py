@@ -15,10 +15,10 @@ from __future__ import annotations
 import polars as pl
 
 from analyzer.report import stats
-from analyzer.report.collect import COUNTS
+from analyzer.report.collect import COUNTS, UNKNOWN
 
 KEYS = ["game_type", "platform", "edition", "time_control_class", "rating_band", "month"]
-UNKNOWN = "unknown"
+__all__ = ["KEYS", "UNKNOWN", "build", "rollup", "with_rates"]
 
 
 def with_rates(df: pl.DataFrame, measures) -> pl.DataFrame:
@@ -30,12 +30,9 @@ def with_rates(df: pl.DataFrame, measures) -> pl.DataFrame:
 
 
 def build(collected_cube: pl.DataFrame, measures) -> pl.DataFrame:
-    """The cube summed over sources, with rates (collected_cube: collect's per-source counts)."""
-    df = (
-        collected_cube.with_columns(pl.col("time_control_class", "rating_band").fill_null(UNKNOWN))
-        .group_by(KEYS)
-        .agg(pl.col(COUNTS).sum().cast(pl.Int64))
-    )
+    """The cube summed over sources, with rates (collected_cube: collect's per-source counts, a
+    missing class or band already UNKNOWN)."""
+    df = collected_cube.group_by(KEYS).agg(pl.col(COUNTS).sum().cast(pl.Int64))
     return with_rates(df, measures).sort(KEYS, nulls_last=True)
 
 
