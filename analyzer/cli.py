@@ -442,6 +442,8 @@ def _refuse_unfinished(out: str, partial: bool) -> str | None:
 
 
 def cmd_report(args) -> int:
+    """The report of a scan output: a folder, or tables on an object store (read through fsspec,
+    the report written to a local folder, ./report by default)."""
     try:
         from analyzer import report
     except ImportError as exc:
@@ -449,22 +451,33 @@ def cmd_report(args) -> int:
     from analyzer.engine.manifest import DatasetError, committed
     from analyzer.io import remote
 
-    if remote.is_url(remote.localize(args.out_dir)):
-        return _report_url(args, report)
-    if not os.path.isdir(args.out_dir):
+    out = remote.localize(args.out_dir)
+    url = remote.is_url(out)
+    if url:
+        out = out.rstrip("/")
+    elif not os.path.isdir(out):
         return _fail(f"{args.out_dir}: not a directory (run analyzer scan --out {args.out_dir} first)")
+    if url:
+        try:
+            remote.configure(remote.options_from_args(args.storage_option))
+        except ValueError as exc:
+            return _fail(str(exc))
     try:
-        refusal = _refuse_unfinished(args.out_dir, args.partial)
+        refusal = _refuse_unfinished(out, args.partial)
         if refusal:
             return _fail(refusal)
-        if not any(committed(args.out_dir, "games", partial=args.partial).values()):
+        if not any(committed(out, "games", partial=args.partial).values()):
             return _fail(
-                f"{args.out_dir}: holds no analyzer tables (no finished source: _manifest/*/source.json); "
-                f"run analyzer scan --out {args.out_dir} first"
+                f"{out}: holds no analyzer tables (no finished source: _manifest/*/source.json); "
+                f"run analyzer scan --out {out} first"
             )
-        path = report.write_report(args.out_dir, args.report_dir, partial=args.partial)
-    except (FileNotFoundError, DatasetError) as exc:
+        path = report.write_report(out, args.report_dir, partial=args.partial)
+    except (FileNotFoundError, DatasetError, remote.MissingExtra) as exc:
         return _fail(str(exc))
+    except Exception as exc:  # on an object store: credentials, bucket, network
+        if not url:
+            raise
+        return _fail(f"{out}: cannot read ({type(exc).__name__}: {exc})")
     print(path)
     return EXIT_OK
 
@@ -483,37 +496,6 @@ def cmd_verify(args) -> int:
     rep = verify.verify(out, deep=args.deep)
     print(json.dumps(rep.as_dict(), separators=(",", ":")) if args.json else rep.text())
     return EXIT_OK if rep.whole else EXIT_UNITS_FAILED
-
-
-def _report_url(args, report) -> int:
-    """A report from tables on an object store: the parts its source records name are read
-    through fsspec; the report is written to a local folder (default ./report)."""
-    from analyzer.api import committed_parts
-    from analyzer.io import remote
-
-    out = remote.localize(args.out_dir).rstrip("/")
-    try:
-        remote.configure(remote.options_from_args(args.storage_option))
-        refusal = _refuse_unfinished(out, args.partial)
-        if refusal:
-            return _fail(refusal)
-        found = committed_parts(out, "games")
-    except ValueError as exc:
-        return _fail(str(exc))
-    except remote.MissingExtra as exc:
-        return _fail(str(exc))
-    except Exception as exc:  # noqa: BLE001 - credentials, bucket, network
-        return _fail(f"{out}: cannot read ({type(exc).__name__}: {exc})")
-    if not found:
-        return _fail(
-            f"{out}: holds no finished analyzer source (_manifest/*/source.json); run analyzer scan --out {out} first"
-        )
-    try:
-        path = report.write_report(out, args.report_dir or "report", partial=args.partial)
-    except FileNotFoundError as exc:
-        return _fail(str(exc))
-    print(path)
-    return EXIT_OK
 
 
 def cmd_show(args) -> int:

@@ -4,6 +4,7 @@ itself, progress suits a terminal and a log."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -138,6 +139,9 @@ def test_the_compile_notice_is_calibrated_to_the_machine(tmp_path, monkeypatch, 
             open(warmup._marker(k), "w").close()
 
     monkeypatch.setattr(warmup, "warmup", fake_warmup)
+    # an in-process cli.main() before (other test files) leaves the logger unpropagated, bound to its stderr
+    monkeypatch.setattr(logging.getLogger("analyzer"), "propagate", True)
+    monkeypatch.setattr(logging.getLogger("analyzer"), "handlers", [])
     caplog.set_level("WARNING", logger="analyzer")
     notices = []
     for run, slowdown in enumerate((3.0, 1.5)):
