@@ -84,8 +84,9 @@ def committed_files_by_source(
         out = out.rstrip("/")
         if storage_options is not None:  # fsspec options of OUT's protocol, e.g. {"endpoint_url": ...}
             remote.configure({remote.protocol(out): storage_options})
+    states = manifest.sources(out)
     if not partial:
-        unfinished = [s.name for s in manifest.incomplete(out)]
+        unfinished = [s.name for s in manifest.incomplete(out, states)]
         if unfinished:
             warnings.warn(
                 f"{out}: left out {len(unfinished)} unfinished source(s) {unfinished[:5]} (rerun the scan to "
@@ -93,7 +94,7 @@ def committed_files_by_source(
                 IncompleteDatasetWarning,
                 stacklevel=stacklevel,
             )
-    return manifest.committed(out, table, partial=partial)
+    return manifest.committed(out, table, partial=partial, states=states)
 
 
 def committed_parts(out: str, table: str, storage_options: dict[str, Any] | None = None) -> list[str]:

@@ -427,11 +427,11 @@ def _command_line() -> list[str]:
     return ["analyzer", *sys.argv[1:]]
 
 
-def _refuse_unfinished(out: str, partial: bool) -> str | None:
-    """Why a report of OUT would mislead (an unfinished source), or None."""
+def _refuse_unfinished(out: str, partial: bool, states) -> str | None:
+    """Why a report of OUT would mislead (an unfinished source among `states`), or None."""
     from analyzer.engine import manifest
 
-    unfinished = manifest.incomplete(out)
+    unfinished = manifest.incomplete(out, states)
     if not unfinished or partial:
         return None
     names = ", ".join(f"{s.name} ({s.games:,} games so far; {s.note})" for s in unfinished[:5])
@@ -448,7 +448,7 @@ def cmd_report(args) -> int:
         from analyzer import report
     except ImportError as exc:
         return _fail(f"the report needs matplotlib and Jinja2: pip install 'draw-rule-analyzer[report]' ({exc})")
-    from analyzer.engine.manifest import DatasetError, committed
+    from analyzer.engine.manifest import DatasetError, committed, sources
     from analyzer.io import remote
 
     out = remote.localize(args.out_dir)
@@ -463,10 +463,11 @@ def cmd_report(args) -> int:
         except ValueError as exc:
             return _fail(str(exc))
     try:
-        refusal = _refuse_unfinished(out, args.partial)
+        states = sources(out)
+        refusal = _refuse_unfinished(out, args.partial, states)
         if refusal:
             return _fail(refusal)
-        if not any(committed(out, "games", partial=args.partial).values()):
+        if not any(committed(out, "games", partial=args.partial, states=states).values()):
             return _fail(
                 f"{out}: holds no analyzer tables (no finished source: _manifest/*/source.json); "
                 f"run analyzer scan --out {out} first"

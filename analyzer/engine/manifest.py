@@ -261,14 +261,16 @@ def sources(out: str) -> list[SourceState]:
     return found
 
 
-def committed(out: str, table: str, partial: bool = False, check: bool = True) -> dict[str, list[str]]:
+def committed(
+    out: str, table: str, partial: bool = False, check: bool = True, states: list[SourceState] | None = None
+) -> dict[str, list[str]]:
     """Source name -> the files of `table` that OUT commits for it, in game order: the finished
     sources' (and with partial=True also the finalized units of unfinished ones). With check,
     each file is stat'ed first (local OUT): a missing or resized file raises DatasetError, so
-    that no damaged table is served."""
+    that no damaged table is served. `states`: sources(out), when the caller has read them."""
     out_files: dict[str, list[str]] = {}
     damaged = []
-    for state in sources(out):
+    for state in sources(out) if states is None else states:
         if not state.complete and not partial:
             continue
         paths = []
@@ -291,8 +293,8 @@ def committed(out: str, table: str, partial: bool = False, check: bool = True) -
     return out_files
 
 
-def incomplete(out: str) -> list[SourceState]:
-    return [s for s in sources(out) if not s.complete]
+def incomplete(out: str, states: list[SourceState] | None = None) -> list[SourceState]:
+    return [s for s in (sources(out) if states is None else states) if not s.complete]
 
 
 # -- checking files against their description ------------------------------------------------
@@ -426,8 +428,9 @@ def chunks(out: str, max_games: int, partial: bool = False) -> list[Chunk]:
     """OUT's committed files in pieces of at most about max_games games: small files (one per
     unit) grouped, large ones (compacted) cut by game_index ranges."""
     found: list[Chunk] = []
-    by_source = committed(out, "games", partial=partial)  # raises DatasetError on damage
-    for state in sources(out):
+    states = sources(out)
+    by_source = committed(out, "games", partial=partial, states=states)  # raises DatasetError on damage
+    for state in states:
         if state.name not in by_source or (not state.complete and not partial):
             continue
         group: list[dict] = []
