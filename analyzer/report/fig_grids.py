@@ -87,16 +87,7 @@ def _dot_grid(rep: Report, game_type: str, name: str, rows, columns, value, layo
                 elif p["n"] == 0:
                     ax.text(0.03 * xmax, y, "no games", va="center", color="0.35")
                 else:
-                    pp.add(
-                        100 * p["rate"],
-                        y,
-                        100 * p["ci_low"],
-                        100 * p["ci_high"],
-                        st.colour,
-                        st.marker,
-                        p["small"],
-                        st.face,
-                    )
+                    pp.add_rate(p, y, st)
             pp.draw(ax)
             ax.set_yticks(range(len(series)), [rep.styles(game_type, s.editions).label for s in reversed(series)])
             ax.set_ylim(-0.6, len(series) - 0.4)
@@ -246,13 +237,12 @@ def fig_categories(
                     if not p["n"]:
                         continue
                     x = pos[r[dim]] + (j - (len(classes) - 1) / 2) * width
-                    y, lo, hi = 100 * p["rate"], 100 * p["ci_low"], 100 * p["ci_high"]
                     if not p["small"]:
-                        top = max(top, hi)
+                        top = max(top, 100 * p["ci_high"])
                         series_seen[tuple(cls.editions)] = st.label
                     else:
                         small_seen = True
-                    pp.add(y, x, lo, hi, st.colour, st.marker, p["small"], st.face)
+                    pp.add_rate(p, x, st)
             pp.draw(ax)
             ax.grid(axis="y", color="0.88", lw=0.6)
             ax.set_xticks(range(len(cats)), [tick(c) if i % step == 0 else "" for i, c in enumerate(cats)], rotation=90)
@@ -375,16 +365,7 @@ def fig_draughts_rules(rep: Report, game_type: str = "russian_draughts", layout:
                 if p["n"] is None:
                     ax.text(0.03 * xmax, y, f"n/a ({ed})", va="center", color="0.35")
                 elif p["n"]:
-                    pp.add(
-                        100 * p["rate"],
-                        y,
-                        100 * p["ci_low"],
-                        100 * p["ci_high"],
-                        st.colour,
-                        st.marker,
-                        p["small"],
-                        st.face,
-                    )
+                    pp.add_rate(p, y, st)
                     handles.setdefault(ed, handle(st))
         pp.draw(ax)
         ax.set_yticks(range(len(present)), [RULE_LABELS[r].replace(" (", "\n(") for r in reversed(present)])

@@ -133,6 +133,12 @@ class Points:
         fill = "white" if small else (face or colour)
         self.items.append((v, pos, lo, hi, SMALL if small else colour, "o" if small else marker, small, fill))
 
+    def add_rate(self, p: dict, pos, style) -> None:
+        """A measure's point (`rate`, `ci_low`, `ci_high` as fractions; `small`) in percent, in
+        a series' style."""
+        lo, hi = 100 * p["ci_low"], 100 * p["ci_high"]
+        self.add(100 * p["rate"], pos, lo, hi, style.colour, style.marker, p["small"], style.face)
+
     def draw(self, ax):
         if not self.items:
             return
