@@ -11,7 +11,6 @@ from analyzer.report import stats
 from analyzer.report.collect import TC_ORDER
 from analyzer.report.cube import UNKNOWN
 from analyzer.report.figkit import (
-    SMALL_LABEL,
     WIDE,
     Figure,
     Layout,
@@ -22,7 +21,7 @@ from analyzer.report.figkit import (
     plt_,
     point,
     scale,
-    small_handle,
+    series_handles,
 )
 from analyzer.report.model import (
     DRAUGHTS_RULES,
@@ -251,11 +250,7 @@ def fig_categories(
                 ax.set_ylabel("%" if layout.narrow else f"{mname} (%)")
         for c_i in range(len(plats)):
             axes[r_i][c_i].set_ylim(0, top * 1.1 if top > 0 else 1)
-    for eds_ in sorted(series_seen, key=lambda e: rep.styles(game_type, e).order):
-        st = rep.styles(game_type, eds_)
-        handles[st.label] = handle(st)
-    if small_seen:
-        handles[SMALL_LABEL] = small_handle()
+    handles.update(series_handles(rep, game_type, series_seen, small_seen))
     fig.supxlabel(xlabel)
     legend(fig, handles, layout, "outside upper center")
     return Figure(name, title, caption, fig, frame(data), layout)

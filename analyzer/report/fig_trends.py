@@ -17,11 +17,10 @@ from analyzer.report.figkit import (
     Layout,
     Points,
     frame,
-    handle,
     legend,
     plt_,
     point,
-    small_handle,
+    series_handles,
     year_axis,
 )
 from analyzer.report.model import LICHESS_FIVEFOLD, MEASURE, TREND_MEASURES, Report, applies, platform_label
@@ -210,11 +209,7 @@ def fig_trend(rep: Report, game_type: str, platform: str, layout: Layout = WIDE)
         ax.grid(axis="y", color="0.88", lw=0.6)
         if game_type == "chess" and platform == "lichess" and lo_p <= LICHESS_FIVEFOLD <= hi_p + half * 2:
             ax.axvline(LICHESS_FIVEFOLD, color="0.2", ls=":", lw=1.2)
-    for eds in sorted(drawn, key=lambda e: rep.styles(game_type, e).order):
-        st = rep.styles(game_type, eds)
-        handles[st.label] = handle(st)
-    if small_seen:
-        handles[SMALL_LABEL + " (not joined)"] = small_handle()
+    handles.update(series_handles(rep, game_type, drawn, small_seen, SMALL_LABEL + " (not joined)"))
     if game_type == "chess" and platform == "lichess" and lo_p <= LICHESS_FIVEFOLD <= hi_p + half * 2:
         from matplotlib.lines import Line2D
 
@@ -395,11 +390,7 @@ def fig_trend_by_class(rep: Report, game_type: str, platform: str, layout: Layou
         ax.set_xlim(lo_p, hi_p + half * 2)
         year_axis(ax, lo_p, hi_p, kind, panel_w)
     handles: dict[str, object] = {}
-    for eds in sorted(drawn, key=lambda e: rep.styles(game_type, e).order):
-        st = rep.styles(game_type, eds)
-        handles[st.label] = handle(st)
-    if small_seen:
-        handles[SMALL_LABEL + " (not joined)"] = small_handle()
+    handles.update(series_handles(rep, game_type, drawn, small_seen, SMALL_LABEL + " (not joined)"))
     legend(fig, handles, layout, "outside upper center")
     pl_ = platform_label(platform)
     word = "month" if kind == "month" else "year"

@@ -200,6 +200,18 @@ def small_handle():
 SMALL_LABEL = f"fewer than {stats.MIN_GAMES} games"
 
 
+def series_handles(rep, game_type: str, drawn, small_seen: bool, small_label: str = SMALL_LABEL) -> dict:
+    """Legend entries of the series drawn (tuples of editions), in the report's series order,
+    then the small-sample entry if a small point was drawn."""
+    handles: dict[str, object] = {}
+    for eds in sorted(drawn, key=lambda e: rep.styles(game_type, e).order):
+        st = rep.styles(game_type, eds)
+        handles[st.label] = handle(st)
+    if small_seen:
+        handles[small_label] = small_handle()
+    return handles
+
+
 def legend(fig, handles: dict, layout: Layout, loc: str = "outside lower center") -> None:
     """One legend per figure, entries in the order given (series in the report's order first,
     then the rest); as many columns as fit the figure's width."""
