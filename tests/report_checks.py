@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from statistics import NormalDist
@@ -14,6 +15,11 @@ import numpy as np
 import polars as pl
 
 Z = NormalDist().inv_cdf(0.975)
+
+
+def split_games(text: str) -> list[str]:
+    """A PGN text's games, each ending in a blank line (for building test inputs from a sample)."""
+    return [g.strip() + "\n\n" for g in re.split(r"\n\s*\n(?=\[)", text) if g.strip()]
 
 
 def wilson_roots(k: int, n: int) -> tuple[float, float]:

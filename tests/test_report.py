@@ -18,24 +18,29 @@ import pytest
 
 from analyzer import report
 from conftest import need
-from report_checks import MEASURE_KN, check_print_figures, cli, counts, raw_joined, text_problems, wilson_roots
+from report_checks import (
+    MEASURE_KN,
+    check_print_figures,
+    cli,
+    counts,
+    raw_joined,
+    split_games,
+    text_problems,
+    wilson_roots,
+)
 
 SMALL = need("lichess_small.pgn")
 EDGE = need("edge_cases.pgn")
 EDITIONS = ["fide_2018", "fide_2014", "lichess"]
 
 
-def _split(text: str) -> list[str]:
-    return [g.strip() + "\n\n" for g in re.split(r"\n\s*\n(?=\[)", text) if g.strip()]
-
-
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     d = tmp_path_factory.mktemp("report")
     with open(SMALL, encoding="utf-8", errors="replace") as fh:
-        small = _split(fh.read())[:500]
+        small = split_games(fh.read())[:500]
     with open(EDGE, encoding="utf-8", errors="replace") as fh:
-        edge = _split(fh.read())
+        edge = split_games(fh.read())
     (d / "lichess.pgn").write_text("".join(small), encoding="utf-8")
     (d / "edge.pgn").write_text("".join(edge), encoding="utf-8")
     out = d / "out"

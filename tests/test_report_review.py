@@ -31,7 +31,7 @@ import pytest
 
 from analyzer import report
 from conftest import need, shared_path
-from report_checks import MEASURE_KN, cli, raw_joined
+from report_checks import MEASURE_KN, cli, raw_joined, split_games
 
 SMALL = need("lichess_small.pgn")
 EDGE = need("edge_cases.pgn")
@@ -44,10 +44,6 @@ LEAD_GAME = (
 )
 
 
-def _split(text: str) -> list[str]:
-    return [g.strip() + "\n\n" for g in re.split(r"\n\s*\n(?=\[)", text) if g.strip()]
-
-
 def _retag(game: str, y: int, m: int, tc: str) -> str:
     game = re.sub(r'\[(UTCDate|Date) "[^"]*"\]', rf'[\1 "{y}.{m:02d}.15"]', game)
     return re.sub(r'\[TimeControl "[^"]*"\]', f'[TimeControl "{tc}"]', game)
@@ -57,7 +53,7 @@ def _retag(game: str, y: int, m: int, tc: str) -> str:
 def run(tmp_path_factory):
     d = tmp_path_factory.mktemp("review")
     with open(SMALL, encoding="utf-8", errors="replace") as fh:
-        games = _split(fh.read())
+        games = split_games(fh.read())
     out_text = []
     for i, (y, m) in enumerate(MONTHS):
         for j, g in enumerate(games[i * PER_MONTH : (i + 1) * PER_MONTH]):
@@ -70,7 +66,7 @@ def run(tmp_path_factory):
         otb.append(_retag(g, 2019 + k // 40, 1 + k % 12, "5400+30"))
     (d / "otb.pgn").write_text("".join(otb), encoding="utf-8")
     with open(EDGE, encoding="utf-8", errors="replace") as fh:  # their Lichess games would thin the months
-        other = [g for g in _split(fh.read()) if "lichess.org" not in g.split("\n\n", 1)[0]]
+        other = [g for g in split_games(fh.read()) if "lichess.org" not in g.split("\n\n", 1)[0]]
     (d / "edge.pgn").write_text("".join(other), encoding="utf-8")
     out = d / "tables-folder-name"
     proc, _ = cli(
