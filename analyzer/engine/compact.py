@@ -10,8 +10,9 @@ Memory stays bounded: a table is streamed unit part by unit part, and at most on
 (plus one unit) is held at once.
 
 Crash safety comes from the order of commits (engine.scan): the compacted files are written
-under temporary names and renamed, then the source record lists them (the commit), and only
-then are the unit parts removed. Killed before the commit, a rerun finds the unit parts listed
+under temporary names and published under new names of their own (their intent recorded
+first), then the source record lists them (the commit), and only then are the unit parts
+removed. Killed before the commit, a rerun finds the unit parts listed
 by their unit records and compacts again (same names); after it, the record lists the
 compacted files, and the unit parts left over are removed by the next run. Readers only read
 the files a source record lists: never both, never neither.
@@ -19,17 +20,13 @@ the files a source record lists: never both, never neither.
 
 from __future__ import annotations
 
-import os
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from analyzer import arrow_compute as ac
-from analyzer.engine import layout
-from analyzer.engine.manifest import describe
-from analyzer.engine.parts import write_json
-from analyzer.engine.store import is_remote, open_store, parquet_options
+from analyzer.engine.dataset import TABLES, Dataset, FileDesc, FileEntry, TableWriter, UnitRecord, names
 
 ROW_GROUP_ROWS = 128 * 1024
 
@@ -92,72 +89,48 @@ def _sorted(tables: list[pa.Table]) -> pa.Table:
     return ac.take(t, ac.sort_indices(t.column("game_index").chunk(0)))
 
 
-def _write_group(unit_parts: list[tuple[str, tuple | None]], out: str, path: str) -> tuple[str, dict]:
-    """One table of a group: its unit parts (path, and the (game_base, text_start) to renumber
-    a staging part by, or None for a final one), in order, into one file (see the module doc)."""
-    st = open_store(out)
-    remote = is_remote(out)
+def _write_group(ds: Dataset, unit_parts: list[tuple[str, Any, tuple | None]], writer_of) -> FileDesc:
+    """One table of a group: its unit parts (name, description, and the (game_base,
+    text_start) to renumber a staging part by, or None for a final one), in order, into one
+    file (see the module doc); `writer_of(schema)` opens it. Returns its description."""
 
     def read(k: int) -> pa.Table:
-        part, shift = unit_parts[k]
-        t = st.read_table(part)
+        name, desc, shift = unit_parts[k]
+        t = ds.read_table(name, desc)
         return t if shift is None else renumber(t, *shift)
 
     first = read(0)
     schema = first.schema
-    name = st.committed_name(path)
-    if remote:
-        sink = pa.BufferOutputStream()
-        writer = pq.ParquetWriter(sink, schema, **parquet_options(schema))
-        tmp = None
-    else:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = layout.temp_path(path)
-        writer = pq.ParquetWriter(tmp, schema, **parquet_options(schema))
-    rows = 0
+    writer: TableWriter = writer_of(schema)
     try:
         pending: list[pa.Table] = []
         held = 0
-        for k, (part, _) in enumerate(unit_parts):
+        for k, (name, _, _) in enumerate(unit_parts):
             t = first if k == 0 else read(k)
             if not t.schema.equals(schema, check_metadata=False):
-                raise ValueError(f"{part}: its schema differs from {unit_parts[0][0]}'s; rerun the scan with --force")
+                raise ValueError(f"{name}: its schema differs from {unit_parts[0][0]}'s; rerun the scan with --force")
             pending.append(t.replace_schema_metadata(schema.metadata))
             held += t.num_rows
             if held >= ROW_GROUP_ROWS:  # whole units per row group: one game's rows never straddle two
-                writer.write_table(_sorted(pending), row_group_size=held)
-                rows += held
+                writer.write(_sorted(pending), row_group_size=held)
                 pending, held = [], 0
         if pending:
-            writer.write_table(_sorted(pending), row_group_size=max(held, 1))
-            rows += held
-        writer.close()
+            writer.write(_sorted(pending), row_group_size=max(held, 1))
+        return writer.close()
     except BaseException:
-        writer.close()
-        if tmp is not None:
-            try:
-                os.remove(tmp)
-            except OSError:
-                pass
+        if not writer.description:
+            writer.abort()
         raise
-    if remote:
-        data = sink.getvalue().to_pybytes()
-        st.put(name, data)
-        return name, describe(name, rows, data)
-    assert tmp is not None
-    desc = describe(tmp, rows)
-    os.replace(tmp, path)
-    return path, desc
 
 
-def compact_group(out: str, source: str, recs: list[dict], bases: list[int], starts: list[int]) -> dict:
-    """The file entry (engine.manifest) of units recs[0]..recs[-1] compacted into one file per
-    table, also saved as the group's record (so that a source whose record is lost keeps its
-    intact groups). `bases`: the game_index of each unit's first game and, last, the group's
-    end; `starts`: each unit's text offset. A unit's parts are read as its record names them:
-    final parts (numbered already), or staging parts (renumbered here, so that the engines that
-    stage write every row twice, not three times). The unit parts are left in place (removed
-    after the source record's commit)."""
+def compact_group(ds: Dataset, source: str, recs: list[UnitRecord], bases: list[int], starts: list[int]) -> FileEntry:
+    """The file entry of units recs[0]..recs[-1] compacted into one file per table, also saved
+    as the group's record (so that a source whose record is lost keeps its intact groups).
+    `bases`: the game_index of each unit's first game and, last, the group's end; `starts`:
+    each unit's text offset. A unit's parts are read as its record names them: final parts
+    (numbered already), or staging parts (renumbered here, so that the engines that stage write
+    every row twice, not three times), each checked against its description first. The unit
+    parts are left in place (removed after the source record's commit)."""
     first, end = recs[0]["unit"], recs[-1]["unit"] + 1
     shifts: list[tuple | None] = []
     for rec, base, start in zip(recs, bases, starts):
@@ -168,12 +141,11 @@ def compact_group(out: str, source: str, recs: list[dict], bases: list[int], sta
                 f"rerun with --force"
             )
         shifts.append(None if done is not None else (base, start))
-    paths = layout.compacted_paths(out, source, first, end)
-    tables = {}
-    for i, t in enumerate(layout.TABLES):
-        parts = [(layout.committed_parts(out, source, r)[i], sh) for r, sh in zip(recs, shifts)]
-        name, desc = _write_group(parts, out, paths[i])
-        tables[t] = {"path": layout.rel(out, name), **desc}
-    entry = {"units": [first, end], "games": [bases[0], bases[-1]], "tables": tables}
-    write_json(entry, layout.group_record_path(out, source, first, end))
+    tables: dict = {}
+    new = ds.intend_group(source, first, end)
+    for i, t in enumerate(TABLES):
+        parts = [(ds.unit_part_names(r)[i], (r.get("checks") or {}).get(t) or {}, sh) for r, sh in zip(recs, shifts)]
+        tables[t] = _write_group(ds, parts, lambda schema, name=new[i]: ds.writer(name, schema))
+    entry: FileEntry = {"units": [first, end], "games": [bases[0], bases[-1]], "tables": tables}
+    ds.write_record(names.group_record(names.source_dir(source), first, end), dict(entry))
     return entry

@@ -12,19 +12,14 @@ import dataclasses
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Executor, wait
 
-from analyzer.engine import forked, layout
+from analyzer.engine import forked
 from analyzer.engine.config import Config, UnitSpec
+from analyzer.engine.dataset import UnitRecord
 from analyzer.engine.numbering import OrderedFinalizer
-from analyzer.engine.parts import write_json
 from analyzer.engine.unit import run_unit_safe, run_unit_with_payload
+from analyzer.errors import RunError
 
-
-class RunError(Exception):
-    """A problem with the run as a whole (bad output directory, unreachable scheduler, ...):
-    a message for the user (exit 2)."""
-
-
-Reuse = Callable[[UnitSpec], "dict | None"]
+Reuse = Callable[[UnitSpec], "UnitRecord | None"]
 
 
 class Job:
@@ -48,6 +43,7 @@ class Job:
         self.planned = False
         self.engine: str | None = None
         self.index = 0  # the source's position in the run (engine.scan)
+        self.digest: dict = {}  # "sha256" of the input, once its reader has read it to the end
 
 
 class _Done:
@@ -129,7 +125,7 @@ class PoolExecutor:
         job's units are analyzed without failure; it finalizes the source."""
         pending: dict = {}  # future -> (job, spec)
         for job in jobs:
-            job.finalizer = OrderedFinalizer(cfg.out, job.source)
+            job.finalizer = OrderedFinalizer(cfg.dataset, job.source)
 
         def finish(job) -> None:
             if job.failures:
@@ -151,7 +147,7 @@ class PoolExecutor:
                 else:
                     rec["input"] = job.ident
                     if "_held" not in rec:
-                        write_json(rec, layout.unit_record_path(cfg.out, spec.source, spec.index))
+                        cfg.dataset.write_unit_record(rec)
                     job.records.append(rec)
                     progress.unit_done(rec)
                     job.finalizer.add(rec)  # held units: final parts and record written here, in unit order
