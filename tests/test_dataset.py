@@ -277,11 +277,12 @@ def test_verify_cli_exit_codes(tmp_path, source, capsys):
 
 
 def test_unlisted_files_are_reported_and_swept(tmp_path, source, clean):
-    """A unit part left beside the compacted files (a kill between the record's commit and the
-    sweep: its unit record names it) would be counted by a reader of the folder: verify says
-    so, the next run removes it."""
+    """A table file left beside the committed ones (a kill between its publication and the
+    commit, or between the commit and the sweep: an intent of OUT names it) would be counted by
+    a reader of the folder: verify says so, the next run removes it."""
     out, _ = _fresh(tmp_path, source)
-    named = Dataset(str(out)).unit_record("x4", 1)["parts"]["games"]
+    ds = Dataset(str(out))
+    (named, _, _) = ds.intend_group("x4", 0, 2)  # as a killed compaction of units 0-1 left it
     stray = out / named
     assert not stray.exists()
     stray.write_bytes(_files(out, "games")[1].read_bytes())

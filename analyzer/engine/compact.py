@@ -149,3 +149,105 @@ def compact_group(ds: Dataset, source: str, recs: list[UnitRecord], bases: list[
     entry: FileEntry = {"units": [first, end], "games": [bases[0], bases[-1]], "tables": tables}
     ds.write_record(names.group_record(names.source_dir(source), first, end), dict(entry))
     return entry
+
+
+class GroupStream:
+    """Held units (the in-process engines: inline and threads), in unit order, written straight
+    into the compacted files of their group: every row is written once, instead of once into a
+    unit part and again by compaction (which read the parts back, decoded, sorted and
+    re-encoded them: the larger part of the cost the dataset-at-rest work added to a scan).
+
+    A group closes once it holds at least `min_games` games (or when the source ends, a unit
+    that was not held arrives, or a unit fails): its files are published under the names an
+    intent records first, then the group record, then its units' records (each with "group"
+    and "finalized", no parts of its own). Killed before that, nothing of the open group is
+    committed (its files are temporary) and a rerun recomputes its units; a write that fails
+    leaves the group open for the caller to abort() (its units are the failed ones)."""
+
+    def __init__(self, ds: Dataset, source: str, min_games: int):
+        self.ds = ds
+        self.source = source
+        self.min_games = min_games
+        self.entries: list[FileEntry] = []  # the groups closed so far
+        self._reset()
+
+    def _reset(self) -> None:
+        self.writers: list[TableWriter] | None = None
+        self.schemas: list[pa.Schema] = []
+        self.pending: list[list[pa.Table]] = [[] for _ in TABLES]
+        self.held = [0] * len(TABLES)
+        self.recs: list[UnitRecord] = []
+        self.game_first = 0
+        self.games = 0
+
+    @property
+    def open(self) -> bool:
+        return bool(self.recs)
+
+    def add(self, rec: UnitRecord, tables: tuple, game_base: int, start: int) -> None:
+        """Unit `rec` (its tables with unit-local numbering), next in order."""
+        if self.writers is None:
+            sdir = names.source_dir(self.source)
+            self.schemas = [t.schema for t in tables]
+            placeholder = [names.group_part(t, sdir, rec["unit"], rec["unit"]) for t in TABLES]
+            self.writers = [self.ds.writer(n, s) for n, s in zip(placeholder, self.schemas)]
+            self.game_first = game_base
+        for i, t in enumerate(tables):
+            t = renumber(t, game_base, start)
+            if not t.schema.equals(self.schemas[i], check_metadata=False):
+                raise ValueError(f"{self.source} unit {rec['unit']}: its {TABLES[i]} schema differs from its group's")
+            self.pending[i].append(t.replace_schema_metadata(self.schemas[i].metadata))
+            self.held[i] += t.num_rows
+            if self.held[i] >= ROW_GROUP_ROWS:  # whole units per row group
+                self._flush(i)
+        rec["finalized"] = [game_base, start]
+        self.recs.append(rec)
+        self.games += rec["games"]
+        if self.games >= self.min_games:
+            self.close()
+
+    def _flush(self, i: int) -> None:
+        assert self.writers is not None
+        if self.pending[i]:
+            self.writers[i].write(_sorted(self.pending[i]), row_group_size=max(self.held[i], 1))
+        self.pending[i], self.held[i] = [], 0
+
+    def close(self) -> FileEntry | None:
+        """Commit the open group (see the class doc); its entry, or None if none was open."""
+        if not self.recs or self.writers is None:
+            return None
+        first, end = self.recs[0]["unit"], self.recs[-1]["unit"] + 1
+        # (on an error the group stays open: the caller aborts it and counts its units as failed)
+        for i in range(len(TABLES)):
+            self._flush(i)
+        for w, name in zip(self.writers, self.ds.intend_group(self.source, first, end)):
+            w.rename(name)
+        descs = [w.close() for w in self.writers]
+        entry: FileEntry = {
+            "units": [first, end],
+            "games": [self.game_first, self.game_first + self.games],
+            "tables": dict(zip(TABLES, descs)),
+        }
+        self.ds.write_record(names.group_record(names.source_dir(self.source), first, end), dict(entry))
+        for rec in self.recs:
+            rec["group"] = [first, end]
+            rec.pop("parts", None)
+            rec.pop("checks", None)
+            self.ds.write_unit_record(rec)
+        self.entries.append(entry)
+        self._reset()
+        return entry
+
+    def abort(self) -> list[UnitRecord]:
+        """Throw the open group away (its temporary files removed); returns its units."""
+        lost = self.recs
+        for w in self.writers or []:
+            if not w.description:
+                try:
+                    w.abort()
+                except Exception:  # noqa: BLE001 - its temporary file is removed by the next run anyway
+                    pass
+        for rec in lost:
+            rec.pop("finalized", None)
+        self._reset()
+        return lost

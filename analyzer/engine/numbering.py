@@ -62,22 +62,47 @@ def stage_unit(ds: Dataset, rec: UnitRecord, parts: tuple) -> None:
 
 
 class OrderedFinalizer:
-    """Writes held units (run_unit(hold=True)) as final parts as soon as every unit before
-    them is known, in unit order; units finished by an earlier run only advance the numbering
-    (finalize_source turns any of them still in staging into final parts)."""
+    """Writes held units (run_unit(hold=True)) as soon as every unit before them is known, in
+    unit order: straight into the compacted files of their group (compact.GroupStream, given
+    compact_games), or each as its own final parts; units finished by an earlier run only
+    advance the numbering (finalize_source compacts them)."""
 
-    def __init__(self, ds: Dataset, source: str):
+    def __init__(self, ds: Dataset, source: str, compact_games: int | None = None):
         self.ds = ds
         self.source = source
         self.numbering = Numbering()
         self.failures: list[dict] = []  # units whose parts could not be written (drained by the caller)
         self.broken = False  # after a failure, later units are only spilled
+        self.stream = compact.GroupStream(ds, source, compact_games) if compact_games else None
+
+    @property
+    def streamed(self) -> list[FileEntry]:
+        """The file entries of the groups written straight from held units."""
+        return list(self.stream.entries) if self.stream is not None else []
 
     def fail(self) -> None:
-        """A unit failed: the numbering after it is unknown for this run, so units from now on
-        go to staging at once (memory stays bounded) and a rerun finishes the source."""
+        """A unit failed: the numbering after it is unknown for this run, so the group being
+        written is closed (its units come before the failed one), units from now on go to
+        staging at once (memory stays bounded) and a rerun finishes the source."""
         self.broken = True
+        self.close()
         self.spill()
+
+    def close(self) -> None:
+        """Commit the group being written (the source's units are all in, or a failure)."""
+        if self.stream is None or not self.stream.open:
+            return
+        try:
+            self.stream.close()
+        except Exception as exc:  # noqa: BLE001 - e.g. disk full: failed units, the run goes on
+            self._failed(self.stream.abort(), exc)
+
+    def _failed(self, recs: list[UnitRecord], exc: BaseException) -> None:
+        for r in recs:
+            self.failures.append(
+                {"source": self.source, "unit": r["unit"], "error": f"{type(exc).__name__}: {exc}", "games": r["games"]}
+            )
+        self.broken = True
 
     def add(self, rec: UnitRecord) -> None:
         self.numbering.add(rec)
@@ -87,19 +112,17 @@ class OrderedFinalizer:
         for r, game_base, start in self.numbering.ready():
             held = r.pop("_held", None)
             if held is None:
+                self.close()  # a unit of an earlier run: groups stay runs of consecutive units
                 continue
             try:
-                write_final(self.ds, r, held, game_base, start)
+                if self.stream is not None:
+                    self.stream.add(r, held, game_base, start)
+                else:
+                    write_final(self.ds, r, held, game_base, start)
             except Exception as exc:  # noqa: BLE001 - e.g. disk full: a failed unit, the run goes on
-                self.failures.append(
-                    {
-                        "source": self.source,
-                        "unit": r["unit"],
-                        "error": f"{type(exc).__name__}: {exc}",
-                        "games": r["games"],
-                    }
-                )
-                self.fail()
+                lost = self.stream.abort() if self.stream is not None else []
+                self._failed([*lost, r] if r not in lost else lost, exc)
+                self.spill()
                 return
 
     def spill(self) -> None:

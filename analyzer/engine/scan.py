@@ -457,8 +457,9 @@ def _run(
             serve what it lists from then on), then remove what it does not list."""
             info, plan = job.plan.info, job.plan
             t_fin = time.time()
+            kept = sorted(plan.kept + job.streamed, key=lambda e: e["units"][0])
             fin = finalize_source(
-                ds, info.name, job.n_units, run_all=executor.run_all, kept=plan.kept, compact_games=cfg.compact_games
+                ds, info.name, job.n_units, run_all=executor.run_all, kept=kept, compact_games=cfg.compact_games
             )
             sha = _input_digest(job, info, plan, cfg)
             recs = fin["records"]

@@ -119,6 +119,10 @@ class TableWriter:
         finally:
             self.sink.abort()
 
+    def rename(self, name: str) -> None:
+        """Publish under another name (one an intent names) than the one it was opened with."""
+        self.name = self.sink.name = name
+
 
 class Dataset:
     """OUT: a local folder or an fsspec URL (with the storage options of this call)."""
@@ -407,10 +411,13 @@ class Dataset:
 
     def unit_part_names(self, rec: UnitRecord) -> tuple[str, ...]:
         """The parts (one per TABLES) a unit record commits: those it names, or (records written
-        before parts were named) the names of that time."""
+        before parts were named) the names of that time; none for a unit whose rows went
+        straight into its group's compacted files ("group")."""
         parts = rec.get("parts")
         if parts:
             return tuple(parts[t] for t in TABLES)
+        if rec.get("group"):
+            return ()
         sdir = names.source_dir(rec["source"])
         k = rec["unit"]
         if rec.get("finalized"):
@@ -509,6 +516,9 @@ class Dataset:
     def unit_parts_problem(self, rec: UnitRecord, check: str = "digest") -> str | None:
         """None if the parts a unit record names are what it recorded; else what is wrong
         (records of older versions, without descriptions: the parts exist)."""
+        if rec.get("group") and not rec.get("parts"):
+            first, end = rec["group"]
+            return f"its rows are in the compacted files of units {first}-{end - 1} only, and those are not intact"
         checks = rec.get("checks") or {}
         for t, name in zip(TABLES, self.unit_part_names(rec)):
             if checks:

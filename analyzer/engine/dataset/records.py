@@ -68,6 +68,7 @@ class UnitRecord(TypedDict, total=False):
     parts: dict[str, str]  # table -> name of its part (relative to OUT)
     checks: dict[str, FileCheck]  # table -> its part as written
     finalized: list[int]  # [game_base, text_start] once its parts carry the source's numbering
+    group: list[int]  # [first, end) units whose compacted files hold its rows (written there directly)
     _held: tuple  # (in memory only, never written) a held unit's tables, one per TABLES
 
 
