@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import statistics
 import subprocess
@@ -85,16 +84,26 @@ def run_once(code_dir: str, cache: str, args, out: str, prefix: tuple = ()) -> d
     with open(os.path.join(code_dir, "analyzer", "cli.py")) as fh:
         if '"--json"' in fh.read():  # 0.2 prints a table unless asked; 0.1 always printed JSON
             cmd.append("--json")
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    r = subprocess.run(cmd, cwd=code_dir, env=env, capture_output=True, text=True)
-    wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if r.returncode != 0:
-        raise SystemExit(f"{code_dir}: exit {r.returncode}\n{r.stderr[-2000:]}")
-    summary = json.loads(r.stdout.strip().splitlines()[-1])
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"wall": wall, "cpu": cpu, "scan": summary.get("seconds"), "games": summary.get("games")}
+    with tempfile.TemporaryFile() as out_fh, tempfile.TemporaryFile() as err_fh:
+        proc = subprocess.Popen(cmd, cwd=code_dir, env=env, stdout=out_fh, stderr=err_fh)
+        _, status, usage = os.wait4(proc.pid, 0)  # this child's own rusage: its CPU and peak RSS
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.perf_counter() - t0
+        out_fh.seek(0)
+        err_fh.seek(0)
+        stdout, stderr = out_fh.read().decode(), err_fh.read().decode()
+    if proc.returncode != 0:
+        raise SystemExit(f"{code_dir}: exit {proc.returncode}\n{stderr[-2000:]}")
+    summary = json.loads(stdout.strip().splitlines()[-1])
+    cpu = usage.ru_utime + usage.ru_stime
+    return {
+        "wall": wall,
+        "cpu": cpu,
+        "scan": summary.get("seconds"),
+        "games": summary.get("games"),
+        "peak_mb": usage.ru_maxrss / 1024,  # (its children's, e.g. forked workers, not included)
+    }
 
 
 def _cachegrind_counts(path: str) -> dict[tuple[str, str], int]:
@@ -206,6 +215,7 @@ def main(argv: list[str] | None = None) -> int:
             ("wall", "wall s, whole command"),
             ("cpu", "CPU s, whole command"),
             ("scan", "scan s (summary, no start-up)"),
+            ("peak_mb", "peak RSS MB (the scan's process)"),
         ):
             if any(r[key] is None for r in rows["old"] + rows["new"]):
                 continue

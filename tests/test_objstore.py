@@ -442,3 +442,22 @@ def test_dask_cluster_scans_several_sources_from_s3(s3, inputs, local_ref, tmp_p
     assert code == 0, summary
     assert summary["engine"] == "dask" and summary["units"] == local_ref[0]["units"]
     _same(local_ref[1], _tables(out))
+
+
+def test_storage_options_belong_to_the_call(s3, tmp_path, monkeypatch, small_text):
+    """Before: each reader call replaced one process-wide dict of storage options
+    (io/remote.configure), so a call with options for one store changed every later call.
+    Now the options travel with the call: a read with a wrong endpoint fails, and the next read
+    without options (the environment's endpoint) works."""
+    from analyzer.io import remote
+
+    monkeypatch.setattr(remote, "RETRIES", 1)
+    src = tmp_path / "x.pgn"
+    src.write_bytes(small_text[:200_000])
+    out = f"s3://{BUCKET}/per-call"
+    summary, code = _scan([str(src)], out)
+    assert code == 0 and summary["games"] > 0
+    with pytest.raises(Exception):  # noqa: B017 - any failure to reach the wrong endpoint
+        analyzer.scan_games(out, storage_options={"endpoint_url": "http://127.0.0.1:9"}).collect()
+    g = analyzer.scan_games(out).collect()
+    assert g.height == summary["games"]

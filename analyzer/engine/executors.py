@@ -45,7 +45,6 @@ class Job:
         self.index = 0  # the source's position in the run (engine.scan)
         self.digest: dict = {}  # "sha256" of the input, once its reader has read it to the end
 
-
     @property
     def finalizing(self) -> OrderedFinalizer:
         """The finalizer of a job that PoolExecutor.run_sources runs."""

@@ -65,6 +65,7 @@ class SourceState:
     games: int  # games in those files
     expected_games: int | None  # a finished source's games; an unfinished one's estimate (None: unknown)
     note: str = ""
+    damaged: str | None = None  # its source record is damaged: readers refuse it (a rerun restores it)
 
 
 @dataclasses.dataclass
@@ -544,6 +545,7 @@ class Dataset:
             except DamagedRecord as exc:  # its units are what a rerun can check and resume
                 state = self._unfinished(d)
                 state.note = f"its source record is damaged ({exc}); " + state.note
+                state.damaged = f"{names.source_record(d)}: {exc}"
                 found.append(state)
                 continue
             if rec is None:  # a run started it (a folder of its records) and did not finish
@@ -632,6 +634,9 @@ class Dataset:
         out: dict[str, list[FileDesc]] = {}
         damaged = []
         for state in self.sources() if states is None else states:
+            if state.damaged:
+                damaged.append(f"{state.name}: {state.damaged}")
+                continue
             if not state.complete and not partial:
                 continue
             descs = []
