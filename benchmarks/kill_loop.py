@@ -148,6 +148,7 @@ def run(
     max_kill: float,
     workdir: str,
     compaction_share: float = 0.3,
+    engine: str = "local",
 ) -> dict:
     rng = random.Random(seed)
     plain = os.path.join(workdir, "games.pgn")
@@ -184,7 +185,7 @@ def run(
         killed_before = 0
         while True:
             stats["runs"] += 1
-            proc = subprocess.Popen(_scan_cmd(src, out), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            proc = subprocess.Popen(_scan_cmd(src, out, engine), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
             kill_now = killed_before < 3 and rng.random() < (0.8 if killed_before == 0 else 0.5)
             deadline = rng.uniform(0.2, max_kill or max(0.5, 1.1 * clean_seconds)) if kill_now else hang_seconds
             # A share of the kills aims at compaction: when the first compacted file or group
@@ -259,10 +260,25 @@ def main() -> int:
     p.add_argument(
         "--compaction-share", type=float, default=0.3, help="share of the kills aimed at the start of compaction"
     )
+    p.add_argument(
+        "--engine",
+        default="local",
+        choices=("local", "threads"),
+        help="local: forked workers for the pzstd input; threads: held units written straight into their groups",
+    )
     p.add_argument("--json", action="store_true")
     args = p.parse_args()
     with tempfile.TemporaryDirectory(prefix="analyzer-kill-loop-") as tmp:
-        stats = run(args.cycles, args.seed, args.copies, args.hang_seconds, args.max_kill, tmp, args.compaction_share)
+        stats = run(
+            args.cycles,
+            args.seed,
+            args.copies,
+            args.hang_seconds,
+            args.max_kill,
+            tmp,
+            args.compaction_share,
+            args.engine,
+        )
     if args.json:
         print(json.dumps(stats))
     else:

@@ -376,6 +376,10 @@ def test_kill_9_midway_then_resume_on_s3(s3, tmp_path, small_text):
         "1",
         "--frames-per-unit",
         "1",
+        # a group per unit: each unit is committed as it is done (units written straight into
+        # a group of a million games would be committed when the group closes)
+        "--compact-games",
+        "1",
         "--progress-interval",
         "0",
         "--json",
