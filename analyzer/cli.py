@@ -462,6 +462,9 @@ def cmd_report(args) -> int:
             remote.configure(remote.options_from_args(args.storage_option))
         except ValueError as exc:
             return _fail(str(exc))
+    bad_dir = _not_a_directory(args.report_dir)
+    if bad_dir:
+        return _fail(f"--report-dir {args.report_dir}: {bad_dir}")
     try:
         states = sources(out)
         refusal = _refuse_unfinished(out, args.partial, states)
@@ -475,12 +478,29 @@ def cmd_report(args) -> int:
         path = report.write_report(out, args.report_dir, partial=args.partial)
     except (FileNotFoundError, DatasetError, remote.MissingExtra) as exc:
         return _fail(str(exc))
+    except (NotADirectoryError, IsADirectoryError, PermissionError) as exc:  # writing the report
+        return _fail(f"{exc.filename or args.report_dir}: cannot write the report ({exc.strerror or exc})")
     except Exception as exc:  # on an object store: credentials, bucket, network
         if not url:
             raise
         return _fail(f"{out}: cannot read ({type(exc).__name__}: {exc})")
     print(path)
     return EXIT_OK
+
+
+def _not_a_directory(path: str | None) -> str | None:
+    """Why `path` cannot be (or be made) a directory: it, or a folder above it, is a file."""
+    if not path:
+        return None
+    p = os.path.abspath(path)
+    while p and not os.path.exists(p):
+        parent = os.path.dirname(p)
+        if parent == p:
+            return None
+        p = parent
+    if os.path.exists(p) and not os.path.isdir(p):
+        return "not a directory" + (f" ({p} is a file)" if p != os.path.abspath(path) else " (a file)")
+    return None
 
 
 def cmd_verify(args) -> int:
@@ -508,6 +528,10 @@ def cmd_show(args) -> int:
         return _fail(f"analyzer show needs Jinja2: pip install 'draw-rule-analyzer[report]' ({exc})")
     if not os.path.isdir(args.out_dir):
         return _fail(f"{args.out_dir}: not a directory (run analyzer scan --out {args.out_dir} first)")
+    from analyzer.engine import verify
+
+    if not verify.is_dataset(args.out_dir):
+        return _fail(f"{args.out_dir}: not an analyzer scan output (no _manifest folder)")
     try:
         source, index = show.find(args.out_dir, args.game)
         view = show.load(args.out_dir, source, index)
@@ -589,9 +613,9 @@ def _setup_logging(args) -> None:
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.command is None:
-        parser.print_help()
-        return EXIT_OK
+    if args.command is None:  # a command is required: the usage on stderr, as for any bad argument
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
     _setup_logging(args)
     if args.command in ("scan", "warmup"):
         _skip_numba_blas_probe()

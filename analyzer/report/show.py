@@ -506,7 +506,9 @@ def text(view: GameView) -> str:
         lines.append("")
         lines.append(" = ".join(eds) + (" (in force)" if force in eds else "") + ":")
         for e in evs:
-            lines.append(f"  ply {e['ply']:>4}  {view.label(e['ply'])}: {event_text(view, e)}")
+            # "after 13. Nf3" where the moves are known; the ply alone, once, where they are not
+            where = f"  {view.label(e['ply'])}" if view.moves is not None else ""
+            lines.append(f"  ply {e['ply']:>4}{where}: {event_text(view, e)}")
         if not evs:
             lines.append("  no claim chance, no automatic draw")
         for line in verdict_lines(v):
