@@ -126,3 +126,25 @@ def test_bare_command_exits_2_with_usage():
     proc = subprocess.run([sys.executable, "-m", "analyzer"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.startswith("usage: analyzer") and "scan" in proc.stderr and "report" in proc.stderr
+
+
+LICHESS_GAME = (
+    '[Event "Rated Blitz game"]\n[Site "https://lichess.org/abcdefgh"]\n[UTCDate "2021.03.01"]\n'
+    '[Result "1/2-1/2"]\n[TimeControl "180+0"]\n\n1. Nf3 Nf6 2. Ng1 Ng8 3. Nf3 Nf6 4. Ng1 Ng8 1/2-1/2\n\n'
+)
+
+
+def test_show_does_not_claim_an_edition_in_force_that_was_not_scanned(tmp_path):
+    # was: "edition in force: lichess" for a scan under fide_2018 alone
+    src = tmp_path / "mine.pgn"
+    src.write_text(LICHESS_GAME)
+    for eds, want in (
+        ("fide_2018", "edition in force: lichess, not scanned (this scan has fide_2018)"),
+        ("fide_2018,lichess", "edition in force: lichess\n"),
+    ):
+        out = tmp_path / eds.replace(",", "_")
+        assert cli("scan", str(src), "--out", str(out), "--edition", eds)[0].returncode == 0
+        proc, _ = cli("show", str(out), "mine#0")
+        assert proc.returncode == 0, proc.stderr
+        assert want in proc.stdout
+        assert ("(in force)" in proc.stdout) == ("lichess" in eds)
