@@ -403,7 +403,12 @@ def _missed_by_class(rep: Report) -> list[dict]:
         else:
             cls = primary_class(rep, gt, plat, "missed_threefold")
             reading = cls.key if cls else rep.editions.get("chess", [""])[0]
-            label = f"under {reading} (no edition in force was scanned for these games)"
+            why = (
+                "no edition in force was scanned for these games"
+                if plat in ("lichess", "otb")
+                else "no edition models its rules"
+            )
+            label = f"under {reading} ({why})"
 
         def rows_of(sub: pl.DataFrame) -> list[dict]:
             rows = []
