@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # the API loaded lazily by __getattr__, as type checkers see 
         scan_games as scan_games,
         scan_verdicts as scan_verdicts,
     )
-    from analyzer.engine.manifest import DatasetError as DatasetError
+    from analyzer.errors import AnalyzerError as AnalyzerError, DatasetError as DatasetError
 
 __version__ = "0.3.0"
 
@@ -42,11 +42,11 @@ def __getattr__(name: str) -> Any:
         from analyzer import api
 
         return getattr(api, name)
-    if name == "DatasetError":
-        from analyzer.engine.manifest import DatasetError
+    if name in ("DatasetError", "AnalyzerError"):
+        from analyzer import errors
 
-        return DatasetError
+        return getattr(errors, name)
     raise AttributeError(name)
 
 
-__all__ = [*_API, "DatasetError", "__version__"]  # noqa: PLE0604 - _API is a tuple of str
+__all__ = [*_API, "AnalyzerError", "DatasetError", "__version__"]  # noqa: PLE0604 - _API is a tuple of str

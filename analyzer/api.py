@@ -56,45 +56,44 @@ class IncompleteDatasetWarning(UserWarning):
     """OUT holds sources whose run did not finish; the readers left them out."""
 
 
-def committed_files(
-    out_dir: str, table: str, partial: bool = False, storage_options: dict[str, Any] | None = None
-) -> list[str]:
-    """The files of `table` that OUT's source records commit, in source and game order: only
-    these are served (a file no record lists may be a killed run's, or half of a compaction).
-    Unfinished sources are left out with an IncompleteDatasetWarning, unless `partial`, which
-    adds the units they finalized. A committed file that is missing or has another size raises
-    analyzer.DatasetError (`analyzer verify OUT` says how to repair)."""
-    by_source = committed_files_by_source(out_dir, table, partial, storage_options, stacklevel=4)
-    return [p for name in by_source for p in by_source[name]]
+def _dataset(out_dir: str, storage_options: dict[str, Any] | None) -> Any:
+    from analyzer.engine.dataset import open_dataset
+
+    return open_dataset(out_dir, storage_options)
 
 
-def committed_files_by_source(
-    out_dir: str,
-    table: str,
-    partial: bool = False,
-    storage_options: dict[str, Any] | None = None,
-    stacklevel: int = 3,
-) -> dict[str, list[str]]:
-    """committed_files per source name (the names in full, as the sources' records give them)."""
-    from analyzer.engine import manifest
-    from analyzer.io import remote
-
-    out = remote.localize(out_dir)
-    if remote.is_url(out):
-        out = out.rstrip("/")
-        if storage_options is not None:  # fsspec options of OUT's protocol, e.g. {"endpoint_url": ...}
-            remote.configure({remote.protocol(out): storage_options})
-    states = manifest.sources(out)
+def _states(ds: Any, partial: bool, stacklevel: int) -> Any:
+    """OUT's sources, with a warning naming the unfinished ones that are left out."""
+    states = ds.sources()
     if not partial:
-        unfinished = [s.name for s in manifest.incomplete(out, states)]
+        unfinished = [s.name for s in ds.incomplete(states)]
         if unfinished:
             warnings.warn(
-                f"{out}: left out {len(unfinished)} unfinished source(s) {unfinished[:5]} (rerun the scan to "
+                f"{ds.root}: left out {len(unfinished)} unfinished source(s) {unfinished[:5]} (rerun the scan to "
                 f"finish them, or read them with partial=True)",
                 IncompleteDatasetWarning,
                 stacklevel=stacklevel,
             )
-    return manifest.committed(out, table, partial=partial, states=states)
+    return states
+
+
+def committed_files(
+    out_dir: str,
+    table: str,
+    partial: bool = False,
+    storage_options: dict[str, Any] | None = None,
+    check: str = "digest",
+) -> list[str]:
+    """The files of `table` that OUT's source records commit, in source and game order: only
+    these are served (a file no record lists may be a killed run's, or half of a compaction),
+    each checked first (`check`: "digest", its SHA-256 against the record, the default;
+    "stat", only that it exists with its size, for a user who has just run `analyzer verify`).
+    Unfinished sources are left out with an IncompleteDatasetWarning, unless `partial`, which
+    adds the units they finalized. A file that is not as written raises analyzer.DatasetError
+    (`analyzer verify OUT` says how to repair)."""
+    ds = _dataset(out_dir, storage_options)
+    by_source = ds.committed(table, partial, check, _states(ds, partial, 3))
+    return [ds.file_location(d["path"]) for name in by_source for d in by_source[name]]
 
 
 def committed_parts(out: str, table: str, storage_options: dict[str, Any] | None = None) -> list[str]:
@@ -103,70 +102,49 @@ def committed_parts(out: str, table: str, storage_options: dict[str, Any] | None
 
 
 def _scan_table(
-    out_dir: str, table: str, storage_options: dict[str, Any] | None = None, partial: bool = False
+    out_dir: str, table: str, storage_options: dict[str, Any] | None, partial: bool, check: str
 ) -> pl.LazyFrame:
-    import polars as pl
-
-    from analyzer.io import remote
-
-    by_source = committed_files_by_source(out_dir, table, partial, storage_options, stacklevel=5)
-    frames = []
-    for name, files in by_source.items():
-        if not files:
-            continue
-        if remote.is_url(files[0]):
-            import pyarrow.dataset as ds
-
-            # Read through the same fsspec filesystem (and options) as the scan wrote with.
-            dataset = ds.dataset(
-                [p.split("://", 1)[1] for p in files], format="parquet", filesystem=remote.filesystem(files[0])
-            )
-            lf = pl.scan_pyarrow_dataset(dataset)
-        else:
-            lf = pl.scan_parquet(files, hive_partitioning=False)
-        # `source` is the hive partition key (the folders), not a column of the files; the
-        # source's record gives its name in full (folder names are escaped, long ones shortened).
-        # Files of earlier versions hold it too: theirs is dropped.
-        lf = lf.drop("source", strict=False).select(pl.lit(name, pl.String).alias("source"), pl.all())
-        frames.append(lf)
-    if not frames:
-        return _empty(table)
-    return pl.concat(frames, how="vertical_relaxed") if len(frames) > 1 else frames[0]
+    ds = _dataset(out_dir, storage_options)
+    return ds.scan(table, partial, check, _states(ds, partial, 4))
 
 
-def _empty(table: str) -> pl.LazyFrame:
-    import polars as pl
-
-    from analyzer import tables
-
-    empty = pl.from_arrow(tables.SCHEMAS[table].empty_table())
-    assert isinstance(empty, pl.DataFrame)  # from a Table, not an Array: a DataFrame
-    return empty.lazy().select(pl.lit(None, pl.String).alias("source"), pl.all())
-
-
-def scan_games(out_dir: str, storage_options: dict[str, Any] | None = None, partial: bool = False) -> pl.LazyFrame:
+def scan_games(
+    out_dir: str, storage_options: dict[str, Any] | None = None, partial: bool = False, check: str = "digest"
+) -> pl.LazyFrame:
     """The `games` table under an `analyzer scan --out` directory or URL (one row per game), as
-    a polars LazyFrame: the files its finished sources' records list (committed_files; with
-    `partial`, also what unfinished sources finalized)."""
-    return _scan_table(out_dir, "games", storage_options, partial)
+    a polars LazyFrame: the files its finished sources' records list, each checked by its
+    SHA-256 before a row is served (committed_files; with `partial`, also what unfinished
+    sources finalized; `check="stat"` skips the hashing). `storage_options`: fsspec options of
+    OUT's protocol, for this call only."""
+    return _scan_table(out_dir, "games", storage_options, partial, check)
 
 
-def scan_verdicts(out_dir: str, storage_options: dict[str, Any] | None = None, partial: bool = False) -> pl.LazyFrame:
+def scan_verdicts(
+    out_dir: str, storage_options: dict[str, Any] | None = None, partial: bool = False, check: str = "digest"
+) -> pl.LazyFrame:
     """The `verdicts` table (one row per game and edition), lazily."""
-    return _scan_table(out_dir, "verdicts", storage_options, partial)
+    return _scan_table(out_dir, "verdicts", storage_options, partial, check)
 
 
-def scan_events(out_dir: str, storage_options: dict[str, Any] | None = None, partial: bool = False) -> pl.LazyFrame:
+def scan_events(
+    out_dir: str, storage_options: dict[str, Any] | None = None, partial: bool = False, check: str = "digest"
+) -> pl.LazyFrame:
     """The `events` table (one row per chance or automatic draw, per edition), lazily."""
-    return _scan_table(out_dir, "events", storage_options, partial)
+    return _scan_table(out_dir, "events", storage_options, partial, check)
 
 
 def games_with_verdicts(
-    out_dir: str, edition: str, storage_options: dict[str, Any] | None = None, partial: bool = False
+    out_dir: str,
+    edition: str,
+    storage_options: dict[str, Any] | None = None,
+    partial: bool = False,
+    check: str = "digest",
 ) -> pl.LazyFrame:
     """Every game joined to one edition's verdicts (on source and game_index): what a study of
     one edition needs in one frame."""
     import polars as pl
 
-    v = scan_verdicts(out_dir, storage_options, partial).filter(pl.col("edition") == edition).drop("game_type")
-    return scan_games(out_dir, storage_options, partial).join(v, on=["source", "game_index"], how="left")
+    v = scan_verdicts(out_dir, storage_options, partial, check).filter(pl.col("edition") == edition)
+    return scan_games(out_dir, storage_options, partial, check).join(
+        v.drop("game_type"), on=["source", "game_index"], how="left"
+    )

@@ -199,8 +199,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--deep-verify",
         action="store_true",
-        help="before reusing a finished source, check its files by their SHA-256 and page checksums "
-        "(as 'analyzer verify --deep'), not only by size and row count; damaged units are recomputed",
+        help="before reusing a finished source, also read every page of its files and re-hash its input "
+        "(as 'analyzer verify --deep'), not only the files' SHA-256; damaged units are recomputed, and a "
+        "source whose input's content changed is rescanned",
     )
     s.add_argument(
         "--source-name",
@@ -276,6 +277,12 @@ def build_parser() -> argparse.ArgumentParser:
         "under a banner on the page and a flag in the CSVs (without it, such an OUT is refused)",
     )
     r.add_argument(
+        "--no-check",
+        action="store_true",
+        help="do not re-hash the table files before reading them (only check that each listed file exists "
+        "with its size): for an OUT you have just checked with 'analyzer verify'",
+    )
+    r.add_argument(
         "--storage-option",
         action="append",
         default=[],
@@ -285,12 +292,16 @@ def build_parser() -> argparse.ArgumentParser:
     v = sub.add_parser(
         "verify",
         help="check that a scan output's tables are whole (the dataset's fsck)",
-        description="Check every table file of OUT_DIR against the manifest (exists, size, row count; "
-        "--deep: SHA-256 and every page's checksum). Exit 0 when whole; 1 with the damaged or "
-        "unfinished sources listed and the command that repairs each; 2 if OUT_DIR is no scan output.",
+        description="Check every table file of OUT_DIR against the manifest (its SHA-256, as written; "
+        "--deep: also every page's checksum, and each input it can reach re-hashed against the SHA-256 "
+        "recorded when the scan read it). Exit 0 when whole; 1 with the damaged, stale or unfinished "
+        "sources listed and the command that repairs each (for this OUT_DIR, from this folder); 2 if "
+        "OUT_DIR is no scan output.",
     )
     v.add_argument("out_dir", metavar="OUT_DIR", help="the --out directory (or URL) of 'analyzer scan'")
-    v.add_argument("--deep", action="store_true", help="re-hash every file and read every page (slower)")
+    v.add_argument(
+        "--deep", action="store_true", help="also read every page, and re-hash the inputs against the record (slower)"
+    )
     v.add_argument("--json", action="store_true", help="print the findings as one JSON line")
     v.add_argument("--storage-option", action="append", default=[], metavar="[PROTOCOL.]KEY=VALUE", help="as for scan")
     sh = sub.add_parser(
@@ -303,6 +314,12 @@ def build_parser() -> argparse.ArgumentParser:
     sh.add_argument("out_dir", metavar="OUT_DIR", help="the --out directory of 'analyzer scan'")
     sh.add_argument("game", metavar="GAME", help="a Site URL (e.g. https://lichess.org/abcdefgh) or SOURCE#INDEX")
     sh.add_argument("--html", metavar="FILE", default=None, help="also write the page, boards drawn, to FILE")
+    sh.add_argument(
+        "--no-check",
+        action="store_true",
+        help="do not re-hash the table files before reading them (only check that each listed file exists "
+        "with its size): for an OUT you have just checked with 'analyzer verify'",
+    )
     sub.add_parser(
         "warmup",
         help="compile the numba kernels once (fills the cache; the first scan does it too)",
@@ -339,10 +356,40 @@ def _progress_mode(args) -> str:
     return args.progress
 
 
+def _rerun_args(args) -> list[str]:
+    """The options of this scan that a rerun must repeat to reuse its work (editions, unit
+    sizes, storage options, the engine), with paths made absolute: recorded with each source,
+    so that `analyzer verify` can print a repair for a copied OUT from any folder."""
+    out: list[str] = []
+    for e in args.edition or []:
+        out += ["--edition", e]
+    if args.editions_file:
+        out += ["--editions-file", os.path.abspath(args.editions_file)]
+    for c in args.custom:
+        out += ["--custom", c]
+    defaults = {"max_game_mb": 16.0, "compact_games": 1_000_000}
+    for dest, flag in (
+        ("max_game_mb", "--max-game-mb"),
+        ("unit_mb", "--unit-mb"),
+        ("frames_per_unit", "--frames-per-unit"),
+        ("compact_games", "--compact-games"),
+    ):
+        v = getattr(args, dest, None)
+        if v is not None and v != defaults.get(dest):
+            out += [flag, str(v)]
+    for o in args.storage_option:
+        out += ["--storage-option", o]
+    if args.engine != "local":
+        out += ["--engine", args.engine]
+    if args.scheduler:
+        out += ["--scheduler", args.scheduler]
+    return out
+
+
 def cmd_scan(args) -> int:
-    from analyzer.engine import Config, LockHeld, RunError, run_scan
+    from analyzer.engine import Config, ScanOptions, run_scan
     from analyzer.engine.summary import human
-    from analyzer.io.sources import InputError
+    from analyzer.errors import AnalyzerError
 
     try:
         editions = _editions(args)
@@ -352,14 +399,7 @@ def cmd_scan(args) -> int:
     if inputs.count("-") > 1:
         return _fail("standard input (-) can be given only once")
     workers = args.workers or os.cpu_count() or 1
-    size = (
-        {}
-        if args.unit_mb is None
-        else {
-            "unit_text_bytes": max(1, int(args.unit_mb * (1 << 20))),
-            "frame_unit_text_bytes": max(1, int(args.unit_mb * (1 << 20))),
-        }
-    )
+    unit_bytes = None if args.unit_mb is None else max(1, int(args.unit_mb * (1 << 20)))
     from analyzer.io import remote
 
     try:
@@ -373,8 +413,9 @@ def cmd_scan(args) -> int:
         frames_per_unit=args.frames_per_unit,
         storage_options=storage,
         compact_games=args.compact_games,
-        **size,
     )
+    if unit_bytes is not None:
+        cfg.unit_text_bytes = cfg.frame_unit_text_bytes = unit_bytes
     from analyzer._numba_env import request_fast_cache_loads
 
     from analyzer.warmup import ensure_compiled
@@ -388,22 +429,22 @@ def cmd_scan(args) -> int:
         gc.set_threshold(*SCAN_GC_THRESHOLDS)
         return compiled
 
+    options = ScanOptions(
+        workers=workers,
+        engine=args.engine,
+        scheduler=args.scheduler,
+        force=args.force,
+        deep_verify=args.deep_verify,
+        progress_interval=args.progress_interval,
+        progress_mode=_progress_mode(args),
+        source_names=args.source_name,
+        command=_command_line(),
+        rerun_args=_rerun_args(args),
+        prepare=prepare,
+    )
     try:
-        summary, code = run_scan(
-            inputs,
-            cfg,
-            workers=workers,
-            engine=args.engine,
-            scheduler=args.scheduler,
-            force=args.force,
-            progress_interval=args.progress_interval,
-            progress_mode=_progress_mode(args),
-            source_names=args.source_name,
-            prepare=prepare,
-            deep_verify=args.deep_verify,
-            command=_command_line(),
-        )
-    except (InputError, RunError, LockHeld) as exc:
+        summary, code = run_scan(inputs, cfg, options)
+    except AnalyzerError as exc:
         return _fail(str(exc))
     except OSError as exc:
         return _fail(f"{exc.filename or 'output'}: {exc.strerror or exc}")
@@ -427,18 +468,24 @@ def _command_line() -> list[str]:
     return ["analyzer", *sys.argv[1:]]
 
 
-def _refuse_unfinished(out: str, partial: bool, states) -> str | None:
+def _refuse_unfinished(ds, partial: bool, states) -> str | None:
     """Why a report of OUT would mislead (an unfinished source among `states`), or None."""
-    from analyzer.engine import manifest
-
-    unfinished = manifest.incomplete(out, states)
+    unfinished = ds.incomplete(states)
     if not unfinished or partial:
         return None
     names = ", ".join(f"{s.name} ({s.games:,} games so far; {s.note})" for s in unfinished[:5])
     return (
-        f"{out}: {len(unfinished)} source(s) a run did not finish: {names}; finish them by rerunning "
+        f"{ds.root}: {len(unfinished)} source(s) a run did not finish: {names}; finish them by rerunning "
         f"the scan, or report what they hold with --partial"
     )
+
+
+def _open_dataset(out_dir: str, storage_option: list[str]):
+    """The Dataset of OUT with the command's storage options (ValueError: a bad option)."""
+    from analyzer.engine.dataset import Dataset
+    from analyzer.io import remote
+
+    return Dataset(out_dir, remote.options_from_args(storage_option))
 
 
 def cmd_report(args) -> int:
@@ -448,42 +495,36 @@ def cmd_report(args) -> int:
         from analyzer import report
     except ImportError as exc:
         return _fail(f"the report needs matplotlib and Jinja2: pip install 'draw-rule-analyzer[report]' ({exc})")
-    from analyzer.engine.manifest import DatasetError, committed, sources
-    from analyzer.io import remote
+    from analyzer.errors import AnalyzerError
 
-    out = remote.localize(args.out_dir)
-    url = remote.is_url(out)
-    if url:
-        out = out.rstrip("/")
-    elif not os.path.isdir(out):
+    try:
+        ds = _open_dataset(args.out_dir, args.storage_option)
+    except ValueError as exc:
+        return _fail(str(exc))
+    if not ds.remote and not os.path.isdir(ds.root):
         return _fail(f"{args.out_dir}: not a directory (run analyzer scan --out {args.out_dir} first)")
-    if url:
-        try:
-            remote.configure(remote.options_from_args(args.storage_option))
-        except ValueError as exc:
-            return _fail(str(exc))
     bad_dir = _not_a_directory(args.report_dir)
     if bad_dir:
         return _fail(f"--report-dir {args.report_dir}: {bad_dir}")
     try:
-        states = sources(out)
-        refusal = _refuse_unfinished(out, args.partial, states)
+        states = ds.sources()
+        refusal = _refuse_unfinished(ds, args.partial, states)
         if refusal:
             return _fail(refusal)
-        if not any(committed(out, "games", partial=args.partial, states=states).values()):
+        if not any(s.files for s in states if s.complete or args.partial):
             return _fail(
-                f"{out}: holds no analyzer tables (no finished source: _manifest/*/source.json); "
-                f"run analyzer scan --out {out} first"
+                f"{ds.root}: holds no analyzer tables (no finished source: _manifest/*/source.json); "
+                f"run analyzer scan --out {ds.root} first"
             )
-        path = report.write_report(out, args.report_dir, partial=args.partial)
-    except (FileNotFoundError, DatasetError, remote.MissingExtra) as exc:
+        path = report.write_report(ds, args.report_dir, partial=args.partial, check=_check_of(args))
+    except AnalyzerError as exc:
         return _fail(str(exc))
     except (NotADirectoryError, IsADirectoryError, PermissionError) as exc:  # writing the report
         return _fail(f"{exc.filename or args.report_dir}: cannot write the report ({exc.strerror or exc})")
     except Exception as exc:  # on an object store: credentials, bucket, network
-        if not url:
+        if not ds.remote:
             raise
-        return _fail(f"{out}: cannot read ({type(exc).__name__}: {exc})")
+        return _fail(f"{ds.root}: cannot read ({type(exc).__name__}: {exc})")
     print(path)
     return EXIT_OK
 
@@ -503,24 +544,31 @@ def _not_a_directory(path: str | None) -> str | None:
     return None
 
 
+def _check_of(args) -> str:
+    """How the readers check each file before serving it: its SHA-256, unless --no-check."""
+    return "stat" if getattr(args, "no_check", False) else "digest"
+
+
 def cmd_verify(args) -> int:
     from analyzer.engine import verify
-    from analyzer.io import remote
+    from analyzer.errors import AnalyzerError
 
-    out = remote.localize(args.out_dir)
     try:
-        remote.configure(remote.options_from_args(args.storage_option))
+        ds = _open_dataset(args.out_dir, args.storage_option)
     except ValueError as exc:
         return _fail(str(exc))
-    if not verify.is_dataset(out):
-        return _fail(f"{args.out_dir}: not an analyzer scan output (no _manifest folder)")
-    rep = verify.verify(out, deep=args.deep)
+    try:
+        if not ds.is_dataset():
+            return _fail(f"{args.out_dir}: not an analyzer scan output (no _manifest folder)")
+        rep = verify.verify(ds, deep=args.deep, out_as_given=args.out_dir)
+    except AnalyzerError as exc:
+        return _fail(str(exc))
     print(json.dumps(rep.as_dict(), separators=(",", ":")) if args.json else rep.text())
     return EXIT_OK if rep.whole else EXIT_UNITS_FAILED
 
 
 def cmd_show(args) -> int:
-    from analyzer.engine.manifest import DatasetError
+    from analyzer.errors import AnalyzerError
 
     try:
         from analyzer.report import show
@@ -528,14 +576,15 @@ def cmd_show(args) -> int:
         return _fail(f"analyzer show needs Jinja2: pip install 'draw-rule-analyzer[report]' ({exc})")
     if not os.path.isdir(args.out_dir):
         return _fail(f"{args.out_dir}: not a directory (run analyzer scan --out {args.out_dir} first)")
-    from analyzer.engine import verify
+    from analyzer.engine.dataset import Dataset
 
-    if not verify.is_dataset(args.out_dir):
+    ds = Dataset(args.out_dir)
+    if not ds.is_dataset():
         return _fail(f"{args.out_dir}: not an analyzer scan output (no _manifest folder)")
     try:
-        source, index = show.find(args.out_dir, args.game)
-        view = show.load(args.out_dir, source, index)
-    except (show.GameNotFound, FileNotFoundError, DatasetError) as exc:
+        source, index = show.find(ds, args.game, check=_check_of(args))
+        view = show.load(ds, source, index, check=_check_of(args))
+    except AnalyzerError as exc:
         return _fail(str(exc).strip("'\""))
     print(show.text(view), end="")
     if args.html:
@@ -629,7 +678,15 @@ def main(argv=None) -> int:
     _stop_on_signals()
     try:
         command = {"scan": cmd_scan, "report": cmd_report, "verify": cmd_verify, "show": cmd_show, "warmup": cmd_warmup}
-        return command[args.command](args)
+        code = command[args.command](args)
+        sys.stdout.flush()  # here, where a closed pipe (analyzer verify OUT | head) can be caught
+        return code
+    except BrokenPipeError:
+        # The reader of our output went away (| head): end quietly, as a shell tool does.
+        # (stdout is pointed at /dev/null so that the interpreter's own flush at exit is quiet.)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_SIGNAL_BASE + signal.SIGPIPE
     except Stopped as exc:
         print(f"analyzer: stopped by {exc.name}; rerun the same command to resume", file=sys.stderr)
         return EXIT_SIGNAL_BASE + exc.signum

@@ -22,7 +22,7 @@ from analyzer import arrow_compute as ac, codes, kernels
 _DICT = pa.dictionary(pa.int32(), pa.string())
 
 # The key `source` (the input's name: file name without extensions, or --source-name) is the hive
-# partition key: the folders are `source=<name, escaped>` (engine.layout), and it is not stored
+# partition key: the folders are `source=<name, escaped>` (engine.dataset.names), and it is not stored
 # inside the files, so that every hive reader takes it from the folder names with no type to
 # reconcile (pyarrow's dataset infers a string, pandas a dictionary: a key stored in the files
 # too clashes with one of them). analyzer.scan_* add it, with long names in full.

@@ -131,7 +131,7 @@ def run(cycles: int, seed: int, copies: int, compact: int, workdir: str) -> dict
         # The repair as verify prints it (the scan's own recorded command, or one built from the
         # record), else the plain rerun of the scan.
         cmd = shlex.split(repairs[0]) if repairs else ["analyzer", *_scan_cmd(src, out, compact)[3:]]
-        cmd = [sys.executable, "-m", "analyzer", *cmd[1:]]
+        cmd = [sys.executable, "-m", "analyzer", *cmd[1:], *([] if "--json" in cmd else ["--json"])]
         t0 = time.time()
         code, stdout, stderr = _run(cmd)
         stats["repair_seconds"].append(round(time.time() - t0, 2))

@@ -15,7 +15,7 @@ import pytest
 
 import analyzer
 from analyzer import engine
-from analyzer.engine.lock import OutLock
+from analyzer.engine.dataset import Dataset
 from analyzer.kinds import resolve_editions as resolve
 from conftest import pzstd_file
 
@@ -172,13 +172,13 @@ def test_temporary_looking_files_of_others_are_not_touched(tmp_path, small_text)
 
 
 def test_our_stale_temporary_files_are_cleaned(tmp_path, small_text):
-    from analyzer.engine.layout import TEMP_PREFIX
+    from analyzer.engine.dataset.names import TEMP_PREFIX
 
     src = tmp_path / "x.pgn"
     src.write_bytes(small_text[:20000])
     out = tmp_path / "out"
     _scan([src], out)
-    stale = out / "games" / "source=x" / f"{TEMP_PREFIX}999999-abcd-part-000000.parquet"
+    stale = out / "games" / "source=x" / f"{TEMP_PREFIX}0123456789ab-999999-abcd0123-part-000000.parquet.partial"
     stale.write_bytes(b"partial")
     _scan([src], out)
     assert not stale.exists()
@@ -192,7 +192,7 @@ def test_a_second_run_on_a_busy_out_is_refused(tmp_path, small_text):
     src.write_bytes(small_text[:20000])
     out = tmp_path / "out"
     out.mkdir()
-    lock = OutLock(str(out)).acquire()
+    lock = Dataset(str(out)).lock().acquire()
     try:
         r = _cli("scan", str(src), "--out", str(out))
         assert r.returncode == 2 and f"pid {os.getpid()}" in r.stderr and "Traceback" not in r.stderr

@@ -222,23 +222,27 @@ def test_after_a_failure_units_are_not_held_in_memory(tmp_path):
     """OrderedFinalizer after a failed unit: every later unit goes to staging as it arrives
     (a month-long run with an early failure must not hold every later unit in memory)."""
     from analyzer import tables
-    from analyzer.engine import layout
+    from analyzer.engine.dataset import TABLES, Dataset
     from analyzer.engine.numbering import OrderedFinalizer
 
-    f = OrderedFinalizer(str(tmp_path), "s")
+    ds = Dataset(str(tmp_path))
+    f = OrderedFinalizer(ds, "s")
     rec = {
+        "source": "s",
         "unit": 3,
         "games": 0,
         "text_start": 0,
         "text_bytes": 0,
         "frame_text_bytes": None,
-        "_held": tuple(tables.SCHEMAS[t].empty_table() for t in layout.TABLES),
+        "_held": tuple(tables.SCHEMAS[t].empty_table() for t in TABLES),
     }
     f.fail()
     f.add(rec)
     assert "_held" not in rec
-    assert all(os.path.exists(p) for p in layout.staging_paths(str(tmp_path), "s", 3))
-    assert os.path.exists(layout.unit_record_path(str(tmp_path), "s", 3))
+    written = ds.unit_record("s", 3)
+    assert written is not None and set(written["parts"]) == set(TABLES)
+    assert all(p.startswith("_staging/s/unit-000003.") for p in written["parts"].values())
+    assert all(os.path.exists(tmp_path / p) for p in written["parts"].values())
 
 
 def test_frame_groups_by_size_and_by_count():

@@ -66,13 +66,15 @@ def test_held_aggregates_own_their_bytes(tmp_path, small_text, monkeypatch):
     exports them, views and all) must be of the order of its own rows."""
     import polars as pl
 
+    from analyzer.engine.dataset import Dataset
     from analyzer.report import collect
 
     out = _scan(tmp_path, small_text * 2, "x2")
     monkeypatch.setattr(collect, "CHUNK_GAMES", 2000)
-    chunks = collect._chunks(out)
+    ds = Dataset(str(out))
+    chunks = ds.chunks(collect.CHUNK_GAMES)
     assert len(chunks) >= 2
-    parts = collect.reduce_chunks(chunks, collect._editions(chunks))
+    parts = collect.reduce_chunks(ds, chunks, collect._editions(ds, chunks))
     assert "pairs" in parts and "cube" in parts
     for name, frames in parts.items():
         for df in frames:

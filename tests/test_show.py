@@ -180,19 +180,20 @@ def test_example_pages_read_the_records_once_not_per_game(out, tmp_path, monkeyp
     """The example pages read OUT's source records a fixed number of times, not three times per
     game: on a 10 M-game source (a 1.5 MB record, checksummed on every read) the per-game reads
     took 12 of the report's 15 s of example pages."""
-    from analyzer.engine import manifest
+    from analyzer.engine.dataset import Dataset
     from analyzer.report import model, show
 
     rep = model.build(str(out))
     reads = collections.Counter()
-    real = manifest.read_source_record
+    real = Dataset.read_record
 
-    def counting(*args, **kwargs):
-        reads["n"] += 1
-        return real(*args, **kwargs)
+    def counting(self, name):
+        if name.endswith("/source.json"):
+            reads["n"] += 1
+        return real(self, name)
 
-    monkeypatch.setattr(manifest, "read_source_record", counting)
-    pages = show.write_example_pages(str(out), rep, str(tmp_path / "games"))
+    monkeypatch.setattr(Dataset, "read_record", counting)
+    pages = show.write_example_pages(Dataset(str(out)), rep, str(tmp_path / "games"))
     assert len(pages) >= 5
     sources = 2
     assert reads["n"] <= 4 * 3 * sources, (reads["n"], len(pages))  # before: 172 for 29 pages
@@ -216,7 +217,9 @@ def test_a_game_far_into_a_pzstd_dump_is_read_from_its_own_frames(tmp_path, monk
     budget = 1 << 20  # a read budget far below the game's offset
     assert last["byte_offset"] > 4 * budget
     monkeypatch.setattr(show, "REPORT_READ_BUDGET", budget)
-    texts, why = show.read_texts(str(out), "dump", [last["byte_offset"]], budget)
+    from analyzer.engine.dataset import Dataset
+
+    texts, why = Dataset(str(out)).game_texts("dump", [last["byte_offset"]], budget)
     assert why is None and last["byte_offset"] in texts
     got = texts[last["byte_offset"]]
     assert got.startswith("[Event ") and last["site"] in got.split("\n\n", 1)[0]

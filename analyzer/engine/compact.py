@@ -10,8 +10,9 @@ Memory stays bounded: a table is streamed unit part by unit part, and at most on
 (plus one unit) is held at once.
 
 Crash safety comes from the order of commits (engine.scan): the compacted files are written
-under temporary names and renamed, then the source record lists them (the commit), and only
-then are the unit parts removed. Killed before the commit, a rerun finds the unit parts listed
+under temporary names and published under new names of their own (their intent recorded
+first), then the source record lists them (the commit), and only then are the unit parts
+removed. Killed before the commit, a rerun finds the unit parts listed
 by their unit records and compacts again (same names); after it, the record lists the
 compacted files, and the unit parts left over are removed by the next run. Readers only read
 the files a source record lists: never both, never neither.
@@ -19,17 +20,13 @@ the files a source record lists: never both, never neither.
 
 from __future__ import annotations
 
-import os
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from analyzer import arrow_compute as ac
-from analyzer.engine import layout
-from analyzer.engine.manifest import describe
-from analyzer.engine.parts import write_json
-from analyzer.engine.store import is_remote, open_store, parquet_options
+from analyzer.engine.dataset import TABLES, Dataset, FileDesc, FileEntry, TableWriter, UnitRecord, names
 
 ROW_GROUP_ROWS = 128 * 1024
 
@@ -92,72 +89,48 @@ def _sorted(tables: list[pa.Table]) -> pa.Table:
     return ac.take(t, ac.sort_indices(t.column("game_index").chunk(0)))
 
 
-def _write_group(unit_parts: list[tuple[str, tuple | None]], out: str, path: str) -> tuple[str, dict]:
-    """One table of a group: its unit parts (path, and the (game_base, text_start) to renumber
-    a staging part by, or None for a final one), in order, into one file (see the module doc)."""
-    st = open_store(out)
-    remote = is_remote(out)
+def _write_group(ds: Dataset, unit_parts: list[tuple[str, Any, tuple | None]], writer_of) -> FileDesc:
+    """One table of a group: its unit parts (name, description, and the (game_base,
+    text_start) to renumber a staging part by, or None for a final one), in order, into one
+    file (see the module doc); `writer_of(schema)` opens it. Returns its description."""
 
     def read(k: int) -> pa.Table:
-        part, shift = unit_parts[k]
-        t = st.read_table(part)
+        name, desc, shift = unit_parts[k]
+        t = ds.read_table(name, desc)
         return t if shift is None else renumber(t, *shift)
 
     first = read(0)
     schema = first.schema
-    name = st.committed_name(path)
-    if remote:
-        sink = pa.BufferOutputStream()
-        writer = pq.ParquetWriter(sink, schema, **parquet_options(schema))
-        tmp = None
-    else:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = layout.temp_path(path)
-        writer = pq.ParquetWriter(tmp, schema, **parquet_options(schema))
-    rows = 0
+    writer: TableWriter = writer_of(schema)
     try:
         pending: list[pa.Table] = []
         held = 0
-        for k, (part, _) in enumerate(unit_parts):
+        for k, (name, _, _) in enumerate(unit_parts):
             t = first if k == 0 else read(k)
             if not t.schema.equals(schema, check_metadata=False):
-                raise ValueError(f"{part}: its schema differs from {unit_parts[0][0]}'s; rerun the scan with --force")
+                raise ValueError(f"{name}: its schema differs from {unit_parts[0][0]}'s; rerun the scan with --force")
             pending.append(t.replace_schema_metadata(schema.metadata))
             held += t.num_rows
             if held >= ROW_GROUP_ROWS:  # whole units per row group: one game's rows never straddle two
-                writer.write_table(_sorted(pending), row_group_size=held)
-                rows += held
+                writer.write(_sorted(pending), row_group_size=held)
                 pending, held = [], 0
         if pending:
-            writer.write_table(_sorted(pending), row_group_size=max(held, 1))
-            rows += held
-        writer.close()
+            writer.write(_sorted(pending), row_group_size=max(held, 1))
+        return writer.close()
     except BaseException:
-        writer.close()
-        if tmp is not None:
-            try:
-                os.remove(tmp)
-            except OSError:
-                pass
+        if not writer.description:
+            writer.abort()
         raise
-    if remote:
-        data = sink.getvalue().to_pybytes()
-        st.put(name, data)
-        return name, describe(name, rows, data)
-    assert tmp is not None
-    desc = describe(tmp, rows)
-    os.replace(tmp, path)
-    return path, desc
 
 
-def compact_group(out: str, source: str, recs: list[dict], bases: list[int], starts: list[int]) -> dict:
-    """The file entry (engine.manifest) of units recs[0]..recs[-1] compacted into one file per
-    table, also saved as the group's record (so that a source whose record is lost keeps its
-    intact groups). `bases`: the game_index of each unit's first game and, last, the group's
-    end; `starts`: each unit's text offset. A unit's parts are read as its record names them:
-    final parts (numbered already), or staging parts (renumbered here, so that the engines that
-    stage write every row twice, not three times). The unit parts are left in place (removed
-    after the source record's commit)."""
+def compact_group(ds: Dataset, source: str, recs: list[UnitRecord], bases: list[int], starts: list[int]) -> FileEntry:
+    """The file entry of units recs[0]..recs[-1] compacted into one file per table, also saved
+    as the group's record (so that a source whose record is lost keeps its intact groups).
+    `bases`: the game_index of each unit's first game and, last, the group's end; `starts`:
+    each unit's text offset. A unit's parts are read as its record names them: final parts
+    (numbered already), or staging parts (renumbered here, so that the engines that stage write
+    every row twice, not three times), each checked against its description first. The unit
+    parts are left in place (removed after the source record's commit)."""
     first, end = recs[0]["unit"], recs[-1]["unit"] + 1
     shifts: list[tuple | None] = []
     for rec, base, start in zip(recs, bases, starts):
@@ -168,12 +141,113 @@ def compact_group(out: str, source: str, recs: list[dict], bases: list[int], sta
                 f"rerun with --force"
             )
         shifts.append(None if done is not None else (base, start))
-    paths = layout.compacted_paths(out, source, first, end)
-    tables = {}
-    for i, t in enumerate(layout.TABLES):
-        parts = [(layout.committed_parts(out, source, r)[i], sh) for r, sh in zip(recs, shifts)]
-        name, desc = _write_group(parts, out, paths[i])
-        tables[t] = {"path": layout.rel(out, name), **desc}
-    entry = {"units": [first, end], "games": [bases[0], bases[-1]], "tables": tables}
-    write_json(entry, layout.group_record_path(out, source, first, end))
+    tables: dict = {}
+    new = ds.intend_group(source, first, end)
+    for i, t in enumerate(TABLES):
+        parts = [(ds.unit_part_names(r)[i], (r.get("checks") or {}).get(t) or {}, sh) for r, sh in zip(recs, shifts)]
+        tables[t] = _write_group(ds, parts, lambda schema, name=new[i]: ds.writer(name, schema))
+    entry: FileEntry = {"units": [first, end], "games": [bases[0], bases[-1]], "tables": tables}
+    ds.write_record(names.group_record(names.source_dir(source), first, end), dict(entry))
     return entry
+
+
+class GroupStream:
+    """Held units (the in-process engines: inline and threads), in unit order, written straight
+    into the compacted files of their group: every row is written once, instead of once into a
+    unit part and again by compaction (which read the parts back, decoded, sorted and
+    re-encoded them: the larger part of the cost the dataset-at-rest work added to a scan).
+
+    A group closes once it holds at least `min_games` games (or when the source ends, a unit
+    that was not held arrives, or a unit fails): its files are published under the names an
+    intent records first, then the group record, then its units' records (each with "group"
+    and "finalized", no parts of its own). Killed before that, nothing of the open group is
+    committed (its files are temporary) and a rerun recomputes its units; a write that fails
+    leaves the group open for the caller to abort() (its units are the failed ones)."""
+
+    def __init__(self, ds: Dataset, source: str, min_games: int):
+        self.ds = ds
+        self.source = source
+        self.min_games = min_games
+        self.entries: list[FileEntry] = []  # the groups closed so far
+        self._reset()
+
+    def _reset(self) -> None:
+        self.writers: list[TableWriter] | None = None
+        self.schemas: list[pa.Schema] = []
+        self.pending: list[list[pa.Table]] = [[] for _ in TABLES]
+        self.held = [0] * len(TABLES)
+        self.recs: list[UnitRecord] = []
+        self.game_first = 0
+        self.games = 0
+
+    @property
+    def open(self) -> bool:
+        return bool(self.recs)
+
+    def add(self, rec: UnitRecord, tables: tuple, game_base: int, start: int) -> None:
+        """Unit `rec` (its tables with unit-local numbering), next in order."""
+        if self.writers is None:
+            sdir = names.source_dir(self.source)
+            self.schemas = [t.schema for t in tables]
+            placeholder = [names.group_part(t, sdir, rec["unit"], rec["unit"]) for t in TABLES]
+            self.writers = [self.ds.writer(n, s) for n, s in zip(placeholder, self.schemas)]
+            self.game_first = game_base
+        for i, t in enumerate(tables):
+            t = renumber(t, game_base, start)
+            if not t.schema.equals(self.schemas[i], check_metadata=False):
+                raise ValueError(f"{self.source} unit {rec['unit']}: its {TABLES[i]} schema differs from its group's")
+            self.pending[i].append(t.replace_schema_metadata(self.schemas[i].metadata))
+            self.held[i] += t.num_rows
+            if self.held[i] >= ROW_GROUP_ROWS:  # whole units per row group
+                self._flush(i)
+        rec["finalized"] = [game_base, start]
+        self.recs.append(rec)
+        self.games += rec["games"]
+        if self.games >= self.min_games:
+            self.close()
+
+    def _flush(self, i: int) -> None:
+        assert self.writers is not None
+        if self.pending[i]:
+            self.writers[i].write(_sorted(self.pending[i]), row_group_size=max(self.held[i], 1))
+        self.pending[i], self.held[i] = [], 0
+
+    def close(self) -> FileEntry | None:
+        """Commit the open group (see the class doc); its entry, or None if none was open."""
+        if not self.recs or self.writers is None:
+            return None
+        first, end = self.recs[0]["unit"], self.recs[-1]["unit"] + 1
+        # (on an error the group stays open: the caller aborts it and counts its units as failed)
+        for i in range(len(TABLES)):
+            self._flush(i)
+        for w, name in zip(self.writers, self.ds.intend_group(self.source, first, end)):
+            w.rename(name)
+        descs = [w.close() for w in self.writers]
+        entry: FileEntry = {
+            "units": [first, end],
+            "games": [self.game_first, self.game_first + self.games],
+            "tables": dict(zip(TABLES, descs)),
+        }
+        self.ds.write_record(names.group_record(names.source_dir(self.source), first, end), dict(entry))
+        for rec in self.recs:
+            rec["group"] = [first, end]
+            rec.pop("parts", None)
+            rec.pop("checks", None)
+            self.ds.write_unit_record(rec)
+        self.entries.append(entry)
+        self._reset()
+        return entry
+
+    def abort(self) -> list[UnitRecord]:
+        """Throw the open group away (its temporary files removed); returns its units."""
+        lost = self.recs
+        for w in self.writers or []:
+            if not w.description:
+                try:
+                    w.abort()
+                except Exception:  # noqa: BLE001 - its temporary file is removed by the next run anyway
+                    pass
+        for rec in lost:
+            rec.pop("finalized", None)
+        self._reset()
+        return lost

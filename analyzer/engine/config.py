@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from analyzer.engine.dataset import Dataset
 
 # Text per work unit. Sequential inputs (one reader cuts the text): 16 MiB; larger units hold
 # more fresh memory at once (lichess_sample x10, one frame, 1 worker: 64 MiB units 111-119k
@@ -49,6 +52,7 @@ class Config:
     storage_options: dict = field(default_factory=dict)  # fsspec options of URLs: {protocol or "*": {key: value}}
     # games per compacted file of a finished source (engine.compact); the layout, not the results
     compact_games: int = 1_000_000
+    run_id: str | None = None  # the run writing OUT (names its temporary files and intents)
 
     def __post_init__(self) -> None:
         for name in ("block_size", "max_game_bytes", "unit_text_bytes", "frame_unit_text_bytes", "compact_games"):
@@ -56,6 +60,21 @@ class Config:
                 raise ValueError(f"{name} must be at least 1 byte (got {getattr(self, name)})")
         if self.frames_per_unit is not None and self.frames_per_unit < 1:
             raise ValueError(f"frames_per_unit must be at least 1 (got {self.frames_per_unit})")
+
+    @property
+    def dataset(self) -> Dataset:
+        """The Dataset of OUT that this run writes (one per process: workers get theirs from
+        the pickled Config, with the same storage options and run id)."""
+        ds = self.__dict__.get("_dataset")
+        if ds is None or ds.root != self.out:
+            from analyzer.engine.dataset import Dataset
+
+            ds = Dataset(self.out, self.storage_options, self.run_id)
+            self.__dict__["_dataset"] = ds
+        return ds
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "_dataset"}
 
     def editions_for(self, kind: str) -> list:
         """The editions asked for of one game kind; the kind's defaults if none was."""
@@ -73,6 +92,27 @@ class Config:
             "frames_per_unit": self.frames_per_unit,
             "version": version(),
         }
+
+
+@dataclass
+class ScanOptions:
+    """How a scan runs, as one object (what its units compute is the Config): the executor,
+    what to do with finished sources, progress, names, and what is recorded of the run."""
+
+    workers: int = 1
+    engine: str = "local"  # local (forked for pzstd on Linux, else threads or inline) | threads | processes | dask
+    scheduler: str | None = None  # a Dask scheduler's address
+    force: bool = False  # recompute finished sources with exactly the editions asked for
+    deep_verify: bool = False  # check finished sources' files page by page, and re-hash their inputs
+    progress_interval: float = 10.0
+    progress_mode: str = "log"  # bar | log | none
+    source_names: list[str] | None = None  # one per input (--source-name)
+    command: list[str] | None = None  # the command line, recorded with each source
+    rerun_args: list[str] | None = None  # its options that a rerun must repeat (verify's repair line)
+    log_stream: Any = None  # where progress goes (default stderr)
+    # called with the set of game kinds the run analyzes, before any unit runs (the command line
+    # compiles their kernels there on a machine's first run); True if it compiled
+    prepare: Callable[[set[str]], bool] | None = None
 
 
 def unit_fingerprint(cfg: Config, editions) -> dict:

@@ -12,25 +12,20 @@ import dataclasses
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Executor, wait
 
-from analyzer.engine import forked, layout
+from analyzer.engine import forked
 from analyzer.engine.config import Config, UnitSpec
+from analyzer.engine.dataset import UnitRecord
 from analyzer.engine.numbering import OrderedFinalizer
-from analyzer.engine.parts import write_json
 from analyzer.engine.unit import run_unit_safe, run_unit_with_payload
+from analyzer.errors import RunError
 
-
-class RunError(Exception):
-    """A problem with the run as a whole (bad output directory, unreachable scheduler, ...):
-    a message for the user (exit 2)."""
-
-
-Reuse = Callable[[UnitSpec], "dict | None"]
+Reuse = Callable[[UnitSpec], "UnitRecord | None"]
 
 
 class Job:
     """A source's units on their way through an executor, and what came back."""
 
-    finalizer: OrderedFinalizer  # set by Executor.run_sources before the job's units run
+    finalizer: OrderedFinalizer | None = None  # set by PoolExecutor.run_sources (not for forked jobs)
 
     def __init__(
         self, source: str, units: Iterable[UnitSpec], reuse: Reuse, ident: dict, frames: bool = False, plan=None
@@ -48,6 +43,19 @@ class Job:
         self.planned = False
         self.engine: str | None = None
         self.index = 0  # the source's position in the run (engine.scan)
+        self.digest: dict = {}  # "sha256" of the input, once its reader has read it to the end
+
+
+    @property
+    def finalizing(self) -> OrderedFinalizer:
+        """The finalizer of a job that PoolExecutor.run_sources runs."""
+        assert self.finalizer is not None
+        return self.finalizer
+
+    @property
+    def streamed(self) -> list:
+        """File entries of the groups its held units were written into (engine.compact.GroupStream)."""
+        return self.finalizer.streamed if self.finalizer is not None else []
 
 
 class _Done:
@@ -129,11 +137,14 @@ class PoolExecutor:
         job's units are analyzed without failure; it finalizes the source."""
         pending: dict = {}  # future -> (job, spec)
         for job in jobs:
-            job.finalizer = OrderedFinalizer(cfg.out, job.source)
+            job.finalizer = OrderedFinalizer(cfg.dataset, job.source, cfg.compact_games)
 
         def finish(job) -> None:
+            job.finalizing.close()  # the group being written, if any
+            while job.finalizing.failures:
+                job.failures.append(job.finalizing.failures.pop())
             if job.failures:
-                job.finalizer.spill()
+                job.finalizing.spill()
             elif on_done is not None:
                 on_done(job)
 
@@ -147,16 +158,16 @@ class PoolExecutor:
                     rec = {"source": spec.source, "unit": spec.index, "failed": True, "error": repr(exc)}
                 if rec.get("failed"):
                     job.failures.append({k: rec[k] for k in ("source", "unit", "error")})
-                    job.finalizer.fail()
+                    job.finalizing.fail()
                 else:
                     rec["input"] = job.ident
                     if "_held" not in rec:
-                        write_json(rec, layout.unit_record_path(cfg.out, spec.source, spec.index))
+                        cfg.dataset.write_unit_record(rec)
                     job.records.append(rec)
                     progress.unit_done(rec)
-                    job.finalizer.add(rec)  # held units: final parts and record written here, in unit order
-                    while job.finalizer.failures:
-                        job.failures.append(job.finalizer.failures.pop())
+                    job.finalizing.add(rec)  # held units: final parts and record written here, in unit order
+                    while job.finalizing.failures:
+                        job.failures.append(job.finalizing.failures.pop())
                 if job.planned and job.running == 0:
                     finish(job)
 
@@ -167,7 +178,7 @@ class PoolExecutor:
                 done = job.reuse(spec)
                 if done is not None:
                     progress.unit_reused(done)
-                    job.finalizer.add(done)
+                    job.finalizing.add(done)
                     continue
                 while len(pending) >= self.capacity:
                     collect()

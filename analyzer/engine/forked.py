@@ -58,9 +58,9 @@ def _child_main(conn, specs, cfg) -> None:
                 error = None
                 try:
                     if msg[0] == "final":
-                        write_final(cfg.out, rec["source"], rec, parts, msg[2], msg[3])
+                        write_final(cfg.dataset, rec, parts, msg[2], msg[3])
                     else:
-                        stage_unit(cfg.out, rec["source"], rec, parts)
+                        stage_unit(cfg.dataset, rec, parts)
                 except Exception as exc:  # noqa: BLE001 - e.g. disk full: a failed unit, the run goes on
                     error = f"{type(exc).__name__}: {exc}"
                 conn.send(("written", rec["unit"], error))
@@ -128,7 +128,7 @@ def run_frame_units(specs: list, reuse, cfg, workers: int, ident: dict, progress
         return records, failures, len(specs)
     except BaseException:
         # Interrupted (Ctrl-C, SIGTERM, SIGHUP) or failed: the children stop now, not after
-        # their current unit; their temporary files are removed by the caller (layout.clean_temp).
+        # their current unit; their temporary files are removed by the caller (Dataset.clean_temp).
         for c in children:
             try:
                 os.kill(c.pid, signal.SIGKILL)

@@ -200,7 +200,9 @@ _HEAD = 64 << 10
 _NO_STARTS = np.empty(0, np.int64)
 
 
-def iter_sequential_units(info: sources.InputInfo, cfg: Config, editions: list, describe: bool = False):
+def iter_sequential_units(
+    info: sources.InputInfo, cfg: Config, editions: list, describe: bool = False, digest_into: dict | None = None
+):
     """Read an input once and cut it into units at the first game start at or after every
     `unit_text_bytes` of text. Yields UnitSpec with the text as payload: the list of read
     pieces (a unit is never one big buffer: fresh memory above glibc's mmap threshold costs
@@ -212,7 +214,10 @@ def iter_sequential_units(info: sources.InputInfo, cfg: Config, editions: list, 
 
     describe=True (executors that ship units to other processes: Dask, process pools): units of
     an uncompressed regular file or object carry their byte range (`text_range`) instead of
-    their text, and the worker reads it; compressed inputs must still be decoded here."""
+    their text, and the worker reads it; compressed inputs must still be decoded here.
+
+    digest_into: a dict that gets "sha256", the SHA-256 of the input's bytes, once the input has
+    been read to its end (the reader hashes what it reads: no second pass)."""
     ranged = describe and info.compression == "none" and info.seekable and info.encoding == "utf-8"
 
     def unit(k: int, start: int, end: int, pieces: list, starts: np.ndarray | None, **kw) -> UnitSpec:
@@ -243,7 +248,7 @@ def iter_sequential_units(info: sources.InputInfo, cfg: Config, editions: list, 
     leading_fragment = False
     scanner = GameStarts(draughts=kinds.get(info.game_type).draughts_markers)
     known = _NO_STARTS  # game starts from base on, ascending
-    stream = sources.open_stream(info.path, info.compression, info.size, info.encoding)
+    stream = sources.open_stream(info.path, info.compression, info.size, info.encoding, cfg.storage_options)
     counted = 0  # input bytes accounted to units so far
     try:
         while True:
@@ -294,6 +299,8 @@ def iter_sequential_units(info: sources.InputInfo, cfg: Config, editions: list, 
         new = scanner.finish()
         known = np.concatenate((known, new[new >= base])) if len(new) else known
         counted = stream.input_count() - counted
+        if digest_into is not None and damage is None:
+            digest_into["sha256"] = stream.input_sha256()
     finally:
         try:
             stream.close()

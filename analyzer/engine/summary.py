@@ -3,10 +3,30 @@ OUT/_manifest/run.json), and its short form for a terminal."""
 
 from __future__ import annotations
 
+import dataclasses
 import platform
 import sys
+from typing import Any
 
 from analyzer.engine.config import version
+from analyzer.engine.dataset.records import UnitRecord
+
+
+@dataclasses.dataclass
+class SourceOutcome:
+    """What a run did with one source: its plan, and (once finished) its unit records, games,
+    rows and files; an unfinished one's reused records and job (its failed units are the run's)."""
+
+    plan: Any  # engine.scan.SourcePlan
+    engine: str | None = None
+    records: list[UnitRecord] | None = None  # every unit's record, once the source is finished
+    games: int | None = None
+    rows: int | None = None
+    reused: list[UnitRecord] = dataclasses.field(default_factory=list)
+    job: Any = None  # engine.executors.Job of a source this run analyzed
+    compact_seconds: float | None = None
+    files: int | None = None
+    input_sha256: str | None = None
 
 
 def _merge(into: dict, counts: dict) -> None:
@@ -15,11 +35,11 @@ def _merge(into: dict, counts: dict) -> None:
 
 
 def make_summary(
-    results: list[dict],
+    results: list[SourceOutcome],
     failures: list[dict],
     seconds: float,
     cfg,
-    workers: int,
+    options,
     executor,
     progress,
     compile_seconds: float = 0.0,
@@ -46,13 +66,13 @@ def make_summary(
     for f in failures:
         failed_by_source.setdefault(f["source"], []).append(f)
     for o in results:
-        plan = o["plan"]
+        plan = o.plan
         info = plan.info
-        job = o.get("job")
-        complete = o["records"] is not None
+        job = o.job
+        complete = o.records is not None
         # A finished source: every unit's record. Otherwise what this run analyzed and what it
         # reused (its failed units are listed apart, with the games they held where known).
-        recs = o["records"] if complete else [*(o.get("reused") or []), *(job.records if job else [])]
+        recs = o.records if o.records is not None else [*o.reused, *(job.records if job else [])]
         src_status: dict = {}
         src_games = 0
         for r in recs:
@@ -79,16 +99,17 @@ def make_summary(
             "action": plan.action,
             "note": plan.note,
             "editions": [e.id for e in plan.editions],
-            "engine": o["engine"],
+            "engine": o.engine,
             "complete": complete,
             "units": len(recs) if complete else (job.n_units if job else 0),
             "games": src_games,
-            "games_reused": sum(r["games"] for r in o.get("reused") or []),
+            "games_reused": sum(r["games"] for r in o.reused),
             "ok": src_status.get("ok", 0),
-            "rows": o["rows"],
+            "rows": o.rows,
             # finishing: staging renumbered and the units' files compacted into `files` files
-            "compact_seconds": o.get("compact_seconds"),
-            "files": o.get("files"),
+            "compact_seconds": o.compact_seconds,
+            "files": o.files,
+            "input_sha256": o.input_sha256,
             "units_failed": len(failed),
             "games_in_failed_units": sum(known),
             "failed_units_of_unknown_size": len(failed) - len(known),
@@ -96,9 +117,9 @@ def make_summary(
         per_source.append(entry)
         if not complete:
             continue  # failed units: listed in units_failed
-        if o["rows"] is not None and o["rows"] != src_games:
+        if o.rows is not None and o.rows != src_games:
             accounting.append(
-                f"{info.name}: the reader found {src_games} games but the games table holds {o['rows']} rows"
+                f"{info.name}: the reader found {src_games} games but the games table holds {o.rows} rows"
             )
         if src_games == 0:
             warnings.append(f"{info.name}: no games found in {info.path!r} (not a PGN/PDN file?)")
@@ -142,7 +163,7 @@ def make_summary(
         "platforms": dict(sorted(platforms.items(), key=lambda kv: -kv[1])),
         "fifty_automatic": sorted(e for e, ed in edition_objects.items() if getattr(ed, "fifty_is_automatic", False)),
         "in_force": in_force_notes(platforms, edition_objects),
-        "workers": workers,
+        "workers": options.workers,
         "engine": getattr(executor, "kind", None),
         "engine_by_source": {s["source"]: s["engine"] for s in per_source if s["engine"]},
         "versions": {

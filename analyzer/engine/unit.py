@@ -11,14 +11,37 @@ import numpy as np
 import pyarrow as pa
 
 from analyzer import arrow_compute as ac, tables
-from analyzer.engine import layout
 from analyzer.engine.config import READ_CHUNK, Config, UnitSpec, unit_fingerprint, version
-from analyzer.engine.parts import HeldPart, PartWriter, write_json
+from analyzer.engine.dataset import TABLES, TableWriter
 from analyzer.engine.region import RegionAnalyzer
 from analyzer.io import remote, sources
 
 
-def _feed_frames(spec: UnitSpec, ra: RegionAnalyzer, info: dict) -> str | None:
+class HeldPart:
+    """In-memory stand-in for a TableWriter: a unit's blocks stay in memory until its global
+    numbering is known and the final part is written once (engine.numbering)."""
+
+    def __init__(self, schema: pa.Schema):
+        self.schema = schema
+        self.tables: list[pa.Table] = []
+        self.rows = 0
+
+    def write(self, table: pa.Table) -> None:
+        if table.num_rows:
+            self.tables.append(table)
+            self.rows += table.num_rows
+
+    def table(self) -> pa.Table:
+        return pa.concat_tables(self.tables) if self.tables else self.schema.empty_table()
+
+    def close(self) -> None:
+        pass
+
+    def abort(self) -> None:
+        self.tables = []
+
+
+def _feed_frames(spec: UnitSpec, ra: RegionAnalyzer, info: dict, storage_options: dict) -> str | None:
     """Feed a frame unit's text: from its first strong game start (unless it holds frame 0) to
     the first strong game start at or after the end of its last frame. Returns a damage
     message when the text after the unit's frames could not be read to its end."""
@@ -28,7 +51,10 @@ def _feed_frames(spec: UnitSpec, ra: RegionAnalyzer, info: dict) -> str | None:
         ra.start_inside()
     local = 0  # text bytes decoded from the unit's own frames
     size = spec.input_size if spec.input_size >= 0 else None
-    for i, text in sources.iter_frames(spec.path, frames, spec.first_frame, spec.end_frame, spec.frame_base, size):
+    it = sources.iter_frames(
+        spec.path, frames, spec.first_frame, spec.end_frame, spec.frame_base, size, storage_options=storage_options
+    )
+    for i, text in it:
         if i == spec.end_frame:
             ra.set_end(local)
         if isinstance(text, Exception):
@@ -64,14 +90,15 @@ def provenance(spec: UnitSpec) -> dict:
     }
 
 
-def _read_text_range(spec: UnitSpec):
+def _read_text_range(spec: UnitSpec, storage_options: dict):
     """The text of a unit described by its byte range of an uncompressed input (Dask and
     process pools: the text is read where the unit runs, not shipped to it)."""
     assert spec.text_range is not None  # called for units described by a byte range only
     start, end = spec.text_range
     if remote.is_url(spec.path):
+        fs = remote.filesystem(spec.path, storage_options)
         for a in range(start, end, remote.STREAM_BLOCK):
-            yield remote.read_range(spec.path, a, min(a + remote.STREAM_BLOCK, end))
+            yield remote.read_range(spec.path, a, min(a + remote.STREAM_BLOCK, end), fs)
         return
     with open(spec.path, "rb") as fh:
         fh.seek(start)
@@ -93,17 +120,15 @@ def run_unit(spec: UnitSpec, cfg: Config, hold: bool = False) -> dict:
     layout.TABLES) under "_held", and the caller writes the final parts once the unit's
     numbering is known."""
     t0 = time.time()
-    remote.configure(cfg.storage_options)
     meta = provenance(spec)
-    schemas = [tables.SCHEMAS[t].with_metadata(meta) for t in layout.TABLES]
+    schemas = [tables.SCHEMAS[t].with_metadata(meta) for t in TABLES]
     held: list[HeldPart] = []  # hold: the tables stay in memory
-    staged: list[PartWriter] = []  # else: written to staging parts
+    staged: list[TableWriter] = []  # else: written to staging parts
     if hold:
         held = [HeldPart(s) for s in schemas]
     else:
-        paths = layout.staging_paths(cfg.out, spec.source, spec.index)
-        staged = [PartWriter(p, s) for p, s in zip(paths, schemas)]
-    writers: list[HeldPart | PartWriter] = [*held, *staged]
+        staged = cfg.dataset.unit_writers(spec.source, spec.index, schemas, staging=True)
+    writers: list[HeldPart | TableWriter] = [*held, *staged]
     counts: dict = {"status": {}, "events": {}, "rules": {}, "outcomes": {}}
 
     def sink(*parts: pa.Table) -> None:
@@ -126,11 +151,12 @@ def run_unit(spec: UnitSpec, cfg: Config, hold: bool = False) -> dict:
         )
         reason = None
         if spec.frames is not None:
-            reason = _feed_frames(spec, ra, info)
+            reason = _feed_frames(spec, ra, info, cfg.storage_options)
         else:
             if spec.leading_fragment:
                 ra.start_inside(after_oversized=True)
-            for piece in (spec.payload if spec.text_range is None else _read_text_range(spec)) or []:
+            pieces = spec.payload if spec.text_range is None else _read_text_range(spec, cfg.storage_options)
+            for piece in pieces or []:
                 view = memoryview(piece)
                 for k in range(0, len(piece), READ_CHUNK):
                     ra.feed(view[k : k + READ_CHUNK])
@@ -162,8 +188,8 @@ def run_unit(spec: UnitSpec, cfg: Config, hold: bool = False) -> dict:
     if hold:
         record["_held"] = tuple(w.table() for w in held)
         return record
-    layout.name_parts(cfg.out, record, tuple((w.name, w.description) for w in staged))
-    write_json(record, layout.unit_record_path(cfg.out, spec.source, spec.index))
+    cfg.dataset.name_parts(record, [w.description for w in staged])  # type: ignore[arg-type]
+    cfg.dataset.write_unit_record(record)  # type: ignore[arg-type]
     return record
 
 

@@ -5,8 +5,10 @@ fsspec and the package of each protocol (s3fs, gcsfs, adlfs, aiohttp) are option
 its local path first), so the local code paths do not import fsspec.
 
 Options: the protocol's standard environment (for S3: AWS_ENDPOINT_URL, AWS_PROFILE, the
-credential chain of botocore) and `--storage-option [PROTOCOL.]KEY=VALUE`, kept for the
-process by `configure()` and carried to workers in `Config.storage_options`.
+credential chain of botocore) and `--storage-option [PROTOCOL.]KEY=VALUE`: a mapping
+{protocol or "*": {key: value}} that every call takes as an argument (`storage_options`), and
+that a scan carries to its workers in `Config.storage_options`. There is no process-wide
+setting: two readers of two stores in one process each keep their own options.
 
 Every ranged read goes through `read_range`: retried with exponential backoff (and jitter) on
 transient errors (connection reset, timeout, 5xx, 429, a short body), never on a missing or
@@ -22,6 +24,8 @@ import random
 import threading
 import time
 
+from analyzer.errors import MissingExtra
+
 log = logging.getLogger("analyzer")
 
 RETRIES = 6  # attempts per ranged read (the first included)
@@ -29,13 +33,8 @@ BACKOFF = 0.25  # seconds before the second attempt; doubled each time (+-50% ji
 BACKOFF_MAX = 8.0
 STREAM_BLOCK = 8 << 20  # ranged reads of a sequentially read (single-frame) input
 
-_OPTIONS: dict[str, dict] = {}  # protocol (or "*") -> fsspec options
 _LOCK = threading.Lock()
 STATS = {"ranged_reads": 0, "retries": 0, "bytes": 0}  # this process, for measurements and tests
-
-
-class MissingExtra(Exception):
-    """A URL was given but the optional cloud dependencies are not installed."""
 
 
 def is_url(path) -> bool:
@@ -84,26 +83,15 @@ def options_from_args(items: list[str]) -> dict:
     return out
 
 
-def configure(options: dict | None) -> None:
-    """Set this process's storage options ({protocol or "*": {key: value}})."""
-    with _LOCK:
-        _OPTIONS.clear()
-        for k, v in (options or {}).items():
-            _OPTIONS[k] = dict(v)
+def options_for(proto: str, storage_options: dict | None) -> dict:
+    """The fsspec options of one protocol in a {protocol or "*": {key: value}} mapping."""
+    storage_options = storage_options or {}
+    return {**storage_options.get("*", {}), **storage_options.get(proto, {})}
 
 
-def current_options() -> dict:
-    with _LOCK:
-        return {k: dict(v) for k, v in _OPTIONS.items()}
-
-
-def options_for(proto: str) -> dict:
-    with _LOCK:
-        return {**_OPTIONS.get("*", {}), **_OPTIONS.get(proto, {})}
-
-
-def filesystem(url: str):
-    """The fsspec filesystem of a URL, with this process's options (fsspec caches instances)."""
+def filesystem(url: str, storage_options: dict | None = None):
+    """The fsspec filesystem of a URL, with the options the caller gives ({protocol or "*":
+    {key: value}}; fsspec caches instances by their options)."""
     try:
         import fsspec
     except ImportError:
@@ -111,7 +99,7 @@ def filesystem(url: str):
             f"{url}: URLs need the optional dependencies: pip install 'draw-rule-analyzer[cloud]'"
         ) from None
     proto = protocol(url)
-    opts = options_for(proto)
+    opts = options_for(proto, storage_options)
     # Listings are never cached: other processes (workers, other runs) write under OUT, and a
     # cached listing would hide their objects (s3fs answers `exists` from it).
     opts.setdefault("use_listings_cache", False)
@@ -196,11 +184,11 @@ def with_retries(what: str, fn, *args, **kwargs):
     raise AssertionError("unreachable")
 
 
-def read_range(url: str, start: int, end: int, fs=None) -> bytes:
+def read_range(url: str, start: int, end: int, fs=None, storage_options: dict | None = None) -> bytes:
     """Bytes [start, end) of an object: one ranged request (more only on transient errors)."""
     if end <= start:
         return b""
-    fs = fs or filesystem(url)
+    fs = fs or filesystem(url, storage_options)
 
     def once() -> bytes:
         data = fs.cat_file(url, start=start, end=end)
@@ -219,9 +207,9 @@ def read_range(url: str, start: int, end: int, fs=None) -> bytes:
     return with_retries(f"read of {url} bytes {start}-{end - 1}", once)
 
 
-def info(url: str) -> dict:
+def info(url: str, storage_options: dict | None = None) -> dict:
     """{"size": int or None, "mtime": float, "etag": str} of an object; FileNotFoundError."""
-    fs = filesystem(url)
+    fs = filesystem(url, storage_options)
     d = with_retries(f"info of {url}", fs.info, url)
     if d.get("type") == "directory":
         raise IsADirectoryError(url)
@@ -239,13 +227,15 @@ class RangedReader(io.RawIOBase):
     """A sequential reader of a whole object in ranged reads of `block` bytes (each retried by
     read_range): a dropped connection costs one block, not the input."""
 
-    def __init__(self, url: str, size: int, block: int = STREAM_BLOCK, start: int = 0):
+    def __init__(
+        self, url: str, size: int, block: int = STREAM_BLOCK, start: int = 0, storage_options: dict | None = None
+    ):
         self.url = url
         self.size = size
         self.block = block
         self.pos = start
         self.buf = b""
-        self.fs = filesystem(url)
+        self.fs = filesystem(url, storage_options)
 
     def readable(self):
         return True
@@ -280,16 +270,16 @@ GAME_EXTENSIONS = (
 )
 
 
-def expand(url: str) -> list[str]:
+def expand(url: str, storage_options: dict | None = None) -> list[str]:
     """A URL with glob characters -> the matching objects (sorted); a URL ending in `/` -> the
     game files under that prefix (by extension); anything else -> [url]."""
     proto = protocol(url)
     if url.endswith("/"):
-        fs = filesystem(url)
+        fs = filesystem(url, storage_options)
         found = with_retries(f"list of {url}", fs.find, url)
         names = [n for n in found if n.lower().endswith(GAME_EXTENSIONS)]
     elif any(c in url.split("://", 1)[1] for c in GLOB_CHARS):
-        fs = filesystem(url)
+        fs = filesystem(url, storage_options)
         names = with_retries(f"glob of {url}", fs.glob, url)
     else:
         return [url]

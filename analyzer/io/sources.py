@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import zstandard
 
+from analyzer.errors import InputError
 from analyzer.io import remote
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
@@ -31,10 +32,6 @@ BZ2_MAGIC = b"BZh"
 READ_SIZE = 4 << 20
 PARQUET_MAGIC = b"PAR1"
 log = logging.getLogger("analyzer")
-
-
-class InputError(Exception):
-    """An input that cannot be read (missing, unreadable, damaged): a message for the user."""
 
 
 @dataclass(frozen=True)
@@ -252,6 +249,31 @@ SNIFF_BYTES = 1 << 16
 DIGEST_BYTES = 1 << 20
 
 
+def file_sha256(path: str, stop=None) -> str | None:
+    """The SHA-256 of a local file read in order (for inputs whose units read it by pieces, such
+    as pzstd frame units); None if `stop()` became true before the end."""
+    h = hashlib.sha256()
+    with open(path, "rb", buffering=0) as fh:
+        while chunk := fh.read(8 << 20):
+            h.update(chunk)
+            if stop is not None and stop():
+                return None
+    return h.hexdigest()
+
+
+def input_sha256(info: InputInfo, storage_options: dict | None = None) -> str | None:
+    """The SHA-256 of an input's bytes as they are now (a local file, or an object read
+    through once); None for a stream, which cannot be read again."""
+    if not info.seekable:
+        return None
+    if info.url:
+        with open_stream(info.path, "none", info.size, storage_options=storage_options) as fh:
+            while fh.read(8 << 20):
+                pass
+            return fh.input_sha256()
+    return file_sha256(info.path)
+
+
 def _read_head(fh, n: int) -> bytes:
     parts = []
     got = 0
@@ -300,7 +322,7 @@ def _digest(path: str, size: int) -> str:
     return h.hexdigest()[:20]
 
 
-def inspect(path: str, name: str | None = None) -> InputInfo:
+def inspect(path: str, name: str | None = None, storage_options: dict | None = None) -> InputInfo:
     """Stat and sniff an input; InputError with a clear message when it cannot be read.
 
     A regular file is sniffed by reading its head (it is reopened later). Anything else
@@ -308,7 +330,7 @@ def inspect(path: str, name: str | None = None) -> InputInfo:
     bytes are kept for the reader (`open_stream`), so nothing is lost."""
     name = text_name(name) if name else source_name(path)
     if remote.is_url(path):
-        return _inspect_url(path, name)
+        return _inspect_url(path, name, storage_options)
     try:
         if path == "-":
             st = None
@@ -373,16 +395,17 @@ def _glob_hint(path: str) -> str:
     return f"to scan the game files in it, give a glob: '{path.rstrip('/')}/*.{'pdn' if pdn else 'pgn'}*'"
 
 
-def _inspect_url(url: str, name: str) -> InputInfo:
+def _inspect_url(url: str, name: str, storage_options: dict | None) -> InputInfo:
     """Stat and sniff an object by URL: its info, then its first and last MiB (two ranged
     reads, which also give the digest). An object of unknown size is read as a stream."""
     try:
-        meta = remote.info(url)
+        fs = remote.filesystem(url, storage_options)
+        meta = remote.info(url, storage_options)
         size = meta["size"]
         if size is None:
             raise InputError(f"{url}: the server gives no size (Content-Length); download it first")
-        head = remote.read_range(url, 0, min(size, DIGEST_BYTES))
-        tail = remote.read_range(url, max(size - DIGEST_BYTES, DIGEST_BYTES), size) if size > DIGEST_BYTES else b""
+        head = remote.read_range(url, 0, min(size, DIGEST_BYTES), fs)
+        tail = remote.read_range(url, max(size - DIGEST_BYTES, DIGEST_BYTES), size, fs) if size > DIGEST_BYTES else b""
     except FileNotFoundError:
         raise InputError(f"{url}: no such object") from None
     except PermissionError as exc:
@@ -443,28 +466,44 @@ def _decoder(raw, compression: str):
 
 
 class _Counting(_Wrapper):
-    """Counts the (compressed) bytes read from the input, for progress."""
+    """Counts the (compressed) bytes read from the input, for progress, and hashes them: the
+    SHA-256 of the input's bytes as read, comparable with a published checksum (Lichess's
+    sha256sums.txt), known once the input has been read to its end."""
 
     def __init__(self, raw):
         super().__init__(raw)
         self.count = 0
+        self.hash = hashlib.sha256()
+        self.at_end = False
 
     def readinto(self, b):
         n = self.inner.readinto(b)
-        self.count += n or 0
+        if n:
+            self.count += n
+            self.hash.update(memoryview(b)[:n])
+        elif n == 0:
+            self.at_end = True
         return n
 
+    def sha256(self) -> str | None:
+        return self.hash.hexdigest() if self.at_end else None
 
-def open_stream(path: str, compression: str, size: int | None = None, encoding: str = "utf-8"):
+
+def open_stream(
+    path: str, compression: str, size: int | None = None, encoding: str = "utf-8", storage_options: dict | None = None
+):
     """A binary file object of decompressed bytes (reads across zstd frames), UTF-8 (text in
     another `encoding` is transcoded); its `input_count()` tells how many input bytes have been
-    read. A non-seekable input inspected before is read from its kept stream, once."""
+    read, and `input_sha256()` their SHA-256 once the input has been read to its end (else
+    None). A non-seekable input inspected before is read from its kept stream, once (the bytes
+    sniffed then are part of the hash)."""
     kept = _STREAMS.pop(path, None)
     raw: io.RawIOBase
     if kept is not None:
         raw = kept
     elif remote.is_url(path):
-        raw = remote.RangedReader(path, size if size is not None and size >= 0 else remote.info(path)["size"])
+        known = size if size is not None and size >= 0 else remote.info(path, storage_options)["size"]
+        raw = remote.RangedReader(path, known, storage_options=storage_options)
     elif path == "-":
         raw = _Prefixed(b"", sys.stdin.buffer)
     else:
@@ -475,6 +514,7 @@ def open_stream(path: str, compression: str, size: int | None = None, encoding: 
         stream = io.BufferedReader(_Transcoded(stream, encoding), buffer_size=READ_SIZE)
     try:
         stream.input_count = lambda: counting.count
+        stream.input_sha256 = counting.sha256
     except AttributeError:  # (a C type without a __dict__: wrap it)
         stream = _WithCount(stream, counting)
     return stream
@@ -487,6 +527,9 @@ class _WithCount(_Wrapper):
 
     def input_count(self) -> int:
         return self.counting.count
+
+    def input_sha256(self) -> str | None:
+        return self.counting.sha256()
 
     def read(self, n=-1):
         return self.inner.read(n)
@@ -627,7 +670,9 @@ def _frame_after_header(head: bytes, offset: int) -> Frame | None:
     return Frame(offset + 12, csize)
 
 
-def pzstd_frames(path: str, size: int | None = None, stats: dict | None = None) -> list[Frame] | None:
+def pzstd_frames(
+    path: str, size: int | None = None, stats: dict | None = None, storage_options: dict | None = None
+) -> list[Frame] | None:
     """Frames of a pzstd file, found by walking the 12-byte skippable headers without decoding.
 
     Returns None when the file does not start with pzstd's skippable frame (then it must be read
@@ -635,7 +680,8 @@ def pzstd_frames(path: str, size: int | None = None, stats: dict | None = None) 
     with ranged reads (`stats["reads"]` counts them): see _walk_url.
     """
     if remote.is_url(path):
-        return _walk_url(path, size if size is not None else remote.info(path)["size"], stats)
+        known = size if size is not None else remote.info(path, storage_options)["size"]
+        return _walk_url(path, known, stats, storage_options)
     frames = []
     size = os.path.getsize(path)
     with open(path, "rb") as fh:
@@ -655,13 +701,13 @@ def pzstd_frames(path: str, size: int | None = None, stats: dict | None = None) 
 WALK_AHEAD = 64 << 10  # bytes read after a header when the frames are small enough to share a read
 
 
-def _walk_url(url: str, size: int, stats: dict | None) -> list[Frame] | None:
+def _walk_url(url: str, size: int, stats: dict | None, storage_options: dict | None) -> list[Frame] | None:
     """The header walk by ranged reads. Each header's position is known only from the one
     before, so the reads are sequential: one per header when frames are large (Lichess: ~5 MB
     compressed, so 12-byte reads; reading ahead would fetch a frame's worth of bytes per
     header for nothing), and one per WALK_AHEAD bytes when they are small enough for several
     headers to share a read."""
-    fs = remote.filesystem(url)
+    fs = remote.filesystem(url, storage_options)
     frames: list[Frame] = []
     block = b""
     block_start = 0
@@ -688,13 +734,13 @@ def _walk_url(url: str, size: int, stats: dict | None) -> list[Frame] | None:
     return frames if len(frames) > 1 else None
 
 
-def next_frame(path: str, offset: int, size: int | None) -> Frame | None:
+def next_frame(path: str, offset: int, size: int | None, storage_options: dict | None = None) -> Frame | None:
     """The frame whose skippable header starts at `offset` (after the last known one), or None
     at the end of the file or where no pzstd header is."""
     if size is not None and offset + 12 > size:
         return None
     if remote.is_url(path):
-        head = remote.read_range(path, offset, offset + 12)
+        head = remote.read_range(path, offset, offset + 12, storage_options=storage_options)
     else:
         with open(path, "rb") as fh:
             fh.seek(offset)
@@ -740,7 +786,13 @@ def _decode_frame(dctx, data) -> memoryview:
 
 
 def iter_frames(
-    path: str, frames: list[Frame], first: int, end: int | None = None, base: int = 0, size: int | None = None
+    path: str,
+    frames: list[Frame],
+    first: int,
+    end: int | None = None,
+    base: int = 0,
+    size: int | None = None,
+    storage_options: dict | None = None,
 ):
     """Decode frames first, first+1, ... one at a time: yields (index, text or ZstdError); the
     text is a view that is valid until the next frame is decoded.
@@ -753,6 +805,7 @@ def iter_frames(
     """
     dctx = zstandard.ZstdDecompressor(max_window_size=1 << 31)
     url = remote.is_url(path)
+    fs = remote.filesystem(path, storage_options) if url else None
     frames = list(frames)
     fh = None if url else open(path, "rb")  # noqa: SIM115 - a generator: closed in its finally
     own = b""
@@ -761,13 +814,13 @@ def iter_frames(
         if url and end is not None and end > first and end - base <= len(frames):
             a, b = frames[first - base], frames[end - 1 - base]
             own_start = a.offset
-            own = remote.read_range(path, a.offset, b.offset + b.size)
+            own = remote.read_range(path, a.offset, b.offset + b.size, fs)
         i = first
         while True:
             j = i - base
             if j >= len(frames):
                 last = frames[-1] if frames else None
-                fr = next_frame(path, last.offset + last.size, size) if last else None
+                fr = next_frame(path, last.offset + last.size, size, storage_options) if last else None
                 if fr is None:
                     return
                 frames.append(fr)
@@ -777,7 +830,7 @@ def iter_frames(
                     data = own[fr.offset - own_start : fr.offset - own_start + fr.size]
                 else:
                     own = b""
-                    data = remote.read_range(path, fr.offset, fr.offset + fr.size)
+                    data = remote.read_range(path, fr.offset, fr.offset + fr.size, fs)
             else:
                 assert fh is not None  # a local file: opened above
                 fh.seek(fr.offset)

@@ -118,20 +118,23 @@ def _draw_all(rep: Report, fig_dir: str) -> list[dict]:
     return list(done.values())
 
 
-def write_report(out_dir: str, report_dir: str | None = None, partial: bool = False) -> str:
-    """Write the tables, figures and index.html under report_dir (default OUT_DIR/report, or
-    ./report when OUT is a URL); returns the path of index.html. `partial`: include what
-    unfinished sources hold (the page says so; the CLI refuses such an OUT without it)."""
-    from analyzer.io import remote
+def write_report(out, report_dir: str | None = None, partial: bool = False, check: str = "digest") -> str:
+    """Write the tables, figures and index.html under report_dir (default OUT/report, or
+    ./report when OUT is a URL); returns the path of index.html. `out`: a Dataset
+    (engine.dataset) or the folder or URL of one. `partial`: include what unfinished sources
+    hold (the page says so; the CLI refuses such an OUT without it). `check`: how each table
+    file is checked before it is read ("digest", its SHA-256, by default)."""
+    from analyzer.engine.dataset import Dataset
 
-    url = remote.is_url(out_dir)
-    if not url and not os.path.isdir(out_dir):
+    ds = out if isinstance(out, Dataset) else Dataset(out)
+    out_dir = ds.root
+    if not ds.remote and not os.path.isdir(out_dir):
         raise FileNotFoundError(f"{out_dir}: not a directory")
     # The report is written on local disk; for tables on an object store, ./report by default.
-    report_dir = report_dir or ("report" if url else os.path.join(out_dir, "report"))
+    report_dir = report_dir or ("report" if ds.remote else os.path.join(out_dir, "report"))
     fig_dir = os.path.join(report_dir, "figures")
     os.makedirs(fig_dir, exist_ok=True)
-    rep = build(out_dir, partial=partial)
+    rep = build(ds, partial=partial, check=check)
     done = _draw_all(rep, fig_dir)
     written = []
     for name, df in rep.tables.items():
@@ -141,7 +144,7 @@ def write_report(out_dir: str, report_dir: str | None = None, partial: bool = Fa
             df = df.with_columns(pl.lit(True).alias("partial"))
         files.write_table(df, report_dir, name)
         written.append({"name": name, "csv": name + ".csv", "parquet": name + ".parquet", "rows": f"{df.height:,}"})
-    games = show.write_example_pages(out_dir, rep, os.path.join(report_dir, "games"))
+    games = show.write_example_pages(ds, rep, os.path.join(report_dir, "games"))
     html = page.render(rep, out_dir, done, written, games)
     path = os.path.join(report_dir, "index.html")
     tmp = path + ".tmp"

@@ -1,7 +1,7 @@
 """Read an `analyzer scan --out` directory a piece at a time and reduce it to small additive
 aggregates (counts), so that neither an OUT of hundreds of monthly dumps nor one dump of 90 M
 games is ever loaded whole: the committed files are read in chunks of at most CHUNK_GAMES games
-of one source (engine.manifest.chunks: small files grouped, a compacted file by game_index
+of one source (engine.dataset.Dataset.chunks: small files grouped, a compacted file by game_index
 range, its other row groups skipped by their statistics); each chunk's `games`, `verdicts` and
 `events` are scanned lazily (polars), joined on `game_index`, grouped, and only the grouped
 counts are kept. Every count is a sum over games, so the chunks' aggregates are added up
@@ -30,8 +30,10 @@ import os
 from dataclasses import dataclass, field
 
 import polars as pl
+import pyarrow as pa
 
 from analyzer import codes, tables
+from analyzer.errors import DatasetError
 from analyzer.report import audit
 
 PLATFORMS = ("lichess", "chess.com", "otb", "other")
@@ -136,34 +138,18 @@ class Collected:
 CHUNK_GAMES = int(os.environ.get("ANALYZER_REPORT_CHUNK_GAMES", "100000"))
 
 
-def _chunks(out_dir: str, partial: bool = False) -> list:
-    """OUT's committed files in chunks (engine.manifest: a damaged or missing file raises
-    DatasetError; unfinished sources only with `partial`)."""
-    from analyzer.engine import manifest
-
-    return manifest.chunks(out_dir, CHUNK_GAMES, partial=partial)
-
-
-def _scan(chunk, table: str, schema, cols: list[str]) -> pl.LazyFrame:
-    """The columns `cols` of a chunk's rows of a table; `source` (the partition key, not a
-    column of the files) is the source's name, as its record gives it."""
+def _scan(ds, chunk, table: str, schema, cols: list[str]) -> pl.LazyFrame:
+    """The columns `cols` of a chunk's rows of a table (its files checked by the Dataset);
+    `source` (the partition key, not a column of the files) is the source's name, as its
+    record gives it."""
     files, d = chunk.files[table], chunk.source
     stored = [c for c in cols if c != "source"]
     if not files:
         empty = pl.from_arrow(schema.empty_table())
         assert isinstance(empty, pl.DataFrame)  # from a Table, not an Array: a DataFrame
         lf = empty.lazy()
-    elif "://" in files[0]:
-        import pyarrow.dataset as ds
-
-        from analyzer.io import remote
-
-        dataset = ds.dataset(
-            [f.split("://", 1)[1] for f in files], format="parquet", filesystem=remote.filesystem(files[0])
-        )
-        lf = pl.scan_pyarrow_dataset(dataset)
     else:
-        lf = pl.scan_parquet(files, hive_partitioning=False)
+        lf = ds.scan_files(files)
     if chunk.filtered:  # a range of a compacted file: the row groups outside it are not read
         lf = lf.filter(pl.col("game_index").is_between(chunk.games[0], chunk.games[1], closed="left"))
     lf = lf.select(stored).with_columns(pl.col(pl.Categorical).cast(pl.String))
@@ -172,11 +158,11 @@ def _scan(chunk, table: str, schema, cols: list[str]) -> pl.LazyFrame:
     return lf
 
 
-def _queries(chunk, editions: dict[str, list[str]]) -> dict[str, pl.LazyFrame]:
+def _queries(ds, chunk, editions: dict[str, list[str]]) -> dict[str, pl.LazyFrame]:
     """The aggregates of one chunk, as lazy queries (run together by collect_all)."""
-    g = _scan(chunk, "games", tables.GAMES_SCHEMA, _GAME_COLS)
-    v = _scan(chunk, "verdicts", tables.VERDICTS_SCHEMA, _VERDICT_COLS)
-    e = _scan(chunk, "events", tables.EVENTS_SCHEMA, ["edition", "game_index", "rule", "kind", "outcome"])
+    g = _scan(ds, chunk, "games", tables.GAMES_SCHEMA, _GAME_COLS)
+    v = _scan(ds, chunk, "verdicts", tables.VERDICTS_SCHEMA, _VERDICT_COLS)
+    e = _scan(ds, chunk, "events", tables.EVENTS_SCHEMA, ["edition", "game_index", "rule", "kind", "outcome"])
     e = e.filter(pl.col("kind") != "offer")
     gs = g.filter(pl.col("status") == "ok").with_columns(
         pl.col("date").dt.truncate("1mo").alias("month"),
@@ -345,12 +331,13 @@ def _queries(chunk, editions: dict[str, list[str]]) -> dict[str, pl.LazyFrame]:
     return q
 
 
-def _editions(chunks: list) -> dict[str, list[str]]:
+def _editions(ds, chunks: list) -> dict[str, list[str]]:
     """game_type -> editions present in the verdicts (in the order of codes / first seen)."""
     seen = None
     for k in range(0, len(chunks), 8):
         frames = [
-            _scan(c, "verdicts", tables.VERDICTS_SCHEMA, ["game_type", "edition"]).unique() for c in chunks[k : k + 8]
+            _scan(ds, c, "verdicts", tables.VERDICTS_SCHEMA, ["game_type", "edition"]).unique()
+            for c in chunks[k : k + 8]
         ]
         got = pl.concat([*([] if seen is None else [seen]), *pl.collect_all(frames)])
         seen = got.unique(maintain_order=True)
@@ -413,12 +400,12 @@ def _detached(df: pl.DataFrame) -> pl.DataFrame:
     return pl.read_ipc(buf)
 
 
-def reduce_chunks(chunks: list, editions: dict[str, list[str]], batch: int = 8) -> dict[str, list[pl.DataFrame]]:
+def reduce_chunks(ds, chunks: list, editions: dict[str, list[str]], batch: int = 8) -> dict[str, list[pl.DataFrame]]:
     """Every chunk's aggregates, by name; the additive ones added up as they come (at most 64
     frames held per name), every one detached from the chunk it came from."""
     parts: dict[str, list[pl.DataFrame]] = {}
     for group in _batches(chunks, batch):
-        queries = [_queries(c, editions) for c in group]
+        queries = [_queries(ds, c, editions) for c in group]
         names = [(i, n) for i, q in enumerate(queries) for n in q]
         frames = pl.collect_all([queries[i][n] for i, n in names])
         for (_, n), df in zip(names, frames):
@@ -428,12 +415,21 @@ def reduce_chunks(chunks: list, editions: dict[str, list[str]], batch: int = 8) 
     return parts
 
 
-def collect(out_dir: str, batch: int = 8, partial: bool = False) -> Collected:
-    """The aggregates of every source under out_dir (a folder or an object-store URL), added
-    up (see the module docstring)."""
-    chunks = _chunks(out_dir, partial)
-    editions = _editions(chunks)
-    parts = reduce_chunks(chunks, editions, batch)
+def collect(ds, batch: int = 8, partial: bool = False, check: str = "digest", states=None) -> Collected:
+    """The aggregates of every source of a Dataset (a folder or an object-store URL), added
+    up (see the module docstring). Every file is checked before it is read (`check`, by the
+    Dataset), the games read per source are compared with its record, and a file that cannot
+    be read is a DatasetError, never a number: a damaged OUT gives no report."""
+    states = ds.sources() if states is None else states
+    chunks = ds.chunks(CHUNK_GAMES, partial=partial, check=check, states=states)
+    try:
+        editions = _editions(ds, chunks)
+        parts = reduce_chunks(ds, chunks, editions, batch)
+    except (pl.exceptions.PolarsError, OSError, pa.ArrowException) as exc:
+        raise DatasetError(
+            f"{ds.root}: a table file could not be read ({type(exc).__name__}: {str(exc).splitlines()[0]}); "
+            f"`analyzer verify {ds.root}` lists the damage and the command that repairs it"
+        ) from None
     for n, keys in _SUM_BY.items():
         frames = [f for f in parts.get(n, []) if f.height]
         if len(frames) > 1:
@@ -455,6 +451,7 @@ def collect(out_dir: str, batch: int = 8, partial: bool = False) -> Collected:
         ),
     )
     t["coverage"] = coverage
+    _compare_with_records(ds, coverage, states)
     out.sources = sorted(coverage["source"].unique().to_list())
     for name, keys in _SUM_BY.items():
         if name in ("cube", "coverage"):
@@ -478,6 +475,21 @@ def collect(out_dir: str, batch: int = 8, partial: bool = False) -> Collected:
     ag = _cat(parts, "audit_games", None)
     t["audit_games"] = ag.sort("category", "kind", "source", "game_index") if ag is not None else None
     return out
+
+
+def _compare_with_records(ds, coverage: pl.DataFrame, states) -> None:
+    """The games read of each finished source against its record: a report never publishes a
+    number from a table that holds fewer (or more) games than the record committed."""
+    read = dict(coverage.group_by("source").agg(pl.col("games").sum()).iter_rows())
+    wrong = []
+    for state in states:
+        if state.complete and read.get(state.name, 0) != state.games:
+            wrong.append(f"{state.name}: {read.get(state.name, 0):,} games read, its record commits {state.games:,}")
+    if wrong:
+        raise DatasetError(
+            f"{ds.root}: the tables do not hold the games their records commit ({'; '.join(wrong[:3])}); "
+            f"`analyzer verify {ds.root} --deep` lists the damage and the command that repairs it"
+        )
 
 
 def _cat(parts, name, empty):

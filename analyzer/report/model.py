@@ -491,15 +491,19 @@ def missed_by_rule(cube: pl.DataFrame) -> pl.DataFrame:
 SUMMARY_BY = {"time_control_class": "summary_by_time_control", "rating_band": "summary_by_rating_band"}
 
 
-def build(out_dir: str, partial: bool = False) -> Report:
-    c = collect(out_dir, partial=partial)
+def build(ds, partial: bool = False, check: str = "digest") -> Report:
+    """The report's tables from a Dataset (engine.dataset; or its folder or URL), every file
+    checked (`check`)."""
+    from analyzer.engine.dataset import as_dataset
+
+    ds = as_dataset(ds)
+    states = ds.sources()
+    c = collect(ds, partial=partial, check=check, states=states)
     rep = Report(collected=c)
     if partial:
-        from analyzer.engine import manifest
-
         rep.partial = [
             {"source": s.name, "games": s.games, "expected_games": s.expected_games, "note": s.note}
-            for s in manifest.incomplete(out_dir)
+            for s in ds.incomplete(states)
         ]
     collected_cube, coverage = c.tables["cube"], c.tables["coverage"]
     assert collected_cube is not None and coverage is not None  # collect() makes them, empty if need be

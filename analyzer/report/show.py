@@ -11,7 +11,6 @@ the game's byte offset; when that input is gone or changed, the timeline is show
 
 from __future__ import annotations
 
-import bisect
 import io
 import os
 import re
@@ -19,10 +18,10 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from analyzer.errors import GameNotFound
 from analyzer.report import audit
 
 LICHESS = re.compile(r"^https?://(?:www\.)?lichess\.org/([A-Za-z0-9]{8})")
-WINDOW = 1 << 18  # bytes of text read from a game's start (grown for a longer game)
 MAX_GAME = 16 << 20
 REPORT_READ_BUDGET = 1 << 31  # text bytes the report decodes per source for example boards
 KIND_TEXT = {
@@ -39,10 +38,6 @@ OUTCOME_TEXT = {
     "automatic": "the game ends here under this edition",
     "ended": "the game ended here, not drawn",
 }
-
-
-class GameNotFound(LookupError):
-    pass
 
 
 @dataclass
@@ -91,18 +86,26 @@ def parse_game(game: str) -> tuple[str | None, int | None, str | None]:
     return None, None, game.strip()
 
 
-def _scan(out_dir: str, table: str, partial: bool = False) -> pl.LazyFrame:
-    from analyzer import api
+def _scan(ds, table: str, partial: bool = False, check: str = "digest") -> pl.LazyFrame:
+    """A table of the Dataset, its files checked (a damaged one raises DatasetError)."""
+    import warnings
 
-    scan = {"games": api.scan_games, "verdicts": api.scan_verdicts, "events": api.scan_events}[table]
-    lf = scan(out_dir, partial=partial)
+    from analyzer.engine.dataset import as_dataset
+    from analyzer.errors import DatasetError
+
+    ds = as_dataset(ds)
+    if not ds.is_dataset():
+        raise DatasetError(f"{ds.root}: not an analyzer scan output (no _manifest folder)")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (unfinished sources are left out: show says "no game")
+        lf = ds.scan(table, partial=partial, check=check)
     return lf.with_columns(pl.col(pl.Categorical).cast(pl.String))
 
 
-def find(out_dir: str, game: str) -> tuple[str, int]:
+def find(ds, game: str, check: str = "digest") -> tuple[str, int]:
     """The (source, game_index) GAME names; GameNotFound otherwise."""
     source, index, site = parse_game(game)
-    g = _scan(out_dir, "games")
+    g = _scan(ds, "games", check=check)
     if site is None:
         hit = g.filter((pl.col("source") == source) & (pl.col("game_index") == index)).select("source", "game_index")
     else:
@@ -111,7 +114,7 @@ def find(out_dir: str, game: str) -> tuple[str, int]:
         hit = g.filter(cond).select("source", "game_index")
     rows = hit.head(2).collect().rows()
     if not rows:
-        raise GameNotFound(f"no game {game!r} in {out_dir}")
+        raise GameNotFound(f"no game {game!r} in {ds.root}")
     return rows[0]
 
 
@@ -136,173 +139,37 @@ def _rows(tables: dict[str, pl.LazyFrame], source: str, indexes: list[int]) -> d
     return views
 
 
-def _tables(out_dir: str, partial: bool = False) -> dict[str, pl.LazyFrame]:
-    return {t: _scan(out_dir, t, partial) for t in ("games", "verdicts", "events")}
+def _tables(ds, partial: bool = False, check: str = "digest") -> dict[str, pl.LazyFrame]:
+    return {t: _scan(ds, t, partial, check) for t in ("games", "verdicts", "events")}
 
 
-def load(out_dir: str, source: str, game_index: int, text: str | None = None, read: bool = True) -> GameView:
-    """The game's rows of the three tables, and its moves: from `text`, or read from the input
-    (when `read`)."""
-    view = _rows(_tables(out_dir), source, [game_index]).get(game_index)
+def load(
+    ds, source: str, game_index: int, text: str | None = None, read: bool = True, check: str = "digest"
+) -> GameView:
+    """The game's view: its rows of the three tables and, with `read`, its moves from the
+    input's text (or from `text`)."""
+    from analyzer.engine.dataset import as_dataset
+
+    ds = as_dataset(ds)
+    view = _rows(_tables(ds, check=check), source, [game_index]).get(game_index)
     if view is None:
-        raise GameNotFound(f"no game {source}#{game_index} in {out_dir}")
-    return _with_moves(view, out_dir, text, read)
+        raise GameNotFound(f"no game {source}#{game_index} in {ds.root}")
+    return _with_moves(view, ds, text, read)
 
 
-def _with_moves(view: GameView, out_dir: str, text: str | None, read: bool) -> GameView:
+def _with_moves(view: GameView, ds, text: str | None, read: bool) -> GameView:
     if view.game["game_type"] != "chess":
         view.note = "the board is drawn for chess games only"
         return view
     why = None
     if text is None and read:
-        texts, why = read_texts(out_dir, view.source, [view.game["byte_offset"]], window=MAX_GAME)
+        texts, why = ds.game_texts(view.source, [view.game["byte_offset"]], window=MAX_GAME)
         text = texts.get(view.game["byte_offset"])
     if text is None:
         view.note = why or "the game's text was not read"
         return view
     replay(view, text)
     return view
-
-
-# ----------------------------------------------------------------------------------------------
-# The game's text, from the input the scan read
-
-
-def _record_of(out_dir: str, source: str) -> dict:
-    """The source's record ({} when it is missing or damaged: the text is then not read)."""
-    from analyzer.engine import layout, manifest
-
-    try:
-        return manifest.read_source_record(out_dir, layout.source_dir(source)) or {}
-    except (OSError, ValueError):
-        return {}
-
-
-def _frame_units(record: dict) -> list[tuple[int, int, int]]:
-    """(text offset, first frame, text bytes) of each frame unit of a pzstd input, in order:
-    where to start decoding for a game at a given offset, so that a game far into a month's
-    dump costs one unit's frames, not the whole input before it."""
-    starts = []
-    for u in record.get("units") or []:
-        if u.get("first_frame") is not None and u.get("finalized"):
-            starts.append((int(u["finalized"][1]), int(u["first_frame"]), int(u.get("frame_text_bytes") or 0)))
-    return sorted(starts)
-
-
-class _FrameText:
-    """read(n) and skip(n) over the text of a pzstd input from frame `first` on
-    (sources.iter_frames: one frame decoded at a time, its text a view until the next)."""
-
-    def __init__(self, path: str, frames: list, first: int) -> None:
-        from analyzer.io import sources
-
-        self._it = sources.iter_frames(path, frames, first)
-        self._text = memoryview(b"")
-        self._at = 0
-
-    def _fill(self) -> bool:
-        while self._at >= len(self._text):
-            got = next(self._it, None)
-            if got is None:
-                return False
-            if isinstance(got[1], Exception):
-                raise got[1]
-            self._text, self._at = got[1], 0
-        return True
-
-    def read(self, n: int) -> bytes:
-        if not self._fill():
-            return b""
-        out = bytes(self._text[self._at : self._at + n])
-        self._at += len(out)
-        return out
-
-    def skip(self, n: int) -> int:
-        done = 0
-        while done < n and self._fill():
-            k = min(n - done, len(self._text) - self._at)
-            self._at += k
-            done += k
-        return done
-
-    def close(self) -> None:
-        self._it.close()
-
-
-def _take(fh, pos: int, want: list[int], window: int, out: dict[int, str]) -> None:
-    """The `window` bytes of text at each offset of `want` (sorted, all >= pos), from fh whose
-    next byte is text offset `pos`."""
-    buf = bytearray()
-    for off in want:
-        if not buf and pos < off and hasattr(fh, "skip"):
-            pos += fh.skip(off - pos)
-        while pos + len(buf) < off:  # skip ahead, keeping nothing before the offset
-            chunk = fh.read(8 << 20)
-            if not chunk:
-                break
-            if pos + len(buf) + len(chunk) <= off:
-                pos += len(buf) + len(chunk)
-                buf = bytearray()
-            else:
-                buf += chunk
-        del buf[: max(0, off - pos)]
-        pos = max(pos, off)
-        while len(buf) < window:
-            chunk = fh.read(min(8 << 20, window))
-            if not chunk:
-                break
-            buf += chunk
-        if pos == off and buf:
-            out[off] = bytes(buf[:window]).decode("utf-8", "replace")
-
-
-def read_texts(
-    out_dir: str, source: str, offsets: list[int], budget: int | None = None, window: int = WINDOW
-) -> tuple[dict[int, str], str | None]:
-    """The text from each offset (`window` bytes) in the source's decompressed input, and why
-    some could not be read. A pzstd input is decoded from the frame unit holding each offset;
-    any other input in one pass up to the last offset (offsets at or beyond `budget` are left
-    out)."""
-    from analyzer.io import sources
-
-    record = _record_of(out_dir, source)
-    info = record.get("input")
-    if not info or not info.get("path"):
-        return {}, "the scan's record of its input is missing"
-    path = info["path"]
-    if path == "-" or not os.path.isfile(path):
-        return {}, f"the input {path} is not here any more"
-    st = os.stat(path)
-    if info.get("size") not in (None, st.st_size) or abs((info.get("mtime") or st.st_mtime) - st.st_mtime) > 1e-3:
-        return {}, f"the input {path} changed since the scan"
-    out: dict[int, str] = {}
-    want = sorted(set(offsets))
-    units = _frame_units(record) if info.get("compression") == "zstd" and want else []
-    by_unit: dict[tuple[int, int, int], list[int]] = {}
-    for off in want:
-        k = bisect.bisect_right(units, (off, 1 << 62, 0)) - 1
-        if k >= 0:
-            by_unit.setdefault(units[k], []).append(off)
-    # From each game's unit: the text of those units; in one pass: the text up to the last
-    # offset. The cheaper of the two.
-    seek = bool(by_unit) and sum(u[2] or (64 << 20) for u in by_unit) < want[-1]
-    frames = sources.pzstd_frames(path, st.st_size) if seek else None
-    try:
-        if frames:
-            for (start, first, _), offs in by_unit.items():
-                reader = _FrameText(path, frames, first)
-                try:
-                    _take(reader, start, offs, window, out)
-                finally:
-                    reader.close()
-        else:
-            want = [o for o in want if budget is None or o < budget]
-            with sources.open_stream(path, info.get("compression") or "none") as fh:
-                _take(fh, 0, want, window, out)
-    except Exception as exc:  # noqa: BLE001 - a damaged or unreadable input: shown as such, never a crash
-        return out, f"the input {path} could not be read ({type(exc).__name__})"
-    missing = len(set(offsets)) - len(out)
-    return out, (f"{missing} game(s) lie beyond the part of the input read for this page" if missing else None)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -604,14 +471,12 @@ def example_keys(rep) -> list[str]:
     return list(dict.fromkeys(keys))
 
 
-def write_example_pages(out_dir: str, rep, games_dir: str) -> dict[str, str]:
+def write_example_pages(ds, rep, games_dir: str) -> dict[str, str]:
     """One page per example game under games_dir; returns key -> path relative to the report.
     The inputs are read once per source, up to REPORT_READ_BUDGET bytes of text; a game beyond
     it, or whose input is gone, gets its timeline without moves. Never fails the report."""
-    from analyzer.io import remote
-
     keys = example_keys(rep)
-    if not keys or remote.is_url(out_dir):
+    if not keys or ds.remote:
         return {}
     os.makedirs(games_dir, exist_ok=True)
     by_source: dict[str, list[int]] = {}
@@ -620,17 +485,17 @@ def write_example_pages(out_dir: str, rep, games_dir: str) -> dict[str, str]:
         by_source.setdefault(s, []).append(int(i))
     out: dict[str, str] = {}
     try:
-        tables = _tables(out_dir, partial=bool(getattr(rep, "partial", False)))  # a --partial report's games too
+        tables = _tables(ds, partial=bool(getattr(rep, "partial", False)))  # a --partial report's games too
     except Exception:  # noqa: BLE001 - an example page is a convenience: the report goes on without it
         return out
     for source, idx in by_source.items():
         try:
             views = _rows(tables, source, idx)
             chess_offsets = [v.game["byte_offset"] for v in views.values() if v.game["game_type"] == "chess"]
-            texts, why = read_texts(out_dir, source, chess_offsets, REPORT_READ_BUDGET) if chess_offsets else ({}, None)
+            texts, why = ds.game_texts(source, chess_offsets, REPORT_READ_BUDGET) if chess_offsets else ({}, None)
             for gi, view in views.items():
                 off = view.game["byte_offset"]
-                _with_moves(view, out_dir, texts.get(off), read=False)
+                _with_moves(view, ds, texts.get(off), read=False)
                 if view.moves is None and off not in texts and why:
                     view.note = why
                 name = page_name(f"{source}#{gi}")

@@ -1,196 +1,98 @@
-"""Where OUT lives: the one interface (a "store") through which parts, records and the lock are
-written, read, listed and removed. Two implementations:
+"""One writer per OUT, held for the whole run.
 
-- LocalStore: a directory. Exactly what the engine always did: every file written under a
-  temporary name and renamed (os.replace), JSON records fsynced, an fcntl lock on OUT/.lock.
-- ObjectStore: an fsspec URL (s3://, gs://, az://, memory://, ...). Object stores have no
-  rename, so a part is written once under a name of its own (`part-000003.<token>.parquet`,
-  a new token per write) and is *committed* by the record that names it: the unit record
-  (`_manifest/<dir>/unit-*.json`, written after its parts) and the source record
-  (`source.json`, written last). Readers trust only parts named by a source record; parts that
-  no record names (left by a killed run) are removed by the next run of that source. One PUT
-  is atomic on S3, GCS and Azure, so a record is never seen half-written. The lock is a lease
-  object (LeaseLock below).
-
-`open_store(out)` picks the implementation: a URL -> ObjectStore, anything else -> LocalStore.
+- OutLock (a local OUT): an advisory lock (fcntl) on OUT/.lock. The kernel releases it when
+  its holder dies, however it dies, so a lock left by a killed run is simply taken over; the
+  file keeps the holder's pid for the message. The file is created exclusively, opened without
+  following a link, and written only when it is a regular file that holds a lock line (a
+  link, or a file of someone else's, named .lock is an error that names it).
+- LeaseLock (an object store, where there is no fcntl): a lease object, below.
 """
 
 from __future__ import annotations
 
-import builtins
-import io
+import errno
 import json
 import logging
 import os
+import re
 import socket
+import stat
 import threading
 import time
 import uuid
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
+from analyzer.engine.dataset import names
+from analyzer.errors import LockHeld, UnsafePath
 from analyzer.io import remote
 
 log = logging.getLogger("analyzer")
 
-
-def is_remote(out: str) -> bool:
-    return remote.is_url(remote.localize(out))
+_LOCK_LINE = re.compile(rb"^(\d+ \S+( [0-9a-f]{12})?\n?)?$")
 
 
-def open_store(out: str):
-    out = remote.localize(out)
-    if remote.is_url(out):
-        return ObjectStore(out)
-    return LocalStore(out)
+class OutLock:
+    def __init__(self, store):
+        self.store = store
+        self.path = store.path(names.LOCK)
+        self.fd: int | None = None
 
-
-def parquet_options(schema: pa.Schema) -> dict:
-    """zstd; Parquet dictionary encoding for the text columns only and min/max statistics for
-    the numeric ones only: ~20% less time per part and smaller files (statistics of names and
-    codes, which every part spans, would not prune anything). Every page carries a CRC, so a
-    reader that verifies them (pyarrow's page_checksum_verification, `analyzer verify --deep`)
-    catches a flipped byte inside a page."""
-    text = [f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_dictionary(f.type)]
-    other = [f.name for f in schema if f.name not in text]
-    return {"compression": "zstd", "use_dictionary": text, "write_statistics": other, "write_page_checksum": True}
-
-
-class LocalStore:
-    """OUT as a local directory (see analyzer.engine.parts for the atomic writes)."""
-
-    remote = False
-
-    def __init__(self, root: str):
-        self.root = root
-
-    def committed_name(self, path: str) -> str:
-        """The name a part is written under: its own (the rename makes it atomic)."""
-        return path
-
-    def put(self, path: str, data: bytes) -> None:
-        from analyzer.engine.layout import temp_path
-
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = temp_path(path)
+    def _open(self) -> int:
+        flags = os.O_RDWR | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
         try:
-            with open(tmp, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.remove(tmp)
-            except OSError:
-                pass
+            return os.open(self.path, flags | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            pass
+        try:
+            fd = os.open(self.path, flags)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:  # a symbolic link
+                raise UnsafePath(
+                    f"{self.path} is a symbolic link; the analyzer does not write its lock through a link (remove it)",
+                    names.LOCK,
+                ) from None
             raise
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > 200 or not _LOCK_LINE.match(os.pread(fd, 200, 0)):
+            os.close(fd)
+            raise UnsafePath(
+                f"{self.path} is not an analyzer lock file (it holds something else); the analyzer does "
+                f"not overwrite it: move it away",
+                names.LOCK,
+            )
+        return fd
 
-    def get(self, path: str) -> bytes:
-        with open(path, "rb") as fh:
-            return fh.read()
+    def acquire(self) -> OutLock:
+        import fcntl
 
-    def exists(self, path: str) -> bool:
-        return os.path.exists(path)
-
-    def size(self, path: str) -> int:
-        return os.stat(path).st_size
-
-    def list(self, folder: str) -> list[str]:
-        """Names of the regular files directly in `folder` (links not followed; [] if none)."""
-        if not os.path.isdir(folder) or os.path.islink(folder):
-            return []
-        with os.scandir(folder) as it:
-            return sorted(e.name for e in it if e.is_file(follow_symlinks=False))
-
-    def delete(self, path: str) -> None:
+        fd = self._open()
         try:
-            os.remove(path)
-        except FileNotFoundError:
-            pass
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            try:
+                holder = os.pread(fd, 200, 0).decode("utf-8", "replace").split()
+            finally:
+                os.close(fd)
+            who = f"pid {holder[0]}" if holder else "another process"
+            since = f", started {holder[1]}" if len(holder) > 1 else ""
+            raise LockHeld(
+                f"{self.store.root or '.'} is in use by another analyzer run "
+                f"({who}{since}); wait for it to finish or use another --out"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()} {time.strftime('%Y-%m-%dT%H:%M:%S')} {self.store.run_id}\n".encode(), 0)
+        self.fd = fd
+        return self
 
-    def read_table(self, path: str) -> pa.Table:
-        # (ParquetFile.read, not pq.read_table, which imports pyarrow.compute: tests/test_start_up.py)
-        return pq.ParquetFile(path).read()
+    def release(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)  # closing the descriptor releases the lock
+            self.fd = None
 
-    def num_rows(self, path: str) -> int:
-        return pq.read_metadata(path).num_rows
+    def __enter__(self) -> OutLock:
+        return self.acquire()
 
-    def lock(self):
-        from analyzer.engine.lock import OutLock
-
-        return OutLock(self.root)
-
-
-class ObjectStore:
-    """OUT as an fsspec URL. Every call is retried on transient errors (remote.with_retries)."""
-
-    remote = True
-
-    def __init__(self, root: str):
-        self.root = root.rstrip("/")
-        self.fs = remote.filesystem(self.root)
-
-    def __getstate__(self):
-        return {"root": self.root}
-
-    def __setstate__(self, state):
-        ObjectStore.__init__(self, state["root"])
-
-    def committed_name(self, path: str) -> str:
-        """A name no other write used: `x.parquet` -> `x.<token>.parquet`."""
-        head, dot, ext = path.rpartition(".")
-        return f"{head}.{uuid.uuid4().hex[:12]}.{ext}" if dot else f"{path}.{uuid.uuid4().hex[:12]}"
-
-    def put(self, path: str, data: bytes, **kwargs):
-        return remote.with_retries(f"write of {path}", self.fs.pipe_file, path, data, **kwargs)
-
-    def get(self, path: str) -> bytes:
-        # start=0: one ranged GET (s3fs would first ask for the size of a whole-object read)
-        return remote.with_retries(f"read of {path}", self.fs.cat_file, path, start=0)
-
-    def exists(self, path: str) -> bool:
-        return remote.with_retries(f"stat of {path}", self.fs.exists, path)
-
-    def size(self, path: str) -> int:
-        return int(remote.with_retries(f"stat of {path}", self.fs.info, path)["size"])
-
-    def list(self, folder: str) -> list[str]:
-        try:
-            entries = remote.with_retries(f"list of {folder}", self.fs.ls, folder.rstrip("/"), detail=True)
-        except FileNotFoundError:
-            return []
-        return sorted(e["name"].rstrip("/").rsplit("/", 1)[-1] for e in entries if e.get("type") == "file")
-
-    # `builtins.list`: inside the class body `list` is the method above
-    def folders(self, folder: str) -> builtins.list[str]:
-        try:
-            entries = remote.with_retries(f"list of {folder}", self.fs.ls, folder.rstrip("/"), detail=True)
-        except FileNotFoundError:
-            return []
-        return sorted(e["name"].rstrip("/").rsplit("/", 1)[-1] for e in entries if e.get("type") == "directory")
-
-    def delete(self, path: str) -> None:
-        try:
-            remote.with_retries(f"delete of {path}", self.fs.rm_file, path)
-        except FileNotFoundError:
-            pass
-
-    def read_table(self, path: str) -> pa.Table:
-        return pq.ParquetFile(pa.BufferReader(self.get(path))).read()
-
-    def num_rows(self, path: str) -> int:
-        """From the Parquet footer only (a ranged read of the object's end)."""
-
-        def footer() -> int:
-            with self.fs.open(path, "rb", block_size=1 << 16, cache_type="readahead") as fh:
-                return pq.read_metadata(fh).num_rows
-
-        return remote.with_retries(f"footer of {path}", footer)
-
-    def lock(self):
-        return LeaseLock(self)
+    def __exit__(self, *exc) -> None:
+        self.release()
 
 
 # -- the lease: one run at a time on an object store ------------------------------------------
@@ -241,9 +143,10 @@ class LeaseLock:
     and proceed only if the lease is still ours; this narrows the race but does not close it
     (logged as a warning)."""
 
-    def __init__(self, store: ObjectStore, ttl: float | None = None):
+    def __init__(self, store, ttl: float | None = None):
         self.store = store
-        self.path = f"{store.root}/.lock"
+        self.name = names.LOCK
+        self.path = store.path(self.name)
         self.ttl = ttl if ttl is not None else LEASE_SECONDS
         self.token = uuid.uuid4().hex
         self.etag: str | None = None
@@ -268,7 +171,7 @@ class LeaseLock:
     def _read(self) -> tuple[dict | None, str | None]:
         try:
             info = remote.with_retries("stat of the lease", self.store.fs.info, self.path)
-            data = self.store.get(self.path)
+            data = self.store.get(self.name)
         except FileNotFoundError:
             return None, None
         try:
@@ -277,7 +180,7 @@ class LeaseLock:
             return {}, None
 
     def _put(self, **cond) -> None:
-        resp = self.store.put(self.path, self._body(), **cond)
+        resp = self.store.put(self.name, self._body(), **cond)
         etag = resp.get("ETag") if isinstance(resp, dict) else None
         self.etag = etag.strip('"') if etag else None
 
@@ -320,12 +223,10 @@ class LeaseLock:
                 return True
             except OSError:
                 return False
-        self.store.delete(self.path)
+        self.store.delete(self.name)
         return self._create()
 
     def acquire(self) -> LeaseLock:
-        from analyzer.engine.lock import LockHeld
-
         if not self._create():
             cur, etag = self._read()
             if cur is None:  # released between our create and our read
@@ -380,7 +281,7 @@ class LeaseLock:
         try:
             cur, _ = self._read()
             if cur and cur.get("token") == self.token:
-                self.store.delete(self.path)
+                self.store.delete(self.name)
         except Exception as exc:  # noqa: BLE001 - it expires by itself
             log.warning("could not remove the lease on %s (%s); it expires in %.0f s", self.store.root, exc, self.ttl)
 
@@ -389,9 +290,3 @@ class LeaseLock:
 
     def __exit__(self, *exc) -> None:
         self.release()
-
-
-def table_bytes(table: pa.Table) -> bytes:
-    buf = io.BytesIO()
-    pq.write_table(table, buf, **parquet_options(table.schema))
-    return buf.getvalue()
