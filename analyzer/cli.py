@@ -503,6 +503,9 @@ def cmd_report(args) -> int:
         return _fail(str(exc))
     if not ds.remote and not os.path.isdir(ds.root):
         return _fail(f"{args.out_dir}: not a directory (run analyzer scan --out {args.out_dir} first)")
+    bad_dir = _not_a_directory(args.report_dir)
+    if bad_dir:
+        return _fail(f"--report-dir {args.report_dir}: {bad_dir}")
     try:
         states = ds.sources()
         refusal = _refuse_unfinished(ds, args.partial, states)
@@ -516,12 +519,29 @@ def cmd_report(args) -> int:
         path = report.write_report(ds, args.report_dir, partial=args.partial, check=_check_of(args))
     except AnalyzerError as exc:
         return _fail(str(exc))
+    except (NotADirectoryError, IsADirectoryError, PermissionError) as exc:  # writing the report
+        return _fail(f"{exc.filename or args.report_dir}: cannot write the report ({exc.strerror or exc})")
     except Exception as exc:  # on an object store: credentials, bucket, network
         if not ds.remote:
             raise
         return _fail(f"{ds.root}: cannot read ({type(exc).__name__}: {exc})")
     print(path)
     return EXIT_OK
+
+
+def _not_a_directory(path: str | None) -> str | None:
+    """Why `path` cannot be (or be made) a directory: it, or a folder above it, is a file."""
+    if not path:
+        return None
+    p = os.path.abspath(path)
+    while p and not os.path.exists(p):
+        parent = os.path.dirname(p)
+        if parent == p:
+            return None
+        p = parent
+    if os.path.exists(p) and not os.path.isdir(p):
+        return "not a directory" + (f" ({p} is a file)" if p != os.path.abspath(path) else " (a file)")
+    return None
 
 
 def _check_of(args) -> str:
@@ -559,6 +579,8 @@ def cmd_show(args) -> int:
     from analyzer.engine.dataset import Dataset
 
     ds = Dataset(args.out_dir)
+    if not ds.is_dataset():
+        return _fail(f"{args.out_dir}: not an analyzer scan output (no _manifest folder)")
     try:
         source, index = show.find(ds, args.game, check=_check_of(args))
         view = show.load(ds, source, index, check=_check_of(args))
@@ -640,9 +662,9 @@ def _setup_logging(args) -> None:
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.command is None:
-        parser.print_help()
-        return EXIT_OK
+    if args.command is None:  # a command is required: the usage on stderr, as for any bad argument
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
     _setup_logging(args)
     if args.command in ("scan", "warmup"):
         _skip_numba_blas_probe()

@@ -146,6 +146,9 @@ VERDICT_COLUMNS = (
     "first_avoided_claim_ply",
     "avoided_claim_rule",
     "avoided_claim_side",
+    # the first chance whose outcome is `claimed` (analyzer.measures), beside the missed columns
+    "claimed_ply",
+    "claimed_rule",
 )
 (
     V_THREEFOLD,
@@ -167,6 +170,8 @@ VERDICT_COLUMNS = (
     V_AVOIDED_PLY,
     V_AVOIDED_RULE,
     V_AVOIDED_SIDE,
+    V_CLAIMED_PLY,
+    V_CLAIMED_RULE,
 ) = range(len(VERDICT_COLUMNS))
 N_VERDICT = len(VERDICT_COLUMNS)
 # Which verdict columns hold codes (and of which vocabulary); the others are plies.
@@ -177,6 +182,7 @@ VERDICT_CODED = {
     "missed_claim_side": SIDES,
     "avoided_claim_rule": RULES,
     "avoided_claim_side": SIDES,
+    "claimed_rule": RULES,
 }
 
 # Edition-independent facts of a game a replay reports (games table, int32, -1 = null).

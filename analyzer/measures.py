@@ -1,7 +1,7 @@
 """The research measures, written once for every game kind (docs/measures.md): from a rule
 kernel's events (in game and ply order) and the games' lengths and results, what happened to
 each chance (claimed, missed, avoided, passed on, ended, automatic) and, per game, the first
-missed and the first avoided claim.
+missed, the first avoided and the first claimed chance.
 
   missed     a chance on the board (claim_now) at ply q < plies: the game went on;
   claimed    a chance at the last position of a game recorded drawn (a written-move claim is
@@ -34,6 +34,8 @@ from analyzer.codes import (
     V_AVOIDED_PLY,
     V_AVOIDED_RULE,
     V_AVOIDED_SIDE,
+    V_CLAIMED_PLY,
+    V_CLAIMED_RULE,
     V_MISSED_PLY,
     V_MISSED_RULE,
     V_MISSED_SIDE,
@@ -55,8 +57,10 @@ def apply_measures(
     missed_clock,
     ev_outcome,
 ):
-    """Fill ev_outcome[:n_events] (-1 for offers), and the missed/avoided columns of `out` (a
-    rule kernel's verdict matrix) and missed_clock (seconds at the missed chance, NaN if none)."""
+    """Fill ev_outcome[:n_events] (-1 for offers), and the missed/avoided/claimed columns of
+    `out` (a rule kernel's verdict matrix) and missed_clock (seconds at the missed chance, NaN
+    if none). The claimed columns are the first claimed chance: the last position, or the one
+    before it for a claim by a written move recorded as the last move."""
     for g in range(len(game_plies)):
         missed_clock[g] = float("nan")
     i = 0
@@ -108,6 +112,9 @@ def apply_measures(
                 out[g, V_AVOIDED_PLY] = p
                 out[g, V_AVOIDED_RULE] = ev_rule[e]
                 out[g, V_AVOIDED_SIDE] = ev_side[e]
+            if o == O_CLAIMED and out[g, V_CLAIMED_PLY] < 0:
+                out[g, V_CLAIMED_PLY] = p
+                out[g, V_CLAIMED_RULE] = ev_rule[e]
         i = j
 
 

@@ -156,6 +156,14 @@ VERDICTS_COLUMNS = _KEY + [
     ("first_kings_vs_king_ply", pa.int32(), "draughts: 3+ kings vs a lone king not captured in time", "ply"),
     ("first_main_diagonal_ply", pa.int32(), "draughts: 3 kings vs a king on the main diagonal", "ply"),
     ("first_small_ending_ply", pa.int32(), "draughts: 2 kings / king + man vs a man or king", "ply"),
+    (
+        "claimed_ply",
+        pa.int32(),
+        "first chance whose outcome is claimed (the game ended on it, recorded drawn): the last position, "
+        "or the one before it for a claim by a written move recorded as the last move; null if none",
+        "ply",
+    ),
+    ("claimed_rule", _DICT, "rule of that chance (threefold first when both)", None),
 ]
 EVENTS_COLUMNS = _KEY + [
     ("edition", _DICT, "rule edition", None),

@@ -50,11 +50,23 @@ def raw_joined(out: str) -> pl.DataFrame:
         .unique()
         .with_columns(pl.lit(True).alias("claimed"))
     )
-    return (
+    out = (
         g.join(v, on=["source", "game_index"])
         .join(claimed, on=["source", "game_index", "edition"], how="left")
         .with_columns(pl.col("claimed").fill_null(False))
     )
+    # per claim rule: a chance on the board (kind claim_now), and one played past (outcome missed)
+    for rule in ("threefold", "fifty"):
+        for name, cond in (
+            (f"board_chance_{rule}", pl.col("kind") == "claim_now"),
+            (f"missed_{rule}", pl.col("outcome") == "missed"),
+        ):
+            hit = e.filter(cond & (pl.col("rule") == rule)).select("source", "game_index", "edition").unique()
+            out = out.join(
+                hit.with_columns(pl.lit(True).alias(name)), on=["source", "game_index", "edition"], how="left"
+            )
+            out = out.with_columns(pl.col(name).fill_null(False))
+    return out
 
 
 def counts(rows: pl.DataFrame) -> dict[str, int]:
@@ -69,11 +81,14 @@ def counts(rows: pl.DataFrame) -> dict[str, int]:
         "claimed": int(rows["claimed"].sum()),
         "decisive": int(rows["result"].is_in(["1-0", "0-1"]).sum()),
         "result_changed": int(rows["result_changed"].fill_null(False).sum()),
+        **{c: int(rows[c].sum()) for r in ("threefold", "fifty") for c in (f"board_chance_{r}", f"missed_{r}")},
     }
 
 
 # (k, n) of each figure row, as the report's measures are documented (docs/report.md)
 MEASURE_KN = {
+    "missed_threefold": ("missed_threefold", "board_chance_threefold"),
+    "missed_fifty": ("missed_fifty", "board_chance_fifty"),
     "missed": ("missed", "games"),
     "lost_after_missed": ("missed_lost", "missed_result_known"),
     "avoided": ("avoided", "games"),

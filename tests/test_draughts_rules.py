@@ -76,6 +76,7 @@ def test_threefold_claims():
     assert g["first_third_occurrence_ply"] == 8
     assert g["draw_reason"] == "threefold"  # P2 occurs a 3rd time on the last ply
     assert g["end_ply"] is None  # threefold is a claim, never automatic
+    assert (g["claimed_ply"], g["claimed_rule"]) == (10, "threefold")  # the board chance the game ended on
     ev = {(e["ply"], e["kind"], e["side"], e["outcome"]) for e in events if e["rule"] == "threefold"}
     # claim_now on every 3rd occurrence: plies 8 (P0), 9 (P1), 10 (P2); claim_intended where the
     # board is not yet claimable but a written move would make it so: ply 7 (black, 12-3 -> P0).

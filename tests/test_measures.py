@@ -56,6 +56,16 @@ def test_claimed_by_a_written_move_recorded_as_the_last_move():
     assert row["first_missed_claim_ply"] is None and row["first_avoided_claim_ply"] is None
     assert row["draw_reason"] == "threefold"
     assert row["first_third_occurrence_ply"] == 8
+    # the claim, beside the missed columns: the first claimed chance is black's written move at 7
+    assert (row["claimed_ply"], row["claimed_rule"]) == (7, "threefold")
+
+
+def test_claimed_on_the_board_under_lichess():
+    # Lichess has no written-move claims: the same scoresheet is a claim of the position on the
+    # board at ply 8, the last position of a drawn game.
+    row, events = _one(_pgn(SHUFFLE, "1/2-1/2", UTCDate="2023.01.01"), "lichess")
+    assert events == [(8, "threefold", "claim_now", "white", "claimed")]
+    assert (row["claimed_ply"], row["claimed_rule"]) == (8, "threefold")
 
 
 def test_board_chance_played_past():
@@ -76,6 +86,7 @@ def test_board_chance_played_past():
     ]
     assert row["first_avoided_claim_ply"] is None and row["draw_reason"] is None
     assert row["final_is_checkmate"] is True
+    assert row["claimed_ply"] is None and row["claimed_rule"] is None  # played on, then won
 
 
 def test_written_move_chance_avoided():
@@ -111,6 +122,7 @@ def test_fifty_moves_at_clock_99_then_100():
         (4, "fifty", "claim_now", "white", "claimed"),
     ]
     assert row["first_halfmove_clock_100_ply"] == 2 and row["final_halfmove_clock"] == 102
+    assert (row["claimed_ply"], row["claimed_rule"]) == (4, "fifty")  # missed twice, then claimed
 
 
 def test_lichess_edition_has_no_written_move_chances():
@@ -146,6 +158,7 @@ def test_a_chance_at_the_end_of_a_lost_game_is_ended():
         (8, "threefold", "claim_now", "white", "ended"),
     ]
     assert row["first_missed_claim_ply"] is None
+    assert row["claimed_ply"] is None  # a chance at the end of a lost game is no claim
 
 
 def test_one_games_row_per_game_for_any_number_of_editions(tmp_path, small_text):
@@ -261,3 +274,20 @@ def test_outcomes_cover_every_claim_event(edge_text, edition):
             continue
         assert e["outcome"] is not None
         assert (e["outcome"] == "missed") == (e["kind"] == "claim_now" and e["ply"] < plies[e["game_index"]])
+
+
+@pytest.mark.parametrize("edition", ["fide_2018", "lichess"])
+def test_claimed_columns_are_the_first_claimed_event(edge_text, edition):
+    """On the curated edge cases: `claimed_ply` / `claimed_rule` of a game are its first event
+    with outcome `claimed` (in ply order), and null exactly when it has none; the report's
+    `claimed` measure (any claimed event) is then `claimed_ply` not null."""
+    res = analyze(edge_text, editions=(edition,))
+    first: dict[int, tuple[int, str]] = {}
+    for e in sorted(res.events.to_pylist(), key=lambda e: (e["game_index"], e["ply"])):
+        if e["outcome"] == "claimed":
+            first.setdefault(e["game_index"], (e["ply"], e["rule"]))
+    rows = res.verdicts.to_pylist()
+    assert sum(r["claimed_ply"] is not None for r in rows) == len(first) > 0
+    for r in rows:
+        got = (r["claimed_ply"], r["claimed_rule"]) if r["claimed_ply"] is not None else None
+        assert got == first.get(r["game_index"])

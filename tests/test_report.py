@@ -165,6 +165,8 @@ def _signature(j, eds, cols):
 
 
 SIG = {
+    "missed_threefold": ["board_chance_threefold", "missed_threefold"],
+    "missed_fifty": ["board_chance_fifty", "missed_fifty"],
     "missed": ["first_missed_claim_ply", "missed_claim_rule"],
     "lost_after_missed": ["first_missed_claim_ply", "missed_claim_rule"],
     "avoided": ["first_avoided_claim_ply", "avoided_claim_rule"],
@@ -182,8 +184,8 @@ def test_outcomes_figure_matches_raw_and_merges_only_identical_editions(run):
         eds = r["editions"].split(",")
         seen_rows.add((r["row"], r["column"], r["editions"]))
         if not r["applicable"]:
-            # lichess has no written-move claims; no automatic draw in fide_2009/1997
-            assert (r["row"], eds[0]) == ("avoided", "lichess") and r["k"] is None
+            # lichess has no written-move claims and no 50-move claim; no automatic draw in fide_2009/1997
+            assert r["row"] in ("avoided", "missed_fifty") and eds == ["lichess"] and r["k"] is None
             continue
         k, n = MEASURE_KN[r["row"]]
         for ed in eds:  # every edition of a series has the same counts
@@ -205,7 +207,7 @@ def test_outcomes_figure_matches_raw_and_merges_only_identical_editions(run):
         for a in range(len(firsts)):
             for b in range(a + 1, len(firsts)):
                 la, lb = firsts[a] == "lichess", firsts[b] == "lichess"
-                if row == "avoided" and (la or lb):
+                if row in ("avoided", "missed_fifty") and (la or lb):
                     continue  # not applicable under lichess: never merged with an edition that has it
                 assert not _signature(j, [firsts[a], firsts[b]], SIG[row]).all(), (row, firsts[a], firsts[b])
     # fide_2018 and fide_2014 agree on missed claims here: one series, said once on the page
@@ -240,27 +242,92 @@ def test_edition_pairs_match_raw(run):
     assert f18_14["differ_missed"] == 0 and f18_14["differ_automatic"] > 0  # fivefold read differently
 
 
+DENOMINATOR = {  # what n counts, as the page says it after the number (docs/report.md)
+    "missed_threefold": "games with a threefold claim on the board",
+    "missed_fifty": "games with a 50-move claim on the board",
+    "missed": "games",
+    "lost_after_missed": "games with a missed claim (result known)",
+    "avoided": "games",
+    "claimed": "games",
+    "automatic_draw": "decisive games",
+}
+
+
+def _pct_text(k: int, n: int) -> str:
+    pct = 100 * k / n
+    digits = 0 if pct == 0 else max(0, 1 - int(f"{pct:e}".split("e")[1]))
+    return f"{round(pct, digits):.{digits}f} %"
+
+
 def test_headline_matches_raw(run):
     j = raw_joined(run["out"]).filter(pl.col("game_type") == "chess")
     h = _rt(run, "headline").filter(pl.col("primary") & (pl.col("game_type") == "chess"))
     page_text = _page_text(run)
+    seen_in_force = set()
     for r in h.iter_rows(named=True):
-        ed = r["editions"].split(",")[0]
+        eds = r["editions"].split(",")
+        ed = eds[0]
         if r["platform"] == "lichess":
             assert ed == "lichess"  # Lichess games under the lichess edition
+        if r["series"] == "in force":
+            # the rule measures under the edition in force for each game: lichess for Lichess games,
+            # for over-the-board games the FIDE edition of their date (_in_force, below)
+            seen_in_force.add((r["platform"], r["measure"]))
+            rows = j.filter(
+                pl.struct("platform", "date").map_elements(lambda x: _in_force(x["platform"], x["date"]), pl.String)
+                == pl.col("edition")
+            ).filter(pl.col("platform") == r["platform"])
+            assert sorted(rows["edition"].unique().to_list()) == sorted(eds)
+        else:
+            rows = j.filter((pl.col("platform") == r["platform"]) & (pl.col("edition") == ed))
         if not r["applicable"]:
             assert r["text"] == "not applicable"
             continue
         k, n = MEASURE_KN[r["measure"]]
-        c = counts(j.filter((pl.col("platform") == r["platform"]) & (pl.col("edition") == ed)))
-        assert (r["k"], r["n"]) == (c[k], c[n])
-        # counts plus a percentage with 2 significant digits, as on the page
+        c = counts(rows)
+        assert (r["k"], r["n"]) == (c[k], c[n]), r
+        assert r["denominator"] == DENOMINATOR[r["measure"]]
+        # counts plus a percentage with 2 significant digits; on the page with what n counts
         if c[n]:
-            pct = 100 * c[k] / c[n]
-            digits = 0 if pct == 0 else max(0, 1 - int(f"{pct:e}".split("e")[1]))
-            text = f"{c[k]:,} of {c[n]:,} ({round(pct, digits):.{digits}f} %)"
-            assert r["text"] == text
-            assert text in page_text
+            assert r["text"] == f"{c[k]:,} of {c[n]:,} ({_pct_text(c[k], c[n])})"
+            assert f"{c[k]:,} of {c[n]:,} {DENOMINATOR[r['measure']]} ({_pct_text(c[k], c[n])})" in page_text
+    assert ("lichess", "missed_threefold") in seen_in_force and ("otb", "missed_threefold") in seen_in_force
+
+
+def test_missed_by_rule_and_class_match_raw(run):
+    """The first question, "how often are threefold claims missed, by time control?": missed among
+    the games with a chance on the board, per rule, class and edition, from the raw events."""
+    j = raw_joined(run["out"]).filter(pl.col("game_type") == "chess")
+    t = _rt(run, "missed_by_rule").filter((pl.col("game_type") == "chess") & (pl.col("edition") != "in force"))
+    checked = 0
+    for r in t.iter_rows(named=True):
+        rows = j.filter((pl.col("platform") == r["platform"]) & (pl.col("edition") == r["edition"]))
+        if r["time_control_class"] != "all":
+            rows = rows.filter(pl.col("time_control_class").fill_null("unknown") == r["time_control_class"])
+        chance = int(rows[f"board_chance_{r['rule']}"].sum())
+        missed = int(rows[f"missed_{r['rule']}"].sum())
+        assert (r["games"], r["games_with_chance"], r["missed"]) == (rows.height, chance, missed), r
+        assert r["applicable"] == (not (r["rule"] == "fifty" and r["edition"] == "lichess"))
+        if r["applicable"] and chance:
+            lo, hi = wilson_roots(missed, chance)
+            assert r["missed_of_chance_rate"] == pytest.approx(missed / chance)
+            assert (r["missed_of_chance_ci_low"], r["missed_of_chance_ci_high"]) == (
+                pytest.approx(lo, abs=1e-9),
+                pytest.approx(hi, abs=1e-9),
+            )
+            assert r["missed_of_games_rate"] == pytest.approx(missed / rows.height)
+            checked += 1
+        elif not r["applicable"]:
+            assert r["missed_of_chance_rate"] is None and r["missed_of_games_rate"] is None
+    assert checked > 5
+    # every rate of every summary says its denominator
+    s = _rt(run, "summary_by_time_control")
+    for name, (_, n) in MEASURE_KN.items():
+        assert s[f"{name}_denominator"].unique().to_list() == [n]
+    page = " ".join(_page_text(run).split())
+    assert "How often is a claim missed, by time control?" in page
+    assert "Drawn from missed_by_rule" in page or "From missed_by_rule" in page
+    assert "Drawn from summary_by_time_control: missed_threefold / board_chance_threefold" in page
 
 
 def test_months_from_the_games_dates(run):

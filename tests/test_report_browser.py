@@ -95,6 +95,21 @@ function check(doc, win) {
     var b = s.getBoundingClientRect();
     if (visible(s, win) && b.right > win.innerWidth + 0.5) res.clipped.push(['scroll box', s.textContent.slice(0, 40)]);
   });
+  // Tables: one wider than the page must scroll inside its own box, and say so where it is cut off
+  // (a visible hint, and a shadow at the edge where it goes on); none may be cut with no way to it.
+  res.tables = 0; res.scrolling = 0; res.cut = []; res.unhinted = [];
+  doc.querySelectorAll('table').forEach(function (t) {
+    if (!visible(t, win)) return;
+    res.tables++;
+    var box = t.closest('.scroll'), tb = t.getBoundingClientRect();
+    if (!box) { if (tb.right > win.innerWidth + 0.5) res.cut.push(t.textContent.trim().slice(0, 40)); return; }
+    if (box.scrollWidth <= box.clientWidth + 1) return;
+    res.scrolling++;
+    var hint = box.querySelector('.hint'), cs = win.getComputedStyle(box);
+    var shown = hint && visible(hint, win) && hint.getBoundingClientRect().height > 0;
+    if (!shown || cs.backgroundImage.indexOf('gradient') < 0 || cs.overflowX === 'hidden')
+      res.unhinted.push(t.textContent.trim().slice(0, 40));
+  });
   items.sort(function (a, b) { return a.r.top - b.r.top; });
   for (var i = 0; i < items.length; i++) {
     var a = items[i].r;
@@ -206,6 +221,27 @@ def test_page_fits_every_screen(page, tmp_path, width):
     assert res["clipped"] == []
     assert res["split"] == [], "numbers split from their units"
     assert res["smallText"] == [], f"figure text below {MIN_FIGURE_TEXT_PX} px"
+
+
+def test_no_table_is_cut_off_on_a_phone(page, tmp_path):
+    """At 390 px a table wider than the screen scrolls in its own box, with a visible hint that it
+    does (and a shadow at the edge where it goes on); issue 39: two were cut at the edge with no hint."""
+    res = _layout(page, tmp_path, 390)
+    assert res["tables"] >= 5 and res["scrolling"] >= 2  # the page has tables that do not fit a phone
+    assert res["cut"] == [] and res["unhinted"] == [], res
+
+
+def test_the_table_check_fails_on_a_cut_table(tmp_path):
+    bad = tmp_path / "bad-tables.html"
+    cell = "<td>wide&nbsp;cell&nbsp;of&nbsp;a&nbsp;table</td>" * 12
+    bad.write_text(
+        "<!DOCTYPE html><html><body style='margin:0'>"
+        f"<div class='scroll' style='overflow-x:auto'><table><tr>{cell}</tr></table></div>"
+        f"<table><tr>{cell}</tr></table></body></html>",
+        encoding="utf-8",
+    )
+    res = _layout(str(bad), tmp_path, 390)
+    assert res["scrolling"] == 1 and len(res["unhinted"]) == 1 and len(res["cut"]) == 1
 
 
 def test_the_check_fails_on_a_broken_page(tmp_path):

@@ -140,8 +140,8 @@ def _from_cube(cube: pl.DataFrame, row: dict, kind_of_x: str | None) -> tuple[in
     k, n = MEASURE_KN[row["row"]]
     ed = row["editions"].split(",")[0]
     c = cube.filter((pl.col("platform") == row["column"]) & (pl.col("edition") == ed))
-    if row["figure"].startswith(("time_control_class_", "rating_band_")):
-        dim = "time_control_class" if row["figure"].startswith("time") else "rating_band"
+    if row["figure"].startswith(("time_control_class_", "rating_band_", "missed_by_time_control_class_")):
+        dim = "rating_band" if row["figure"].startswith("rating") else "time_control_class"
         c = c.filter(pl.col(dim) == row["x"])
     if row["figure"].startswith("trend"):
         if row.get("time_control_class") not in (None, "all"):

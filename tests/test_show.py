@@ -128,7 +128,9 @@ def test_a_game_whose_input_is_gone_is_shown_without_moves(tmp_path):
     proc, _ = cli("show", str(out), "gone#0")
     assert proc.returncode == 0, proc.stderr
     assert "(no moves: the input" in proc.stdout and "is not here any more)" in proc.stdout
-    assert "ply    8  ply 8: White could claim on the board (threefold) — missed" in proc.stdout
+    # the ply once (it printed "ply    8  ply 8:" without the moves' labels)
+    assert "  ply    8: White could claim on the board (threefold) — missed" in proc.stdout
+    assert "ply 8:" not in proc.stdout
 
 
 def test_report_example_games_link_to_their_timeline(out):

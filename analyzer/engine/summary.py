@@ -54,6 +54,9 @@ def make_summary(
     rules: dict = {}
     events: dict = {}
     outcomes: dict = {}
+    ends: dict = {}
+    platforms: dict = {}
+    edition_objects: dict = {}
     games = 0
     damage = []
     accounting = []
@@ -78,9 +81,13 @@ def make_summary(
             _merge(rules, r["counts"]["rules"])
             _merge(events, r["counts"]["events"])
             _merge(outcomes, r["counts"].get("outcomes", {}))
+            _merge(ends, {k: v for k, v in r["counts"].get("ends", {}).items() if not k.endswith(":-")})
+            _merge(platforms, r["counts"].get("platforms", {}))
             damage += [f"{info.name} unit {r['unit']}: {d}" for d in r.get("damage", [])]
         _merge(status, src_status)
         games += src_games
+        for e in plan.editions:
+            edition_objects.setdefault(e.id, e)
         failed = failed_by_source.get(info.name, [])
         known = [f["games"] for f in failed if f.get("games") is not None]
         entry = {
@@ -151,6 +158,11 @@ def make_summary(
         "warnings": warnings,
         "editions": sorted({e for s in per_source for e in s["editions"]}),
         "outcomes": dict(sorted(outcomes.items())),
+        # games whose first automatic draw under an edition is of a rule ("edition:rule")
+        "automatic_draws": dict(sorted(ends.items(), key=lambda kv: (kv[0].split(":")[0], -kv[1]))),
+        "platforms": dict(sorted(platforms.items(), key=lambda kv: -kv[1])),
+        "fifty_automatic": sorted(e for e, ed in edition_objects.items() if getattr(ed, "fifty_is_automatic", False)),
+        "in_force": in_force_notes(platforms, edition_objects),
         "workers": options.workers,
         "engine": getattr(executor, "kind", None),
         "engine_by_source": {s["source"]: s["engine"] for s in per_source if s["engine"]},
@@ -163,6 +175,50 @@ def make_summary(
         },
         "out": cfg.out,
     }
+
+
+# The edition in force per population (as the report's audit reads it: analyzer.report.audit).
+_OTB_IN_FORCE = (
+    "fide_2018 from 2018-01-01, fide_2014 from 2014-07-01, fide_2009 from 2009-07-01, fide_1997 from 1997-07-01"
+)
+_PLATFORM_NAMES = {"lichess": "Lichess", "chess.com": "Chess.com", "otb": "over-the-board", "other": "other online"}
+
+
+def in_force_notes(platforms: dict, editions: dict) -> list[str]:
+    """Which edition is in force for which population of the games read, and a warning where a
+    FIDE edition is the only reading of online games (Lichess plays by its own rules: no
+    written-move claims, the 50-move draw automatic)."""
+    chess = [e for e, ed in editions.items() if getattr(ed, "kind", "chess") == "chess"]
+    fide = [e for e in chess if e != "lichess"]
+    notes = []
+    for plat, n in platforms.items():
+        name = _PLATFORM_NAMES.get(plat, plat)
+        if plat == "lichess":
+            if "lichess" in chess:
+                line = f"{n:,} Lichess games: lichess is the edition in force"
+                if fide:
+                    line += f" ({', '.join(fide)}: what FIDE's Laws would say of them)"
+            elif fide:
+                line = (
+                    f"warning: {n:,} Lichess games read under {', '.join(fide)} only, FIDE's Laws applied to online "
+                    "games: Lichess has no written-move claims and ends a game at 50 moves by itself; the edition "
+                    "in force there is lichess (add --edition lichess)"
+                )
+            else:
+                continue
+        elif plat == "otb":
+            if not fide:
+                continue
+            line = f"{n:,} over-the-board games: the FIDE Laws of their date are in force ({_OTB_IN_FORCE})"
+        elif fide:
+            line = (
+                f"{n:,} {name} games: no edition models their server's rules; read under {', '.join(fide)} "
+                "(FIDE's Laws applied to online games)"
+            )
+        else:
+            continue
+        notes.append(line)
+    return notes
 
 
 _RULES_SHOWN = (
@@ -208,11 +264,30 @@ def human(summary: dict) -> str:
             per_ed.setdefault(ed, {})[col] = n
         short = {c: c.replace("first_", "").replace("_ply", "") for c in _RULES_SHOWN}
         ew = max(len(e) for e in editions + ["edition"])
-        lines.append("games with each rule, per edition:")
-        lines.append(f"  {'edition':<{ew}}  " + "  ".join(f"{short[c]:>16}" for c in _RULES_SHOWN))
+        auto: dict = {}
+        for key, n in summary.get("automatic_draws", {}).items():
+            ed, rule = key.split(":", 1)
+            auto.setdefault(ed, {})[rule] = n
+        fifty_auto = set(summary.get("fifty_automatic", []))
+        lines.append("games with each rule, per edition (automatic_draw: the games an automatic draw ends):")
+        lines.append(
+            f"  {'edition':<{ew}}  " + "  ".join(f"{short[c]:>16}" for c in _RULES_SHOWN) + f"  {'automatic_draw':>16}"
+        )
         for ed in editions:
             d = per_ed.get(ed, {})
-            lines.append(f"  {ed:<{ew}}  " + "  ".join(f"{d.get(c, 0):>16,}" for c in _RULES_SHOWN))
+            cells = [
+                f"{'-' if c == 'first_fifty_claim_ply' and ed in fifty_auto else format(d.get(c, 0), ','):>16}"
+                for c in _RULES_SHOWN
+            ]
+            lines.append(f"  {ed:<{ew}}  " + "  ".join(cells) + f"  {sum(auto.get(ed, {}).values()):>16,}")
+        for ed in editions:
+            if auto.get(ed):
+                by = ", ".join(f"{r} {n:,}" for r, n in auto[ed].items())
+                lines.append(f"  automatic draws under {ed}: {by}")
+        if fifty_auto & set(editions):
+            lines.append(f"  (-: the 50-move draw is automatic under {', '.join(sorted(fifty_auto & set(editions)))})")
+    for note in summary.get("in_force", []):
+        lines.append(note)
     rate = summary["games_per_second"]
     reused = f", {summary['games_reused']:,} reused from an earlier run" if summary["games_reused"] else ""
     compiling = summary.get("compile_seconds") or 0

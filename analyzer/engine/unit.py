@@ -268,12 +268,16 @@ def count(counts: dict, games: pa.Table, verdicts: pa.Table, events: pa.Table) -
         st_codes, st_names = _codes(batch.column("status"))
         for name, n in zip(st_names, np.bincount(st_codes, minlength=len(st_names))):
             _add(counts["status"], name, n)
+        if batch.num_rows:  # games per platform: the summary names the edition in force for each
+            _count_combined(counts.setdefault("platforms", {}), [batch.column("platform")])
     for batch in verdicts.to_batches():
         ed_codes, ed_names = _codes(batch.column("edition"))
         for colname in RULE_COLUMNS:
             valid = ac.is_valid(batch.column(colname)).to_numpy(zero_copy_only=False)
             for name, n in zip(ed_names, np.bincount(ed_codes[valid], minlength=len(ed_names))):
                 _add(counts["rules"], f"{name}:{colname}", n)
+        if batch.num_rows:  # games per edition and first automatic draw (end_rule; "-": none)
+            _count_combined(counts.setdefault("ends", {}), [batch.column("edition"), batch.column("end_rule")])
     for batch in events.to_batches():
         if batch.num_rows:
             _count_combined(counts["events"], [batch.column("edition"), batch.column("rule"), batch.column("kind")])

@@ -10,6 +10,7 @@ import bz2
 import gzip
 import hashlib
 import io
+import logging
 import os
 import re
 import stat
@@ -29,6 +30,8 @@ SKIPPABLE_HI = 0x184D2A5F
 GZIP_MAGIC = b"\x1f\x8b"
 BZ2_MAGIC = b"BZh"
 READ_SIZE = 4 << 20
+PARQUET_MAGIC = b"PAR1"
+log = logging.getLogger("analyzer")
 
 
 @dataclass(frozen=True)
@@ -134,6 +137,47 @@ def _sniff(head: bytes) -> str:
     if head.startswith(BZ2_MAGIC) and len(head) >= 4 and head[3:4].isdigit():
         return "bz2"
     return "none"
+
+
+# Content that no reader here takes, told by its first bytes, and what to do about it.
+_UNREADABLE = (
+    (PARQUET_MAGIC, "a Parquet file, not PGN/PDN text (an analyzer table? read it with analyzer.scan_games or polars)"),
+    (b"\xfd7zXZ\x00", "xz-compressed, which is not read here: decompress it (xz -d) or recompress it with zstd"),
+    (b"PK\x03\x04", "a zip archive, which is not read here: unzip it and scan the game files in it"),
+    (b"7z\xbc\xaf\x27\x1c", "a 7z archive, which is not read here: extract it and scan the game files in it"),
+)
+_NAMED_COMPRESSION = {".zst": "zstd", ".zstd": "zstd", ".gz": "gzip", ".bz2": "bz2"}
+_COMPRESSED = {"zstd": "zstd-compressed", "gzip": "gzip-compressed", "bz2": "bzip2-compressed", "none": "plain"}
+# Game text: a PGN/PDN tag pair at the start of a line, or a first move number.
+_GAME_TEXT = re.compile(rb'^(?:\xef\xbb\xbf)?[ \t]*\[[A-Za-z0-9_]+[ \t]+"|(?:^|\s)1\.\s*[a-hNBRQKO0-9]', re.MULTILINE)
+
+
+def check_content(path: str, head: bytes, compression: str, sample: bytes) -> None:
+    """Refuse (InputError) an input whose content nothing here reads, saying what it is: by its
+    magic number (Parquet, xz, zip, 7z), or a file named as compressed whose content is text
+    that holds no game. Content wins over the name: a compressed file is decoded whatever its
+    name, and game text named .zst is read as the text it is (said once)."""
+    for magic, what in _UNREADABLE:
+        if head.startswith(magic):
+            raise InputError(f"{path}: {what}")
+    ext = os.path.splitext(path.rstrip("/"))[1].lower()
+    named = _NAMED_COMPRESSION.get(ext)
+    if named is None or named == compression:
+        return
+    if not head:
+        return  # an empty file: the scan says it holds no games
+    if compression != "none":
+        log.warning("%s: named %s but %s: read as such", path, ext, _COMPRESSED[compression])
+        return
+    if _GAME_TEXT.search(sample[:SNIFF_BYTES]):
+        log.warning("%s: named %s but not %s: read as plain text", path, ext, _COMPRESSED[named])
+        return
+    start = sample[:40].decode("utf-8", "replace").split("\n", 1)[0].strip()
+    kind = "text" if sample and b"\x00" not in sample[:4096] else "data"
+    raise InputError(
+        f"{path}: named {ext} but not {_COMPRESSED[named]}: its content is {kind} with no PGN/PDN game "
+        f"in its first {SNIFF_BYTES >> 10} KiB" + (f" (it starts {start!r})" if start and kind == "text" else "")
+    )
 
 
 class _Wrapper(io.RawIOBase):
@@ -293,10 +337,10 @@ def inspect(path: str, name: str | None = None, storage_options: dict | None = N
         else:
             st = os.stat(path)
             if stat.S_ISDIR(st.st_mode):
-                raise InputError(f"{path}: is a directory, not a game file")
+                raise InputError(f"{path}: is a directory, not a game file; {_glob_hint(path)}")
         if st is not None and stat.S_ISREG(st.st_mode):
             with open(path, "rb") as fh:
-                head = fh.read(4)
+                head = fh.read(8)
             comp = _sniff(head)
             try:
                 with open_stream(path, comp) as fh:
@@ -304,6 +348,7 @@ def inspect(path: str, name: str | None = None, storage_options: dict | None = N
             except Exception:  # noqa: BLE001 - damaged: routing falls back to chess; the reader reports the damage
                 sample = b""
             encoding = text_encoding(sample)
+            check_content(path, head, comp, _as_utf8(sample, encoding))
             return InputInfo(
                 path,
                 name,
@@ -334,9 +379,20 @@ def inspect(path: str, name: str | None = None, storage_options: dict | None = N
         except Exception:  # noqa: BLE001 - the head alone may not decode; routing falls back to chess
             sample = b""
     encoding = text_encoding(sample)
+    check_content(path, head, comp, _as_utf8(sample, encoding))
     return InputInfo(
         path, name, comp, -1, 0.0, _game_type(path, _as_utf8(sample, encoding)), False, "", encoding=encoding
     )
+
+
+def _glob_hint(path: str) -> str:
+    """How to scan the game files in a directory: a quoted glob of the kind of file it holds."""
+    try:
+        names = os.listdir(path)
+    except OSError:
+        names = []
+    pdn = any(".pdn" in n.lower() for n in names) and not any(".pgn" in n.lower() for n in names)
+    return f"to scan the game files in it, give a glob: '{path.rstrip('/')}/*.{'pdn' if pdn else 'pgn'}*'"
 
 
 def _inspect_url(url: str, name: str, storage_options: dict | None) -> InputInfo:
@@ -373,6 +429,7 @@ def _inspect_url(url: str, name: str, storage_options: dict | None) -> InputInfo
     h.update(head)
     h.update(tail)
     encoding = text_encoding(sample)
+    check_content(url, head, comp, _as_utf8(sample, encoding))
     return InputInfo(
         url,
         name,

@@ -108,6 +108,7 @@ def _draw_all(rep: Report, fig_dir: str) -> list[dict]:
                 "svg_file": f.name + ".svg",
                 "pdf_file": f.name + ".pdf",
                 "csv_file": f.name + ".csv",
+                "source": f.source,
             },
         )
         entry[f.layout.name] = svg

@@ -58,7 +58,12 @@ SIGNATURES = {
     "avoided": ("first_avoided_claim_ply", "avoided_claim_rule"),
     "claimed": ("claimed",),
     "automatic": ("end_ply", "end_rule"),
+    "missed_threefold": ("board_chance_threefold", "missed_threefold"),
+    "missed_fifty": ("board_chance_fifty", "missed_fifty"),
 }
+# The claim rules whose chances on the board are counted per game: a game "had the chance" of a
+# rule when the side to move could claim it on the board at some position (an event claim_now).
+CLAIM_RULES = ("threefold", "fifty")
 EXAMPLES = 3  # example games per edition pair and platform
 
 CUBE_DIMS = ["source", "game_type", "platform", "edition", "month", "time_control_class", "rating_band"]
@@ -76,6 +81,12 @@ COUNTS = [
     "automatic_end",
     "decisive",
     "result_changed",
+    # per claim rule: games with a chance on the board, and games that played on past one
+    "board_chance",
+    "board_chance_threefold",
+    "missed_threefold",
+    "board_chance_fifty",
+    "missed_fifty",
 ]
 
 _GAME_COLS = [
@@ -162,11 +173,19 @@ def _queries(ds, chunk, editions: dict[str, list[str]]) -> dict[str, pl.LazyFram
         (pl.col("outcome") == "claimed").any().alias("claimed"),
         (pl.col("outcome") == "passed_on").any().alias("passed_on"),
         pl.col("kind").is_in(["claim_now", "claim_intended"]).any().alias("chance"),
+        (pl.col("kind") == "claim_now").any().alias("board_chance"),
+        *[
+            ((pl.col("kind") == "claim_now") & (pl.col("rule") == r)).any().alias(f"board_chance_{r}")
+            for r in CLAIM_RULES
+        ],
+        *[((pl.col("outcome") == "missed") & (pl.col("rule") == r)).any().alias(f"missed_{r}") for r in CLAIM_RULES],
     )
+    flag_cols = ["claimed", "passed_on", "chance", "board_chance"]
+    flag_cols += [f"{w}_{r}" for r in CLAIM_RULES for w in ("board_chance", "missed")]
     ge = (
         gs.join(v, on="game_index", how="inner")
         .join(flags, on=["edition", "game_index"], how="left")
-        .with_columns(pl.col("claimed", "passed_on", "chance").fill_null(False))
+        .with_columns(pl.col(flag_cols).fill_null(False))
     )
     res = pl.col("missed_claim_result")
     q: dict[str, pl.LazyFrame] = {}
@@ -184,6 +203,7 @@ def _queries(ds, chunk, editions: dict[str, list[str]]) -> dict[str, pl.LazyFram
         pl.col("end_ply").is_not_null().sum().alias("automatic_end"),
         pl.col("result").is_in(["1-0", "0-1"]).sum().alias("decisive"),
         pl.col("result_changed").fill_null(False).sum().alias("result_changed"),
+        *[pl.col(c).sum().alias(c) for c in COUNTS[COUNTS.index("board_chance") :]],
     )
     q["coverage"] = g.group_by("source", "game_type", "platform", "status").agg(pl.len().alias("games"))
     q["missed_results"] = (

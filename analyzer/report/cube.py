@@ -22,10 +22,13 @@ __all__ = ["KEYS", "UNKNOWN", "build", "rollup", "with_rates"]
 
 
 def with_rates(df: pl.DataFrame, measures) -> pl.DataFrame:
-    """`<measure>_rate`, `_ci_low`, `_ci_high` for each measure (k and n count columns)."""
+    """`<measure>_rate`, `_ci_low`, `_ci_high` for each measure (k and n count columns), and
+    `<measure>_denominator`: the name of the count column the rate is a share of (every rate
+    says its denominator)."""
     exprs = []
     for m in measures:
         exprs += stats.wilson_exprs(m.k, m.n, m.name)
+        exprs.append(pl.lit(m.n, pl.String).alias(f"{m.name}_denominator"))
     return df.with_columns(exprs)
 
 

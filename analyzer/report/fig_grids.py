@@ -28,6 +28,7 @@ from analyzer.report.model import (
     MEASURE,
     MEASURES,
     RULE_LABELS,
+    RULE_MEASURES,
     SUMMARY_BY,
     TREND_MEASURES,
     Report,
@@ -70,6 +71,7 @@ def _dot_grid(rep: Report, game_type: str, name: str, rows, columns, value, layo
                         "editions": ",".join(s.editions),
                         "x": None,
                         "applicable": ok,
+                        "denominator": MEASURE[rkey].of if rkey in MEASURE else None,
                         **p,
                     }
                 )
@@ -121,14 +123,16 @@ def fig_outcomes(rep: Report, game_type: str, layout: Layout = WIDE) -> Figure |
     return Figure(
         name,
         f"{gt}: what became of the claim chances, per platform",
-        "Each point is the share of analyzed games (status ok) of one platform, with its 95 % Wilson "
-        "interval; editions whose verdicts agree on every game for that measure are one series "
-        "(labels joined by “=”). Grey open points: fewer than "
+        "Each point is a share, of what the row's title says (the games that had a threefold or a 50-move "
+        "claim on the board for the first two rows; all analyzed games, status ok, of the platform for missed, "
+        "avoided and claimed), with its 95 % Wilson interval; editions whose verdicts agree on every game for "
+        "that measure are one series (labels joined by “=”). Grey open points: fewer than "
         f"{stats.MIN_GAMES} games in the denominator. n/a: the edition has no such chance "
-        "(no written-move claims, or no automatic draws).",
+        "(no written-move claims, no 50-move claim, or no automatic draws).",
         fig,
         frame(data),
         layout,
+        ("summary_by_population", "per measure <measure> / <measure>_denominator (docs/report.md)"),
     )
 
 
@@ -247,13 +251,15 @@ def fig_categories(
             ax.set_xticks(range(len(cats)), [tick(c) if i % step == 0 else "" for i, c in enumerate(cats)], rotation=90)
             ax.set_xlim(-0.6, len(cats) - 0.4)
             if c_i == 0 or layout.narrow:
-                ax.set_ylabel("%" if layout.narrow else f"{mname} (%)")
+                ax.set_ylabel("% of games" if layout.narrow else f"{mname}\n(% of games)")
         for c_i in range(len(plats)):
             axes[r_i][c_i].set_ylim(0, top * 1.1 if top > 0 else 1)
     handles.update(series_handles(rep, game_type, series_seen, small_seen))
     fig.supxlabel(xlabel)
     legend(fig, handles, layout, "outside upper center")
-    return Figure(name, title, caption, fig, frame(data), layout)
+    return Figure(
+        name, title, caption, fig, frame(data, "games"), layout, (SUMMARY_BY[dim], "missed, avoided, claimed / games")
+    )
 
 
 def fig_time_control(rep: Report, game_type: str = "chess", layout: Layout = WIDE) -> Figure | None:
@@ -262,8 +268,10 @@ def fig_time_control(rep: Report, game_type: str = "chess", layout: Layout = WID
         game_type,
         "time_control_class",
         [*TC_ORDER, UNKNOWN],
-        "Chess by time-control class",
-        "Missed, avoided and claimed chances (% of games, 95 % Wilson intervals) by the time-control class of "
+        "Chess by time-control class: shares of all games",
+        "Games with a missed, an avoided or a claimed chance, as a share of all the class's games (95 % "
+        "Wilson intervals; for missed as a share of the games that had the chance, see the figure above), by "
+        "the time-control class of "
         "the TimeControl tag (Lichess's estimate base + 40 × increment: ultrabullet < 30 s, bullet < 180 s, "
         "blitz < 480 s, rapid < 1500 s, classical otherwise; “-” correspondence; unknown: no readable "
         "TimeControl). Platforms without classified games are left out, and so are editions without "
@@ -282,7 +290,8 @@ def fig_rating(rep: Report, game_type: str = "chess", layout: Layout = WIDE) -> 
         "rating_band",
         None,
         "Chess by rating band",
-        "The same measures by the mean Elo of the two players (both known) in 200-point bands, labelled by "
+        "Missed, avoided and claimed as shares of all the band's games, by the mean Elo of the two players "
+        "(both known) in 200-point bands, labelled by "
         f"their lower bound; games without both ratings are left out (counted on the page). Grey open points: "
         f"fewer than {stats.MIN_GAMES} games; within a row the panels share their scales.",
         "mean Elo of the two players (band start)",
@@ -382,6 +391,124 @@ def fig_draughts_rules(rep: Report, game_type: str = "russian_draughts", layout:
         "automatic king endings of 32.1. n/a: the edition has no such rule. Grey open points: fewer than "
         f"{stats.MIN_GAMES} games.",
         fig,
+        frame(data, "games"),
+        layout,
+        ("rules", "reached / games"),
+    )
+
+
+# ----------------------------------------------------------------------------------------------
+# Missed among the games that had the chance, by time-control class: one panel per class, each
+# on its own scale
+
+
+def fig_missed_by_class(rep: Report, game_type: str = "chess", layout: Layout = WIDE) -> Figure | None:
+    """Missed among the games with a claim of the rule on the board, per time-control class: a
+    panel per class (small multiples) on a scale set by its own points and intervals, so that a
+    class of a few games does not flatten the others; `k of n` beside each point."""
+    from matplotlib.ticker import MaxNLocator
+
+    df = rep.table(SUMMARY_BY["time_control_class"]).filter(pl.col("game_type") == game_type)
+    if df.height == 0:
+        return None
+    rules = [MEASURE[r] for r in RULE_MEASURES]
+    panels = []  # (platform, measure, panel title, class, [(series, point)])
+    for g, plat in rep.populations:
+        if g != game_type:
+            continue
+        for m in rules:
+            classes = [c for c in rep.pop_classes.get((game_type, plat, m.name), []) if applies(c.key, m)]
+            sub = df.filter(pl.col("platform") == plat)
+            for tc in [*TC_ORDER, UNKNOWN]:
+                pts = []
+                for cls in classes:
+                    r = sub.filter((pl.col("edition") == cls.key) & (pl.col("time_control_class") == tc))
+                    if r.height and r[m.n][0]:
+                        pts.append((cls, point(r[m.k][0], r[m.n][0])))
+                if pts:
+                    games = int(
+                        sub.filter((pl.col("time_control_class") == tc) & (pl.col("edition") == pts[0][0].key))[
+                            "games"
+                        ].sum()
+                    )
+                    panels.append((plat, m, f"{tc} · {games:,} games", tc, pts))
+    if not panels:
+        return None
+    groups: dict[tuple[str, str], list] = {}
+    for plat, m, head, tc, pts in panels:
+        groups.setdefault((plat, m.name), []).append((head, tc, pts))
+    ncol = 2 if layout.narrow else 3
+    n_series = max(len(pts) for *_, pts in panels)
+    panel_h = 0.42 + 0.24 * n_series
+    heights = [(-(-len(v) // ncol)) * (panel_h + 0.42) + 0.5 for v in groups.values()]
+    plt = plt_()
+    fig = plt.figure(figsize=(layout.width, sum(heights) + 0.5), layout="constrained")
+    subs = fig.subfigures(len(groups), 1, height_ratios=heights, hspace=0.03) if len(groups) > 1 else [fig]
+    data = []
+    drawn: dict[tuple[str, ...], str] = {}
+    small_seen = False
+    name = f"missed_by_time_control_class_{game_type}"
+    for sf, ((plat, mname), items) in zip(subs, groups.items()):
+        m = MEASURE[mname]
+        nrow = -(-len(items) // ncol)
+        axes = sf.subplots(nrow, ncol, squeeze=False)
+        title = f"{platform_label(plat)}: {m.short}"
+        sf.suptitle(layout.wrap(title, bold=True), x=0.005, ha="left", fontweight="bold")
+        for i, (head, tc, pts) in enumerate(items):
+            ax = axes[i // ncol][i % ncol]
+            pp = Points(horizontal=True, ms=4)
+            top = 0.0
+            labels = []
+            for j, (cls, p) in enumerate(pts):
+                y = len(pts) - 1 - j
+                st = rep.styles(game_type, cls.editions)
+                pp.add_rate(p, y, st)
+                top = max(top, 100 * p["ci_high"], 100 * p["rate"])
+                small_seen = small_seen or p["small"]
+                drawn[tuple(cls.editions)] = st.label  # (a series of small points only: its name too)
+                labels.append(f"{p['k']:,} of {p['n']:,}")
+                data.append(
+                    {
+                        "figure": name,
+                        "row": mname,
+                        "column": plat,
+                        "series": cls.label,
+                        "editions": ",".join(cls.editions),
+                        "time_control_class": tc,
+                        "x": tc,
+                        "applicable": True,
+                        "denominator": m.of,
+                        **p,
+                    }
+                )
+            pp.draw(ax)
+            ax.set_xlim(0, top * 1.08 if top > 0 else 1)
+            ax.set_ylim(-0.6, len(pts) - 0.4)
+            ax.set_yticks([])
+            ax.spines["left"].set_visible(False)
+            ax.xaxis.set_major_locator(MaxNLocator(nbins=3, steps=[1, 2, 2.5, 5, 10]))
+            ax.grid(axis="x", color="0.88", lw=0.6)
+            ax.set_title(head, loc="left")
+            right = ax.twinx()  # k of n beside each point: the games with a chance, and those that missed it
+            right.set_ylim(ax.get_ylim())
+            right.set_yticks([len(pts) - 1 - j for j in range(len(pts))], labels)
+            right.tick_params(axis="y", length=0)
+            right.spines[["top", "right", "left"]].set_visible(False)
+        for j in range(len(items), nrow * ncol):
+            axes[j // ncol][j % ncol].set_visible(False)
+        sf.supxlabel(layout.wrap(m.unit))
+    legend(fig, series_handles(rep, game_type, drawn, small_seen), layout, "outside lower center")
+    return Figure(
+        name,
+        "Chess: missed among the games that had the chance, by time-control class",
+        "For each rule, each time-control class is a panel with its own scale: a point is the share of the "
+        "class's games with a claim of that rule on the board (the side to move could claim) in which the claim "
+        "was played past, with its 95 % Wilson interval; beside it, k of n: the games that missed it, of the "
+        "games that had it. Editions whose verdicts agree game by game are one series. Classes without such a "
+        f"chance are left out. Grey open points: fewer than {stats.MIN_GAMES} games with the chance. The scales "
+        "differ from panel to panel: compare the numbers, not the lengths.",
+        fig,
         frame(data),
         layout,
+        ("summary_by_time_control", "missed_threefold / board_chance_threefold, missed_fifty / board_chance_fifty"),
     )

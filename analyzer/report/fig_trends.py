@@ -205,7 +205,7 @@ def fig_trend(rep: Report, game_type: str, platform: str, layout: Layout = WIDE)
                 ).height
             )
         ax.set_ylim(0, (top * 1.1) if top > 0 else 1)
-        ax.set_ylabel("%")
+        ax.set_ylabel("% of games")
         ax.grid(axis="y", color="0.88", lw=0.6)
         if game_type == "chess" and platform == "lichess" and lo_p <= LICHESS_FIVEFOLD <= hi_p + half * 2:
             ax.axvline(LICHESS_FIVEFOLD, color="0.2", ls=":", lw=1.2)
@@ -244,8 +244,9 @@ def fig_trend(rep: Report, game_type: str, platform: str, layout: Layout = WIDE)
         f"{pl_[:1].upper() + pl_[1:]} {gt} by {'month' if kind == 'month' else 'year'}",
         caption,
         fig,
-        frame(data),
+        frame(data, "games"),
         layout,
+        ("summary_by_period", "missed, avoided, claimed / games"),
     )
 
 
@@ -382,7 +383,7 @@ def fig_trend_by_class(rep: Report, game_type: str, platform: str, layout: Layou
                 small_seen = small_seen or bool(sub.filter((pl.col(m.n) > 0) & (pl.col(m.n) < stats.MIN_GAMES)).height)
             ax.grid(axis="y", color="0.88", lw=0.6)
             if c_i == 0 or layout.narrow:
-                ax.set_ylabel("%" if layout.narrow else f"{mname} (%)")
+                ax.set_ylabel("% of games" if layout.narrow else f"{mname}\n(% of games)")
         for c_i in range(len(shown)):
             axes[r_i][c_i].set_ylim(0, top * 1.1 if top > 0 else 1)
     for c_i in range(len(shown)):
@@ -404,6 +405,7 @@ def fig_trend_by_class(rep: Report, game_type: str, platform: str, layout: Layou
         f"common scale per row. A change that shows in the pooled series but in no class is a change of mix. "
         f"Grey open points: fewer than {stats.MIN_GAMES} games.",
         fig,
-        frame(data),
+        frame(data, "games"),
         layout,
+        ("summary_by_period", "missed, avoided, claimed / games"),
     )

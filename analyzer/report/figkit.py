@@ -76,6 +76,7 @@ class Figure:
     fig: MplFigure
     data: pl.DataFrame  # what it draws
     layout: Layout = WIDE
+    source: tuple[str, str] | None = None  # (report table, its columns) every point is drawn from
 
 
 def plt_():
@@ -113,11 +114,15 @@ DATA_SCHEMA = {
     "x": pl.String,
     **RATE_SCHEMA,
     "small": pl.Boolean,
+    "denominator": pl.String,  # what n counts, in words
 }
 
 
-def frame(rows: list[dict]) -> pl.DataFrame:
-    return pl.DataFrame([{"time_control_class": None, **r} for r in rows], schema=DATA_SCHEMA)
+def frame(rows: list[dict], denominator: str | None = None) -> pl.DataFrame:
+    """A figure's data, one row per point; `denominator` for the rows that do not say it."""
+    return pl.DataFrame(
+        [{"time_control_class": None, "denominator": denominator, **r} for r in rows], schema=DATA_SCHEMA
+    )
 
 
 class Points:

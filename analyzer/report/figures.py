@@ -11,7 +11,13 @@ import re
 from collections.abc import Callable
 from functools import partial
 
-from analyzer.report.fig_grids import fig_draughts_rules, fig_outcomes, fig_rating, fig_time_control
+from analyzer.report.fig_grids import (
+    fig_draughts_rules,
+    fig_missed_by_class,
+    fig_outcomes,
+    fig_rating,
+    fig_time_control,
+)
 from analyzer.report.fig_trends import fig_trend, fig_trend_by_class
 from analyzer.report.figkit import LAYOUTS, NARROW, WIDE, Figure, Layout
 from analyzer.report.model import Report
@@ -29,6 +35,7 @@ def _builders(rep: Report) -> list[tuple[float, Callable[[Layout], Figure | None
             if g == "chess":
                 plan.append((1.4, partial(fig_trend, rep, "chess", p)))
                 plan.append((2.5, partial(fig_trend_by_class, rep, "chess", p)))
+        plan.append((2.0, partial(fig_missed_by_class, rep, "chess")))
         plan.append((1.5, partial(fig_time_control, rep, "chess")))
         plan.append((3.5, partial(fig_rating, rep, "chess")))
     for gt in rep.editions:

@@ -26,17 +26,41 @@ class Measure:
     label: str  # what the rate is, for captions and tables
     short: str  # panel title
     signature: str  # collect.SIGNATURES key: the verdict columns it depends on
-    needs: str | None  # None, "intended" (written-move claims) or "automatic" (automatic draws)
-    unit: str = "% of games"
+    needs: str | None  # None, "intended" (written-move claims), "automatic", "fifty_claim"
+    of: str = "games"  # what the denominator counts, in words: every rate says it
+
+    @property
+    def unit(self) -> str:
+        return f"% of {self.of}"
 
 
 MEASURES = (
     Measure(
+        "missed_threefold",
+        "missed_threefold",
+        "board_chance_threefold",
+        "games with a threefold claim on the board that was played past (missed), of the games that had one",
+        "threefold missed: % of games with a threefold claim on the board",
+        "missed_threefold",
+        None,
+        "games with a threefold claim on the board",
+    ),
+    Measure(
+        "missed_fifty",
+        "missed_fifty",
+        "board_chance_fifty",
+        "games with a 50-move claim on the board that was played past (missed), of the games that had one",
+        "50 moves missed: % of games with a 50-move claim on the board",
+        "missed_fifty",
+        "fifty_claim",
+        "games with a 50-move claim on the board",
+    ),
+    Measure(
         "missed",
         "missed",
         "games",
-        "games in which a claim on the board was played past (missed)",
-        "missed: a claim on the board played past (% of games)",
+        "games in which a claim on the board was played past (missed), of all games",
+        "missed: a claim on the board played past (% of all games)",
         "missed",
         None,
     ),
@@ -48,14 +72,14 @@ MEASURES = (
         "the side that missed then lost (% of games with a missed claim)",
         "missed",
         None,
-        "% of games with a missed claim",
+        "games with a missed claim (result known)",
     ),
     Measure(
         "avoided",
         "avoided",
         "games",
-        "games in which a written-move claim was avoided",
-        "avoided: a written-move claim steered away from (% of games)",
+        "games in which a written-move claim was avoided, of all games",
+        "avoided: a written-move claim steered away from (% of all games)",
         "avoided",
         "intended",
     ),
@@ -63,8 +87,8 @@ MEASURES = (
         "claimed",
         "claimed",
         "games",
-        "games that ended on a claim",
-        "claimed: the game ended on a claim (% of games)",
+        "games that ended on a claim, of all games",
+        "claimed: the game ended on a claim (% of all games)",
         "claimed",
         None,
     ),
@@ -76,9 +100,11 @@ MEASURES = (
         "decisive games an automatic draw would have ended first (% of decisive games)",
         "automatic",
         "automatic",
-        "% of decisive games",
+        "decisive games",
     ),
 )
+# The measures of "missed among the games that had the chance", by rule (the report's first question).
+RULE_MEASURES = ("missed_threefold", "missed_fifty")
 MEASURE = {m.name: m for m in MEASURES}
 TREND_MEASURES = ("missed", "avoided", "claimed")
 LICHESS_FIVEFOLD = _dt.date(2020, 1, 14)
@@ -128,11 +154,13 @@ def edition_features(ed: str) -> dict[str, bool | None]:
     try:
         (e,) = kinds.resolve_editions([ed])
     except Exception:  # noqa: BLE001 - a custom edition the report cannot resolve
-        return {"intended": None, "automatic": None}
+        return {"intended": None, "automatic": None, "fifty_claim": None}
     if hasattr(e, "claim_intended_move"):
         auto = bool(e.automatic_repetitions or e.automatic_moves or e.fifty_is_automatic or e.insufficient_is_automatic)
-        return {"intended": bool(e.claim_intended_move), "automatic": auto}
-    return {"intended": bool(getattr(e, "threefold_intended", True)), "automatic": True}
+        fifty = bool(e.claim_moves) and not e.fifty_is_automatic
+        return {"intended": bool(e.claim_intended_move), "automatic": auto, "fifty_claim": fifty}
+    # draughts: no 50-move rule (its counterpart, the balance of forces, is in the rules table)
+    return {"intended": bool(getattr(e, "threefold_intended", True)), "automatic": True, "fifty_claim": False}
 
 
 def applies(ed: str, m: Measure) -> bool:
@@ -373,6 +401,92 @@ def _pairs_matrix(pairs: pl.DataFrame | None) -> pl.DataFrame | None:
     return out.with_columns(pl.col(c).list.join(" ") for c in lists)
 
 
+IN_FORCE = "in force"  # the `edition` of the rows read under the edition in force for each game
+ALL_CLASSES = "all"
+
+
+def in_force_rows(cube: pl.DataFrame) -> pl.DataFrame:
+    """The cube's rows under the edition in force for their games (audit.in_force: lichess for
+    Lichess games, for over-the-board games the FIDE Laws of their month), their edition kept;
+    games of platforms no edition models, of unknown date, or whose edition was not scanned
+    have none."""
+    if cube.height == 0:
+        return cube
+    ed = cube.with_columns(pl.col("month").alias("date")).select(audit.in_force())
+    return cube.filter(pl.col("edition") == ed.to_series())
+
+
+def missed_by_rule(cube: pl.DataFrame) -> pl.DataFrame:
+    """Per game kind, platform, reading (each edition, and IN_FORCE), time-control class (ALL
+    and each) and claim rule: games, games with a chance of the rule on the board, games that
+    played on past it; missed as a share of the games with the chance and of all games, with
+    95 % Wilson intervals. `editions`: the editions read (for IN_FORCE, those in force for some
+    of its games); `games_of_population`: the population's games, of which an IN_FORCE row
+    covers `games`; `applicable`: the edition has that claim (lichess: no 50-move claim)."""
+    from analyzer.report.collect import CLAIM_RULES
+
+    cols = ["games", *[f"{w}_{r}" for r in CLAIM_RULES for w in ("board_chance", "missed")]]
+    keys = ["game_type", "platform", "edition", "time_control_class"]
+    per_ed = cube.with_columns(pl.col("edition").alias("editions"))
+    forced = in_force_rows(cube).with_columns(pl.col("edition").alias("editions"), pl.lit(IN_FORCE).alias("edition"))
+    both = pl.concat([per_ed, forced], how="vertical_relaxed")
+    agg = [pl.col(cols).sum().cast(pl.Int64), pl.col("editions").unique().sort().str.join(",")]
+    by_class = both.group_by(keys).agg(agg)
+    overall = both.group_by(keys[:-1]).agg(agg).with_columns(pl.lit(ALL_CLASSES).alias("time_control_class"))
+    df = pl.concat([overall.select(by_class.columns), by_class])
+    first = cube.group_by("game_type").agg(pl.col("edition").first())
+    pop = (
+        cube.join(first, on=["game_type", "edition"], how="semi")
+        .group_by("game_type", "platform")
+        .agg(pl.col("games").sum().cast(pl.Int64).alias("games_of_population"))
+    )
+    df = df.join(pop, on=["game_type", "platform"], how="left")
+    frames = []
+    for r in CLAIM_RULES:
+        frames.append(
+            df.select(
+                *keys,
+                "editions",
+                pl.lit(r).alias("rule"),
+                "games_of_population",
+                "games",
+                pl.col(f"board_chance_{r}").alias("games_with_chance"),
+                pl.col(f"missed_{r}").alias("missed"),
+            )
+        )
+    out = pl.concat(frames)
+    if r"fifty" in CLAIM_RULES:
+        fifty_ok = {
+            e: edition_features(e).get("fifty_claim") is not False
+            for e in set(",".join(out["editions"].to_list()).split(","))
+            if e
+        }
+        out = out.with_columns(
+            pl.when(pl.col("rule") == "fifty")
+            .then(
+                pl.col("editions").map_elements(
+                    lambda s: any(fifty_ok.get(e, True) for e in s.split(",")), return_dtype=pl.Boolean
+                )
+            )
+            .otherwise(pl.lit(True))
+            .alias("applicable")
+        )
+    out = out.filter((pl.col("game_type") == "chess") | (pl.col("rule") == "threefold"))
+    rates = [
+        *stats.wilson_exprs("missed", "games_with_chance", "missed_of_chance"),
+        *stats.wilson_exprs("missed", "games", "missed_of_games"),
+    ]
+    out = out.with_columns(pl.when(pl.col("applicable")).then(e).alias(e.meta.output_name()) for e in rates)
+    cls_order = {c: i for i, c in enumerate((ALL_CLASSES, *periods.TC_CLASSES))}
+    out = out.with_columns(
+        pl.col("time_control_class").replace_strict(cls_order, default=99, return_dtype=pl.Int32).alias("_c"),
+        (pl.col("edition") != IN_FORCE).alias("_e"),
+        pl.col("rule").replace_strict({r: i for i, r in enumerate(CLAIM_RULES)}, return_dtype=pl.Int32).alias("_r"),
+    )
+    out = out.sort("game_type", "platform", "_e", "edition", "_r", "_c").drop("_c", "_e", "_r")
+    return _sort_pop(out)
+
+
 # The summaries by one category of the cube (its rollup by that dimension), by dimension.
 SUMMARY_BY = {"time_control_class": "summary_by_time_control", "rating_band": "summary_by_rating_band"}
 
@@ -407,6 +521,7 @@ def build(ds, partial: bool = False, check: str = "digest") -> Report:
     t["mix_shifts"] = periods.shifts(mix)
     for dim, name in SUMMARY_BY.items():
         t[name] = _sort_pop(cube_.rollup(cube, [dim], MEASURES))
+    t["missed_by_rule"] = missed_by_rule(cube)
     t["coverage"] = coverage.sort("source", "game_type", "platform", "status")
     mr = c.tables.get("missed_results")
     t["missed_results"] = _sort_pop(mr) if mr is not None else pl.DataFrame()
@@ -472,25 +587,67 @@ def primary_class(rep: Report, game_type: str, platform: str, measure: str) -> E
     return cl[0] if cl else None
 
 
+def in_force_reading(rep: Report, game_type: str, platform: str, rule: str) -> dict | None:
+    """The population's missed_by_rule row (all classes) under the edition in force, or None
+    when no edition in force was scanned for any of its games."""
+    mbr = rep.table("missed_by_rule").filter(
+        (pl.col("game_type") == game_type)
+        & (pl.col("platform") == platform)
+        & (pl.col("edition") == IN_FORCE)
+        & (pl.col("rule") == rule)
+        & (pl.col("time_control_class") == ALL_CLASSES)
+        & (pl.col("games") > 0)
+    )
+    return mbr.row(0, named=True) if mbr.height else None
+
+
 def headline(rep: Report) -> pl.DataFrame:
-    """One row per population, measure and edition class: k, n, rate and its interval."""
+    """One row per population, measure and edition class (and, for the missed-among-chances
+    measures, the reading under the edition in force, primary where it exists): k, n, rate and
+    its interval; `games` the games read, of which k is the share on the second line."""
     s = rep.table("summary_by_population")
     rows = []
     for gt, plat in rep.populations:
         for m in MEASURES:
+            forced = in_force_reading(rep, gt, plat, m.name.split("_", 1)[1]) if m.name in RULE_MEASURES else None
+            if forced is not None:
+                ok = bool(forced["applicable"])
+                kk, nn = (int(forced["missed"]), int(forced["games_with_chance"])) if ok else (0, 0)
+                lo, hi = stats.wilson(kk, nn) if ok else (None, None)
+                rows.append(
+                    {
+                        "game_type": gt,
+                        "platform": plat,
+                        "measure": m.name,
+                        "series": IN_FORCE,
+                        "editions": forced["editions"],
+                        "primary": True,
+                        "applicable": ok,
+                        "k": kk if ok else None,
+                        "n": nn if ok else None,
+                        "rate": (kk / nn) if ok and nn else None,
+                        "ci_low": lo,
+                        "ci_high": hi,
+                        "text": stats.count_pct(kk, nn) if ok else "not applicable",
+                        "description": m.label,
+                        "denominator": m.of,
+                        "games": forced["games"],
+                    }
+                )
             for k in rep.classes.get((gt, m.name), []):
                 r = s.filter((pl.col("game_type") == gt) & (pl.col("platform") == plat) & (pl.col("edition") == k.key))
                 if r.height == 0:
                     continue
                 row = r.row(0, named=True)
                 ok = applies(k.key, m)
+                c_k: int | None = None
+                c_n: int | None = None
+                lo = hi = None
+                text = "not applicable"
                 if ok:
-                    kk, nn = row[m.k], row[m.n]
-                    lo, hi = stats.wilson(kk, nn)
-                    text = stats.count_pct(kk, nn)
-                else:
-                    kk = nn = lo = hi = None
-                    text = "not applicable"
+                    c_k, c_n = row[m.k], row[m.n]
+                    lo, hi = stats.wilson(c_k, c_n)
+                    text = stats.count_pct(c_k, c_n)
                 rows.append(
                     {
                         "game_type": gt,
@@ -498,15 +655,17 @@ def headline(rep: Report) -> pl.DataFrame:
                         "measure": m.name,
                         "series": k.label,
                         "editions": ",".join(k.editions),
-                        "primary": k is primary_class(rep, gt, plat, m.name),
+                        "primary": forced is None and k is primary_class(rep, gt, plat, m.name),
                         "applicable": ok,
-                        "k": kk,
-                        "n": nn,
-                        "rate": (kk / nn) if ok and nn else None,
+                        "k": c_k,
+                        "n": c_n,
+                        "rate": (c_k / c_n) if ok and c_k is not None and c_n else None,
                         "ci_low": lo,
                         "ci_high": hi,
                         "text": text,
                         "description": m.label,
+                        "denominator": m.of,
+                        "games": row["games"],
                     }
                 )
     return pl.DataFrame(
@@ -517,5 +676,7 @@ def headline(rep: Report) -> pl.DataFrame:
             **RATE_SCHEMA,
             "text": pl.String,
             "description": pl.String,
+            "denominator": pl.String,
+            "games": pl.Int64,
         },
     )

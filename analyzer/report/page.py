@@ -15,12 +15,17 @@ import polars as pl
 from analyzer.report import audit, periods, stats
 from analyzer.report.cube import UNKNOWN
 from analyzer.report.model import (
+    ALL_CLASSES,
     DRAUGHTS_RULES,
     GAME_TYPE_LABELS,
+    IN_FORCE,
+    MEASURE,
     MEASURES,
     RULE_LABELS,
+    RULE_MEASURES,
     Report,
     applies,
+    edition_features,
     platform_label,
     primary_class,
     rule_applies,
@@ -50,38 +55,102 @@ def env() -> jinja2.Environment:
     return env
 
 
-def _cell(k, n, applicable=True) -> dict:
-    """A table cell: 'k of n (p %)' and its interval; 'n/a' / 'no games'."""
+def _cell(k, n, applicable=True, of: str | None = None, none: str = "no games") -> dict:
+    """A table cell: 'k of n (p %)' (with what n counts, when given) and its interval; 'n/a' /
+    'no games'."""
     if not applicable:
         return {"text": "n/a", "ci": "", "muted": True}
     if not n:
-        return {"text": "no games", "ci": "", "muted": True}
-    return {"text": stats.count_pct(int(k), int(n)), "ci": stats.ci_text(int(k), int(n)), "muted": False}
+        return {"text": none, "ci": "", "muted": True}
+    text = stats.count_pct(int(k), int(n))
+    if of:
+        text = text.replace(f" of {int(n):,} ", f" of {int(n):,} {of} ", 1)
+    return {"text": text, "ci": stats.ci_text(int(k), int(n)), "muted": False}
+
+
+# The FIDE Laws in force over the board, by date (audit.FIDE_IN_FORCE), in words.
+_OTB_LAWS = ", ".join(f"{ed} from {d.isoformat()}" for d, ed in audit.FIDE_IN_FORCE)
+
+
+def in_force_note(rep: Report, game_type: str, platform: str) -> dict | None:
+    """Which edition is in force for a population, as the headline says it; `warn` where FIDE's
+    Laws are the only reading of online games."""
+    if game_type != "chess":
+        return None
+    scanned = rep.editions.get("chess", [])
+    fide = [e for e in scanned if e != "lichess"]
+    if platform == "lichess":
+        if "lichess" in scanned:
+            also = f" {', '.join(fide)}: what FIDE's Laws would say of the same games." if fide else ""
+            return {
+                "text": "Read under lichess, the rules Lichess plays by (the edition in force)." + also,
+                "warn": False,
+            }
+        return {
+            "text": f"lichess was not scanned: these are FIDE's Laws ({', '.join(fide)}) applied to online games. "
+            "Lichess has no written-move claims and ends a game at 50 moves by itself, so many FIDE chances do not "
+            "exist there. Scan with --edition lichess for the rules in force.",
+            "warn": True,
+        }
+    if platform == "otb":
+        row = rep.table("missed_by_rule").filter(
+            (pl.col("game_type") == game_type)
+            & (pl.col("platform") == platform)
+            & (pl.col("edition") == IN_FORCE)
+            & (pl.col("time_control_class") == ALL_CLASSES)
+        )
+        if row.height and row["games"][0]:
+            r = row.row(0, named=True)
+            return {
+                "text": f"Missed claims read under the FIDE Laws in force at each game's date ({_OTB_LAWS}): "
+                f"{stats.count_pct(r['games'], r['games_of_population'])} games (the others have no full date, "
+                "are older, or their edition was not scanned).",
+                "warn": False,
+            }
+        return {
+            "text": f"No FIDE edition in force at these games' dates was scanned ({_OTB_LAWS}): read under "
+            f"{scanned[0] if scanned else 'no edition'}.",
+            "warn": True,
+        }
+    return {
+        "text": f"No edition models {platform_label(platform)}'s rules: read under {fide[0] if fide else scanned[0]}, "
+        "FIDE's Laws applied to online games.",
+        "warn": True,
+    }
 
 
 def _headline(rep: Report) -> list[dict]:
-    s = rep.table("summary_by_population")
+    h = rep.table("headline").filter(pl.col("primary"))
     a_sum = rep.table("audit_summary")
     cards = []
     for gt, plat in rep.populations:
         items = []
         games = 0
-        for m in MEASURES:
-            cls = primary_class(rep, gt, plat, m.name)
-            if cls is None:
-                continue
-            r = s.filter((pl.col("game_type") == gt) & (pl.col("platform") == plat) & (pl.col("edition") == cls.key))
-            if r.height == 0:
-                continue
-            rec = r.row(0, named=True)
-            games = max(games, rec["games"])
-            items.append({"label": m.label, "series": cls.label, **_cell(rec[m.k], rec[m.n], applies(cls.key, m))})
+        for r in h.filter((pl.col("game_type") == gt) & (pl.col("platform") == plat)).iter_rows(named=True):
+            m = MEASURE[r["measure"]]
+            games = max(games, r["games"] or 0)
+            series = r["series"]
+            if series == IN_FORCE:
+                series = f"{r['editions'].replace(',', ', ')}: in force"
+            item = {"label": m.label, "series": series, **_cell(r["k"], r["n"], r["applicable"], m.of, "no chance")}
+            if not r["applicable"]:
+                item["text"] = "n/a: " + (
+                    "the 50-move draw is automatic" if m.name == "missed_fifty" else "no such chance"
+                )
+            if m.name in RULE_MEASURES and r["applicable"] and r["games"]:
+                item["second"] = (
+                    "share of all games: "
+                    + stats.count_pct(r["k"], r["games"])
+                    + (" (of the games read under it)" if r["series"] == IN_FORCE and plat == "otb" else "")
+                )
+            items.append(item)
         if gt == "chess":
             items += _audit_items(a_sum, plat)
         cards.append(
             {
                 "title": f"{platform_label(plat)} · {GAME_TYPE_LABELS.get(gt, gt)}",
                 "games": f"{games:,} analyzed games",
+                "note": in_force_note(rep, gt, plat),
                 "items": items,
             }
         )
@@ -317,6 +386,67 @@ def _time_controls(rep: Report) -> dict:
     return {"classes": classes, "rows": rows, "unknown": unknown, "no_rating": no_rating}
 
 
+def _missed_by_class(rep: Report) -> list[dict]:
+    """Per chess population: missed among the games with a chance, per rule and time-control
+    class (all first), under the edition in force (else the headline's edition), with the share
+    of all games beside it; and the same under every edition scanned (missed_by_rule)."""
+    mbr = rep.table("missed_by_rule").filter(pl.col("game_type") == "chess")
+    out = []
+    for gt, plat in rep.populations:
+        if gt != "chess":
+            continue
+        p = mbr.filter(pl.col("platform") == plat)
+        forced = p.filter((pl.col("edition") == IN_FORCE) & (pl.col("games") > 0))
+        if forced.height:
+            reading = IN_FORCE
+            label = f"under the edition in force ({forced['editions'][0].replace(',', ', ')})"
+        else:
+            cls = primary_class(rep, gt, plat, "missed_threefold")
+            reading = cls.key if cls else rep.editions.get("chess", [""])[0]
+            why = (
+                "no edition in force was scanned for these games"
+                if plat in ("lichess", "otb")
+                else "no edition models its rules"
+            )
+            label = f"under {reading} ({why})"
+
+        def rows_of(sub: pl.DataFrame) -> list[dict]:
+            rows = []
+            for (tc,), grp in sub.group_by("time_control_class", maintain_order=True):
+                by = {r["rule"]: r for r in grp.iter_rows(named=True)}
+                games = grp["games"][0]
+                if not games:
+                    continue
+                cells = []
+                for rule in ("threefold", "fifty"):
+                    r = by.get(rule)
+                    if r is None:
+                        cells += [_cell(0, 0, False), _cell(0, 0, False)]
+                        continue
+                    ok = bool(r["applicable"])
+                    cells.append(_cell(r["missed"], r["games_with_chance"], ok, none="no chance"))
+                    cells.append(_cell(r["missed"], r["games"], ok))
+                rows.append({"cls": tc, "games": f"{games:,}", "cells": cells})
+            return rows
+
+        every = []
+        for ed in rep.editions.get("chess", []):
+            every.append({"edition": ed, "rows": rows_of(p.filter(pl.col("edition") == ed))})
+        eds = (forced["editions"][0] if forced.height else reading).split(",")
+        na = [e for e in eds if edition_features(e).get("fifty_claim") is False]
+        out.append(
+            {
+                "platform": platform_label(plat),
+                "fifty_na": ", ".join(na),
+                "reading": label,
+                "note": in_force_note(rep, gt, plat),
+                "rows": rows_of(p.filter(pl.col("edition") == reading)),
+                "every": every,
+            }
+        )
+    return out
+
+
 def _mix_notes(rep: Report) -> dict[str, dict]:
     """Per chess platform: the shifts of its time-control mix, for the note above its trend."""
     out: dict[str, dict] = {}
@@ -405,7 +535,9 @@ def render(
         "mix_shift": round(100 * periods.MIX_SHIFT),
         "headline": _headline(rep),
         "identical": _identical(rep),
-        "measures": [{"name": m.name, "label": m.label, "unit": m.unit} for m in MEASURES],
+        "measures": [
+            {"name": m.name, "label": m.label, "unit": m.unit, "k": m.k, "n": m.n, "of": m.of} for m in MEASURES
+        ],
         "chess_table": _population_table(rep, "chess"),
         "pairs": _pairs(rep, games),
         "fig": figs,
@@ -420,6 +552,8 @@ def render(
             if g == "chess" and figs.get(f"trend_chess_{p}")
         ],
         "time_controls": _time_controls(rep),
+        "missed_by_class": _missed_by_class(rep),
+        "denominators": {m.name: m.of for m in MEASURES},
         "draughts": [
             dict(
                 _draughts(rep, g),

@@ -350,12 +350,24 @@ def in_force(view: GameView) -> str | None:
     return row.select(audit.in_force()).item()
 
 
+def in_force_text(view: GameView) -> str | None:
+    """'edition in force: X', or that X was not scanned (and which were), or None."""
+    force = in_force(view)
+    if not force:
+        return None
+    scanned = [v["edition"] for v in view.verdicts]
+    if force in scanned:
+        return f"edition in force: {force}"
+    return f"edition in force: {force}, not scanned (this scan has {', '.join(scanned) or 'no edition'})"
+
+
 def text(view: GameView) -> str:
     """The timeline as plain text (what `analyzer show` prints)."""
     lines = [f"{view.key}" + (f" — {view.game['site']}" if view.game.get("site") else ""), header_line(view)]
     force = in_force(view)
-    if force:
-        lines.append(f"edition in force: {force}")
+    said = in_force_text(view)
+    if said:
+        lines.append(said)
     lines.append("")
     if view.moves is None:
         lines.append(f"(no moves: {view.note})")
@@ -373,7 +385,9 @@ def text(view: GameView) -> str:
         lines.append("")
         lines.append(" = ".join(eds) + (" (in force)" if force in eds else "") + ":")
         for e in evs:
-            lines.append(f"  ply {e['ply']:>4}  {view.label(e['ply'])}: {event_text(view, e)}")
+            # "after 13. Nf3" where the moves are known; the ply alone, once, where they are not
+            where = f"  {view.label(e['ply'])}" if view.moves is not None else ""
+            lines.append(f"  ply {e['ply']:>4}{where}: {event_text(view, e)}")
         if not evs:
             lines.append("  no claim chance, no automatic draw")
         for line in verdict_lines(v):
@@ -422,7 +436,7 @@ def html(view: GameView, back: str | None = None) -> str:
             header=header_line(view),
             site=site,
             site_url=site if re.match(r"^https?://\S+$", site) else None,
-            in_force=force,
+            in_force=(in_force_text(view) or "").removeprefix("edition in force: "),
             moves=view.moves is not None,
             note=view.note,
             repetitions=reps,
