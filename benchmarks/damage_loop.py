@@ -414,6 +414,8 @@ def run(cycles: int, seed: int, copies: int, compact: int, workdir: str, kinds: 
         else:
             stats["rows_wrong"] += abs(rg.height - g.height) + abs(rv.height - v.height) or 1
             stats["failures"].append(f"{what}: tables differ after the repair")
+            shutil.rmtree(out)  # the next cycle starts from whole tables again (a failure counts once)
+            shutil.copytree(ref, out, symlinks=True)
         wcode, _, werr = _analyzer("verify", out, "--deep")
         stats["tracebacks"] += "Traceback" in werr
         stats["verify_whole_after"] += wcode == 0

@@ -387,3 +387,25 @@ def test_errors_share_one_base():
     assert not issubclass(errors.DamagedRecord, ValueError)  # not caught with bugs by `except ValueError`
     assert issubclass(remote.MissingExtra, ImportError) and issubclass(errors.GameNotFound, LookupError)
     assert not hasattr(remote, "configure")  # no process-wide storage options
+
+
+def test_a_unit_that_met_damage_is_read_again(tmp_path, source, clean):
+    """A frame of the input damaged (a rewrite with size and mtime kept): the run reports it and
+    stays unfinished; once the input is whole again the rerun must read that unit again, not
+    reuse what it made of the damaged frame (before: it did, and the tables kept the damage)."""
+    src = tmp_path / "x4.pgn.zst"
+    shutil.copy(source, src)
+    whole = src.read_bytes()
+    st = src.stat()
+    data = bytearray(whole)
+    data[len(data) // 2] ^= 0x01  # inside the middle frame
+    src.write_bytes(bytes(data))
+    os.utime(src, ns=(st.st_atime_ns, st.st_mtime_ns))
+    o = tmp_path / "out"
+    summary, code = _scan(src, o)
+    assert code == 1 and summary["damage"], summary
+    src.write_bytes(whole)
+    os.utime(src, ns=(st.st_atime_ns, st.st_mtime_ns))
+    summary, code = _scan(src, o)
+    assert code == 0, summary
+    same_tables(clean, out_tables(o))

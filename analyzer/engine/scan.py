@@ -227,8 +227,8 @@ def plan_sources(
 
 def _reuse_fn(ds: Dataset, cfg: Config, ident: dict, seekable: bool, kept: list[FileEntry] | None = None):
     """The record of a unit an earlier run finished, if it can stand as it is: same input and
-    settings, and its parts as written (checked by their SHA-256) or, in a repair, inside an
-    intact file of the source's record."""
+    settings, no damage of the input found in it, and its parts as written (checked by their
+    SHA-256) or, in a repair, inside an intact file of the source's record."""
     covered = {u for e in kept or [] for u in range(*e["units"])}
 
     def reuse(spec) -> UnitRecord | None:
@@ -238,6 +238,8 @@ def _reuse_fn(ds: Dataset, cfg: Config, ident: dict, seekable: bool, kept: list[
         if rec is None:
             return None
         if rec.get("fingerprint") != unit_fingerprint(cfg, spec.editions) or rec.get("input") != ident:
+            return None
+        if rec.get("damage"):  # the input was damaged there (a cut download, a rewritten frame): read it again
             return None
         if spec.index in covered:
             return rec
