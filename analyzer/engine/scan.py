@@ -203,6 +203,15 @@ def plan_sources(
             if restored:
                 log.info("%s: restored %d damaged or missing record(s) from its source record", info.name, restored)
             kept, damage = _intact(ds, cfg, info, editions, ds.files_of(prev), check)
+            hurt = {r["unit"] for r in prev.get("units", []) if r.get("damage")}
+            for e in [e for e in kept if hurt and e["units"][1] > min(hurt)]:
+                # the input was damaged there when it was read (a cut download, a bad frame): its
+                # units are read again, so that an input made whole again gives whole tables (and
+                # the units after them, whose game numbers follow from theirs)
+                kept.remove(e)
+                damage.append(
+                    Damage(info.name, (e["units"][0], e["units"][1]), e["tables"]["games"]["path"], "input damaged there")
+                )
             if damage:
                 units = {u for d in damage for u in range(*d.units)}
                 plans.append(
