@@ -33,7 +33,7 @@ ENTRIES: dict[str, tuple[str, str, str, str]] = {
         "replay_batch",
         "i8",
         "u1[:]r i8[:] i8[:] i8[:] u8[:,:] i1[:,:] i8[:,:] i8[:,:] i8 b1 "  # text, games, start positions, options
-        "i8[:] i1[:] i4[:] i8[:] i8[:] u8[:] i4[:] u2[:] i1[:] i1[:] f4[:]",  # outputs
+        "i8[:] i1[:] i4[:] i8[:] i8[:] u8[:] i4[:] u2[:] i1[:] i1[:] f4[:] u8[:,:] i8[:,:]",  # outputs
     ),
     "apply_rules": (
         "analyzer.kinds.chess._rules",

@@ -1024,10 +1024,16 @@ def replay_batch(
     rep_next,
     rep_next97,
     clock,
+    final_bb,
+    final_st,
 ):
     """Replay every game i whose init_idx[i] >= 0 (init_idx < 0 = skip: no positions), from
     start position init_*[init_idx[i]] (init_ct: its castling table, standard or Chess960).
 
+    final_bb (n x 8), final_st (n x 4): each game's board at its last position (its last legal
+    one if it stopped at an error), as bb and st hold it; final_st[i, 0] = -1 for a game not
+    replayed. Rules that look at a position as a whole (dead positions, tablebase probes) read
+    it, so no one replays a game again to see where it ended.
     want97: compute the 1997-2005 identity facts (castling-now bits, FLAG_WINDOW97,
     rep_next97). They cost ~8% of the replay and only fide_1997-style editions read them;
     without them the 1997 facts equal the 2009 ones (as on the python-chess path)."""
@@ -1042,19 +1048,23 @@ def replay_batch(
     errors = (status, err_ply, err_s, err_e)
     facts = (key, hmc, flags, rep_next, rep_next97, clock)
     workspaces = (ws_i64, ws_u64, ws_f64, moves, mb, mb2, ct)
+    finals = (final_bb, final_st)
     return _replay_games(
-        buf, mt_start, mt_end, init_idx, starts, fifty_min_clock, want97, pos_off, errors, facts, workspaces
+        buf, mt_start, mt_end, init_idx, starts, fifty_min_clock, want97, pos_off, errors, facts, workspaces, finals
     )
 
 
 @njit(**HOT)
-def _replay_games(buf, mt_start, mt_end, init_idx, starts, fifty_min_clock, want97, pos_off, errors, facts, workspaces):
+def _replay_games(
+    buf, mt_start, mt_end, init_idx, starts, fifty_min_clock, want97, pos_off, errors, facts, workspaces, finals
+):
     """replay_batch without the numba runtime (no reference counting on the hot path): all
     scratch arrays come from the caller, as views of three small workspaces. The arrays come
     grouped as replay_batch's arguments are (starts: init_bb, init_mb, init_st, init_ct; errors:
     status, err_ply, err_s, err_e; facts: as _record takes them)."""
     init_bb, init_mb, init_st, init_ct = starts
     status, err_ply, err_s, err_e = errors
+    final_bb, final_st = finals
     key, _hmc, flags, _rep_next, _rep_next97, clock = facts  # (the loop itself uses these three)
     ws_i64, ws_u64, ws_f64, moves, mb, mb2, ct = workspaces
     n_games = len(mt_start)
@@ -1074,6 +1084,7 @@ def _replay_games(buf, mt_start, mt_end, init_idx, starts, fifty_min_clock, want
     p = 0
     for g in range(n_games):
         _begin_game(g, p, pos_off, status, err_ply, err_s, err_e, last_clk)
+        final_st[g, 0] = -1
         ii = init_idx[g]
         if ii < 0:
             continue
@@ -1148,6 +1159,10 @@ def _replay_games(buf, mt_start, mt_end, init_idx, starts, fifty_min_clock, want
                 bb, mb, st, ct, pkey, p, ws, ws97, irreversible, window97, facts, fifty_min_clock, work, cnow, want97
             )
         _end_game(g, g0, p, plies, last_clk, clock, status)
+        for q in range(8):
+            final_bb[g, q] = bb[q]
+        for q in range(4):
+            final_st[g, q] = st[q]
         p += 1
     pos_off[n_games] = p
     return p

@@ -236,6 +236,8 @@ def analyze_block(
     f_key, f_hmc, f_flags = fb["key"], fb["hmc"], fb["flags"]
     f_next, f_next97, f_clock = fb["rep_next"], fb["rep_next97"], fb["clock"]
     want97 = any(ed.identity == IDENTITY_FIDE_1997 for ed in editions)
+    final_bb = np.zeros((n, 8), np.uint64)
+    final_st = np.empty((n, 4), np.int64)
     total = kernels.replay_batch(
         buf,
         mt_start,
@@ -258,6 +260,8 @@ def analyze_block(
         f_next,
         f_next97,
         f_clock,
+        final_bb,
+        final_st,
     )
     facts = {
         "key": f_key[:total],
@@ -367,6 +371,9 @@ def analyze_block(
         kept["halfmove_clock"] = kept["hmc"]
         kept["clock_seconds"] = kept["clock"]
         kept["stm0"] = stm0
+        kept["final_bb"] = final_bb
+        kept["final_st"] = final_st
+        kept["final_ct"] = init_ct[np.maximum(init_idx, 0)]  # each game's castling table (position.to_board)
     return BlockOutput(
         headers=headers,
         status=status,
