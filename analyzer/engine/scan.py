@@ -210,7 +210,9 @@ def plan_sources(
                 # the units after them, whose game numbers follow from theirs)
                 kept.remove(e)
                 damage.append(
-                    Damage(info.name, (e["units"][0], e["units"][1]), e["tables"]["games"]["path"], "input damaged there")
+                    Damage(
+                        info.name, (e["units"][0], e["units"][1]), e["tables"]["games"]["path"], "input damaged there"
+                    )
                 )
             if damage:
                 units = {u for d in damage for u in range(*d.units)}
