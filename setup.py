@@ -1,6 +1,6 @@
 """setuptools hooks of the build backend (build_backend/analyzer_build.py): when it builds a
 wheel with kernels (ANALYZER_WHEEL_KERNELS=portable), build_py also builds the chess kernels for
-portable targets into the wheel's analyzer/_aot/ (analyzer.aot.build_portable), and the wheel
+portable targets into the wheel's analyzer/_aot/ (analyzer.aot_build.build_portable), and the wheel
 is tagged for this Python and platform. Everything else is in pyproject.toml."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ class BuildPyWithKernels(build_py):
         if _with_kernels() and not self.editable_mode:
             dest = os.path.join(os.path.abspath(self.build_lib), "analyzer", "_aot")
             # In a child (numba compiles there), from these sources (the current directory)
-            code = "import sys; from analyzer.aot import build_portable; build_portable(sys.argv[1])"
+            code = "import sys; from analyzer.aot_build import build_portable; build_portable(sys.argv[1])"
             subprocess.run([sys.executable, "-c", code, dest], cwd=HERE, check=True)
 
 

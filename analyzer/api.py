@@ -15,7 +15,7 @@ from analyzer.pgn.split import split_games
 if TYPE_CHECKING:
     import polars as pl
 
-    from analyzer.kinds import Edition
+    from analyzer.kinds.base import Edition
 
 
 def analyze_bytes(

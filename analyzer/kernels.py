@@ -1,11 +1,11 @@
-"""The compiled kernels a chess scan calls from Python, by name: `kernels.replay_batch(...)`.
+"""A compiled kernel called from Python (`Kernel`): the ahead-of-time built function where this
+machine has one (`analyzer.aot`), else its numba JIT dispatcher.
 
-Each comes from the ahead-of-time built extension modules (`analyzer.aot`) when this machine
-has them, else from its numba JIT dispatcher. Why: importing numba and loading its cached
-kernels is most of a scan's start-up (~0.3 of 0.45 s); the built modules import in
-milliseconds without numba. A call whose arguments do not have the types an entry was built
-for goes to the JIT dispatcher (which compiles for them, as always): a built kernel trusts
-its argument types, so they are checked here, per call (per block, not per game).
+The kernels themselves are declared beside the packages that own them (analyzer.pgn.kernels,
+analyzer.kinds.chess.kernels, analyzer.measures_kernels), each with a function that imports its
+numba module when the JIT one is first needed; this module knows none of them. Why built
+modules: importing numba and loading its cached kernels is most of a scan's start-up (~0.3 of
+0.45 s); the built modules import in milliseconds without numba.
 
 ANALYZER_KERNELS=jit uses the JIT dispatchers only (the tests do, to test the source); the
 default, auto, uses the built modules when they are there.
@@ -13,53 +13,18 @@ default, auto, uses the built modules when they are there.
 
 from __future__ import annotations
 
-import importlib
 import logging
 import os
 import threading
+from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 import numpy as np
 
-log = logging.getLogger("analyzer")
+from analyzer import aot
 
-# name -> (module, function, return type, argument types). Types: numba's short names; an
-# array is `dtype[:]` (1-d, C-contiguous), `dtype[:,:]` (2-d, C), `dtype[a]` (1-d, any layout),
-# with `r` after it if the kernel only reads it (a read-only array may be passed). The types
-# are those the scan passes (tests/test_aot.py checks every call of a real analysis against them).
-ENTRIES: dict[str, tuple[str, str, str, str]] = {
-    "replay_batch": (
-        "analyzer.kinds.chess._replay",
-        "replay_batch",
-        "i8",
-        "u1[:]r i8[:] i8[:] i8[:] u8[:,:] i1[:,:] i8[:,:] i8[:,:] i8 b1 "  # text, games, start positions, options
-        "i8[:] i1[:] i4[:] i8[:] i8[:] u8[:] i4[:] u2[:] i1[:] i1[:] f4[:] u8[:,:] i8[:,:]",  # outputs
-    ),
-    "apply_rules": (
-        "analyzer.kinds.chess._rules",
-        "apply_rules",
-        "i8",
-        "i8[:] i8[:] i8[:] b1[:] b1[:] i8[:] u8[:] i4[:] u2[:] i1[:] i1[:] f4[:] "  # games, facts
-        "i4[:,:] i8[:] i4[:] i1[:] i1[:] i1[:] i2[:] i4[:] f4[:]",  # verdicts, events
-    ),
-    "game_facts": ("analyzer.kinds.chess._rules", "game_facts", "none", "i8[:] u8[:] i4[:] u2[:] f4[:] i4[:,:] b1[:]"),
-    "apply_measures": (
-        "analyzer.measures",
-        "apply_measures",
-        "none",
-        "i8 i8[:] i8[:] i8[:] i4[:] i1[:] i1[:] i1[:] f4[:] i4[:,:] f4[:] i1[:]",
-    ),
-    "find_games": ("analyzer.pgn._scan", "find_games", "(i8,i8)", "u1[:]r i8 b1 b1 i8[:]"),
-    "parse_tags": (
-        "analyzer.pgn._scan",
-        "_parse_tags",
-        "none",
-        "u1[:]r i8[:] i8[:] u1[:] i8[:] i8[:] i8[:] u8[:] u8 i8[:,:] i8[:,:] b1[:,:] i8[:]",
-    ),
-    "gather_strings": ("analyzer.pgn._scan", "gather_strings", "i8", "u1[:]r i8[a] i8[a] b1[a] i4[:] u1[:]"),
-    "parse_int_values": ("analyzer.pgn._scan", "parse_int_values", "none", "u1[:]r i8[a] i8[a] i8[:] b1[:]"),
-    "dictionary_codes": ("analyzer.pgn._scan", "dictionary_codes", "i8", "u1[:]r i8[a] i8[a] b1[a] i4[:] i8[:] i8[:]"),
-}
+log = logging.getLogger("analyzer")
 
 _ARRAY, _INT, _BOOL = 0, 1, 2
 _DTYPES = {
@@ -96,21 +61,33 @@ def mode() -> str:
     return m
 
 
-def jit_kernel(name: str):
-    """The numba dispatcher of entry `name` (imports numba and its module)."""
-    module, function, _, _ = ENTRIES[name]
-    return getattr(importlib.import_module(module), function)
+class Kernel:
+    """One kernel: `name` (the built modules export it under it), `module()` imports the numba
+    module that defines it as `function`; `returns` and `arguments` are the types it is built for
+    and that a call must have to run the built one (numba's short names: an array is `dtype[:]`
+    (1-d, C-contiguous), `dtype[:,:]` (2-d, C), `dtype[a]` (1-d, any layout), with `r` after it
+    if the kernel only reads it; tests/test_aot.py checks every call of a real analysis against
+    them). A call with other types goes to the JIT dispatcher, which compiles for them: a built
+    kernel trusts its argument types, so they are checked here, per call (per block, not per game)."""
 
+    __slots__ = ("arguments", "checks", "function", "module", "name", "returns")
 
-class _Checked:
-    """A built kernel behind a check of its argument types; other types go to the JIT kernel."""
-
-    __slots__ = ("checks", "fn", "name")
-
-    def __init__(self, name: str, fn=None):
+    def __init__(
+        self, name: str, module: Callable[[], ModuleType], returns: str, arguments: str, function: str | None = None
+    ):
         self.name = name
-        self.fn = fn
-        self.checks = tuple(parse_arg(a) for a in ENTRIES[name][3].split())
+        self.module = module
+        self.function = function or name
+        self.returns = returns
+        self.arguments = arguments
+        self.checks = tuple(parse_arg(a) for a in arguments.split())
+
+    def __repr__(self) -> str:
+        return f"Kernel({self.name!r})"
+
+    def jit(self):
+        """The numba dispatcher (imports numba and the kernel's module)."""
+        return getattr(self.module(), self.function)
 
     def accepts(self, args) -> bool:
         """Whether `args` have the types the kernel was built for."""
@@ -134,51 +111,38 @@ class _Checked:
         return True
 
     def __call__(self, *args):
-        if self.accepts(args):
-            return self.fn(*args)
-        log.debug("kernel %s: arguments of other types than built for; the JIT kernel runs", self.name)
-        return jit_kernel(self.name)(*args)
+        built = _built_functions().get(self.name)
+        if built is not None:
+            if self.accepts(args):
+                return built(*args)
+            log.debug("kernel %s: arguments of other types than built for; the JIT kernel runs", self.name)
+        return self.jit()(*args)
 
 
 _LOADING = threading.Lock()
-_LOADED: dict[str, dict[str, Any]] = {}  # "kernels": {entry name: built kernel}, once loaded
+_LOADED: dict[str, dict[str, Any]] = {}  # "functions": {kernel name: built function}, once loaded
 
 
 def source() -> str:
     """'aot' if the kernels come from this machine's built modules, 'aot-<cpu>' from the
     wheel's portable ones (e.g. aot-x86-64-v3), else 'jit'."""
-    if not _built_kernels():
+    if not _built_functions():
         return "jit"
-    from analyzer import aot
-
     portable = aot.loaded_portable()
     return f"aot-{portable}" if portable else "aot"
 
 
-def _built_kernels() -> dict[str, Any]:
-    built = _LOADED.get("kernels")
+def _built_functions() -> dict[str, Any]:
+    built = _LOADED.get("functions")
     if built is None:
         with _LOADING:  # the scan's threads call their first kernels at once: load the modules once
-            built = _LOADED.get("kernels")
+            built = _LOADED.get("functions")
             if built is None:
-                built = {}
-                if mode() == "auto":
-                    from analyzer import aot
-
-                    functions = aot.load()
-                    if functions is not None:
-                        built = {name: _Checked(name, functions[name]) for name in ENTRIES}
-                _LOADED["kernels"] = built
+                built = (aot.load() if mode() == "auto" else None) or {}
+                _LOADED["functions"] = built
     return built
 
 
 def reset() -> None:
     """Forget what was loaded (after a build, or a change of ANALYZER_KERNELS)."""
     _LOADED.clear()
-
-
-def __getattr__(name: str):
-    if name not in ENTRIES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    built = _built_kernels().get(name)
-    return built if built is not None else jit_kernel(name)

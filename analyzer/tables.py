@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
-from analyzer import arrow_compute as ac, codes, kernels
+from analyzer import arrow_compute as ac, codes, measures_kernels
 
 _DICT = pa.dictionary(pa.int32(), pa.string())
 
@@ -459,7 +459,7 @@ def build(
         m = len(ev["game"])
         missed_clock = np.empty(n, np.float32)
         outcome = np.empty(m, np.int8)
-        kernels.apply_measures(
+        measures_kernels.apply_measures(
             m,
             plies,
             block.result_code,

@@ -211,13 +211,13 @@ def _will_build(kinds: list[str], even_if_portable: bool = False) -> bool:
     """Whether the chess kernels are to be built ahead of time now (see analyzer.aot): not
     where the wheel's portable modules serve (a scan then compiles nothing for chess), unless
     `even_if_portable` (`analyzer warmup`: the build for this CPU)."""
-    from analyzer import aot, kernels
+    from analyzer import aot, aot_build, kernels
 
     return (
         "chess" in kinds
         and kernels.mode() == "auto"
         and aot.state() == "absent"
-        and aot.compiler() is not None
+        and aot_build.compiler() is not None
         and (even_if_portable or aot.portable_folder() is None)
     )
 
@@ -229,9 +229,9 @@ def build_ahead(kinds, meanwhile=None, even_if_portable: bool = False) -> bool:
     while the build processes do. Returns whether it built them."""
     if not _will_build(list(kinds), even_if_portable):
         return False
-    from analyzer import aot, kernels
+    from analyzer import aot_build, kernels
 
-    ok = aot.build(meanwhile=meanwhile)
+    ok = aot_build.build(meanwhile=meanwhile)
     kernels.reset()
     return ok
 
@@ -319,7 +319,7 @@ def warmup(kinds=None, processes: int = 1) -> None:
     wanted = list(_all_kinds() if everything else kinds)
     side = None
     if processes > 1 and "chess" in wanted and os.environ.get("NUMBA_CACHE_DIR") and not _chess_built():
-        from analyzer.aot import python_process
+        from analyzer.aot_build import python_process
 
         # The second process also compiles the other kinds wanted (draughts: ~9 s), which
         # would otherwise follow the ~18 s replay compile here.

@@ -4,7 +4,7 @@ built for this machine's CPU, in one run (issue 30: the wheel carries portable m
     python benchmarks/aot_portable.py [--input ../shared/data/lichess_sample.pgn.zst] \\
         [--cpus host,x86-64-v3,x86-64-v2] [--rounds 5] [--built DIR]
 
-Builds both modules (analyzer.aot.build_for_cpu: numba.pycc, the callees compiled by numba's JIT
+Builds both modules (analyzer.aot_build.build_for_cpu: numba.pycc, the callees compiled by numba's JIT
 for that CPU into a private cache) for every CPU of --cpus into a temporary folder (or takes
 DIR/<cpu>/ when --built DIR holds them), loads each build (same module names, other files),
 checks that every build gives the host build's outputs on every replay call of an in-process
@@ -89,15 +89,15 @@ def analyze_all(parts, kernels_dict: dict | None, capture: list | None = None) -
     eds = resolve_editions(["fide_2018"])
     kernels.reset()
     if kernels_dict is not None:
-        kernels._LOADED["kernels"] = {n: kernels._Checked(n, f) for n, f in kernels_dict.items()}
+        kernels._LOADED["functions"] = dict(kernels_dict)
     if capture is not None:
-        fn = kernels._LOADED["kernels"]["replay_batch"]
+        fn = kernels._LOADED["functions"]["replay_batch"]
 
         def spy(*args):
             capture.append(tuple(a.copy() if isinstance(a, np.ndarray) and a.flags.writeable else a for a in args))
             return fn(*args)
 
-        kernels._LOADED["kernels"]["replay_batch"] = spy
+        kernels._LOADED["functions"]["replay_batch"] = spy
     try:
         for block, starts, ends, first in parts:
             analyze_block("chess", block, starts, ends, source="b", first_game_index=first, base_offset=0, editions=eds)
@@ -112,7 +112,7 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--built", help="a folder with <cpu>/ subfolders already built (else built here)")
     args = ap.parse_args()
-    from analyzer import aot
+    from analyzer import aot_build
 
     cpus = [c.strip() for c in args.cpus.split(",") if c.strip()]
     if cpus[0] != "host":
@@ -122,7 +122,7 @@ def main() -> int:
     for cpu in cpus:
         d = os.path.join(args.built, cpu) if args.built else os.path.join(tmp, cpu)
         if not args.built:
-            build_seconds[cpu] = round(aot.build_for_cpu(d, cpu), 1)
+            build_seconds[cpu] = round(aot_build.build_for_cpu(d, cpu), 1)
             print(f"built {cpu} in {build_seconds[cpu]} s", file=sys.stderr, flush=True)
         builds[cpu] = load_build(d, cpu.replace("-", "_"))
     parts, n_games = blocks(args.input)

@@ -38,7 +38,7 @@ def replay_calls(path: str) -> list[tuple]:
 
     from analyzer.analysis import analyze_block
     from analyzer.kinds import resolve_editions
-    from analyzer.kinds.chess import analyze as chess_analyze
+    from analyzer.kinds.chess import kernels as chess_kernels
     from analyzer.pgn.split import split_games
 
     with open(path, "rb") as fh:
@@ -46,13 +46,14 @@ def replay_calls(path: str) -> list[tuple]:
     buf = np.frombuffer(data, np.uint8)
     starts, ends, _ = split_games(buf, True)
     calls: list[tuple] = []
-    kernel = chess_analyze.kernels.jit_kernel("replay_batch")
+    kernel_object = chess_kernels.replay_batch
+    kernel = kernel_object.jit()
 
     def capture(*args):
         calls.append(tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args))
         return kernel(*args)
 
-    chess_analyze.kernels.replay_batch = capture  # type: ignore[attr-defined]
+    chess_kernels.replay_batch = capture  # type: ignore[assignment]
     try:
         eds = resolve_editions(["fide_2018"])
         lo = 0
@@ -74,19 +75,19 @@ def replay_calls(path: str) -> list[tuple]:
             )
             lo = hi
     finally:
-        del chess_analyze.kernels.replay_batch  # type: ignore[attr-defined]
+        chess_kernels.replay_batch = kernel_object  # type: ignore[assignment]
     for args in calls:
         args[0].flags.writeable = False  # the text: compiled for read-only input
     return calls
 
 
 def build(out_dir: str) -> tuple[str, float]:
-    """The analyzer's own build of the replay module (analyzer.aot.build_group) into out_dir;
+    """The analyzer's own build of the replay module (analyzer.aot_build.build_group) into out_dir;
     (module name, seconds)."""
-    from analyzer import aot
+    from analyzer import aot, aot_build
 
     t = time.time()
-    aot.build_group("replay", out_dir)
+    aot_build.build_group("replay", out_dir)
     return aot._module_name("replay"), time.time() - t
 
 

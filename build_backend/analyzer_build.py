@@ -1,7 +1,7 @@
 """The project's build backend: setuptools', and for a wheel the chess kernels built ahead of time.
 
 `python -m build --wheel` (or `pip wheel .`) builds the two chess kernel modules
-(analyzer/aot.py, numba.pycc) for portable targets (x86-64-v3, then x86-64-v2 as the fallback;
+(analyzer/aot_build.py, numba.pycc) for portable targets (x86-64-v3, then x86-64-v2 as the fallback;
 the architecture's generic CPU elsewhere) into the wheel's analyzer/_aot/, so that an install of
 the wheel scans standard chess without compiling anything, and without a C compiler. Such a
 wheel is tagged for this Python and platform. Building it needs numba and numpy (asked for

@@ -15,7 +15,7 @@ from typing import ClassVar
 import numpy as np
 import pytest
 
-from analyzer import aot, kernels, warmup
+from analyzer import aot, aot_build, kernels, warmup
 from conftest import analyze, need, out_tables, read_data, same_tables
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -26,20 +26,19 @@ def test_the_scan_passes_the_types_the_kernels_are_built_for(tmp_path, monkeypat
     of ENTRIES: otherwise the built kernel is passed over for the JIT one (slow start) or,
     without the check, would read memory of another type."""
     seen: dict[str, int] = {}
-    jit_kernel = kernels.jit_kernel
+    jit = kernels.Kernel.jit
 
-    def spy(name):
-        fn = jit_kernel(name)
-        check = kernels._Checked(name)
+    def spy(kernel):
+        fn = jit(kernel)
 
         def call(*args):
-            assert check.accepts(args), (name, [(type(a).__name__, getattr(a, "dtype", None)) for a in args])
-            seen[name] = seen.get(name, 0) + 1
+            assert kernel.accepts(args), (kernel.name, [(type(a).__name__, getattr(a, "dtype", None)) for a in args])
+            seen[kernel.name] = seen.get(kernel.name, 0) + 1
             return fn(*args)
 
         return call
 
-    monkeypatch.setattr(kernels, "jit_kernel", spy)
+    monkeypatch.setattr(kernels.Kernel, "jit", spy)
     analyze(read_data("lichess_small.pgn.zst") + read_data("edge_cases.pgn.zst"), editions=("fide_2018", "fide_1997"))
     from analyzer.engine import Config, run_scan
     from analyzer.kinds import resolve_editions
@@ -55,11 +54,11 @@ def test_the_scan_passes_the_types_the_kernels_are_built_for(tmp_path, monkeypat
         progress_interval=0,
         progress_mode="none",
     )
-    assert set(seen) == set(kernels.ENTRIES), set(kernels.ENTRIES) - set(seen)
+    assert set(seen) == set(aot_build.ENTRIES), set(aot_build.ENTRIES) - set(seen)
 
 
 def test_the_check_refuses_other_types():
-    check = kernels._Checked("find_games")
+    check = aot_build.ENTRIES["find_games"]
     buf = np.frombuffer(b"1. e4 *\n", np.uint8)
     starts = np.empty(8, np.int64)
     assert check.accepts((buf, 8, True, False, starts))
@@ -73,7 +72,7 @@ def test_the_check_refuses_other_types():
     assert not check.accepts((buf, 8.0, True, False, starts))  # scalar types
     assert not check.accepts((buf, 8, 1, False, starts))
     assert not check.accepts((buf, 8, True, False))  # count
-    gather = kernels._Checked("gather_strings")
+    gather = aot_build.ENTRIES["gather_strings"]
     vs = np.zeros((4, 2), np.int64)
     esc = np.zeros((4, 2), np.bool_)
     assert gather.accepts((buf, vs[:, 0], vs[:, 1], esc[:, 0], np.zeros(5, np.int32), np.zeros(8, np.uint8)))
@@ -84,10 +83,10 @@ def test_signatures_are_the_declared_types():
 
     text = types.Array(types.uint8, 1, "C", readonly=True)
     starts = types.Array(types.int64, 1, "C")
-    assert aot.signature("find_games") == types.UniTuple(types.int64, 2)(
+    assert aot_build.signature("find_games") == types.UniTuple(types.int64, 2)(
         text, types.int64, types.boolean, types.boolean, starts
     )
-    assert aot.signature("gather_strings").args[1] == types.Array(types.int64, 1, "A")
+    assert aot_build.signature("gather_strings").args[1] == types.Array(types.int64, 1, "A")
 
 
 def test_a_failed_build_leaves_the_jit_kernels(tmp_path, monkeypatch):
@@ -98,11 +97,11 @@ def test_a_failed_build_leaves_the_jit_kernels(tmp_path, monkeypatch):
     monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
     assert aot.state() == "absent" and warmup._will_build(["chess"]) is False
     monkeypatch.delenv("CC")
-    if aot.compiler() is None:
+    if aot_build.compiler() is None:
         pytest.skip("no C compiler here")
     assert warmup._will_build(["chess"]) is True
     monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
-    assert aot.build() is False
+    assert aot_build.build() is False
     assert aot.state() == "failed"
     with open(os.path.join(aot.folder(), aot.FAILED)) as fh:
         assert "no C compiler" in fh.read()
@@ -117,9 +116,9 @@ def test_an_unwritable_cache_leaves_the_jit_kernels(tmp_path, monkeypatch):
     blocker = tmp_path / "cache"
     blocker.write_text("not a folder")
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(blocker))
-    if aot.compiler() is None:
+    if aot_build.compiler() is None:
         pytest.skip("no C compiler here")
-    assert aot.build() is False
+    assert aot_build.build() is False
     assert aot.load() is None
 
 
@@ -148,13 +147,13 @@ def test_the_other_kinds_compile_while_the_builders_run(tmp_path, monkeypatch):
     both build processes started and before they are waited for; if it fails, they are
     killed, not left running."""
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
-    if aot.compiler() is None:
+    if aot_build.compiler() is None:
         pytest.skip("no C compiler here")
     events: list = []
     monkeypatch.setattr(_FakeBuilder, "events", events)
     monkeypatch.setattr(_FakeBuilder, "returncode", -9)
     monkeypatch.setattr(subprocess, "Popen", _FakeBuilder)
-    aot.build(meanwhile=lambda: events.append("meanwhile"))
+    aot_build.build(meanwhile=lambda: events.append("meanwhile"))
     assert events == ["start", "start", "meanwhile", "wait", "wait"]
     events.clear()
 
@@ -162,7 +161,7 @@ def test_the_other_kinds_compile_while_the_builders_run(tmp_path, monkeypatch):
         raise RuntimeError("the draughts compile failed")
 
     with pytest.raises(RuntimeError):
-        aot.build(meanwhile=fails)
+        aot_build.build(meanwhile=fails)
     assert events == ["start", "start", "kill", "kill"]
 
 
@@ -172,11 +171,11 @@ def test_only_a_compile_error_stops_later_builds(tmp_path, monkeypatch, returnco
     these sources); one killed by a signal (an interrupted first run) is tried again."""
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("ANALYZER_KERNELS", "auto")
-    if aot.compiler() is None:
+    if aot_build.compiler() is None:
         pytest.skip("no C compiler here")
     monkeypatch.setattr(_FakeBuilder, "returncode", returncode)
     monkeypatch.setattr(subprocess, "Popen", _FakeBuilder)
-    assert aot.build() is False
+    assert aot_build.build() is False
     assert aot.state() == ("absent" if retried else "failed")
     assert warmup._will_build(["chess"]) is retried
 
@@ -188,7 +187,7 @@ def test_a_second_first_run_waits_for_the_build_and_uses_it(tmp_path, monkeypatc
     import threading
 
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
-    if aot.compiler() is None:
+    if aot_build.compiler() is None:
         pytest.skip("no C compiler here")
     events: list = []
     monkeypatch.setattr(_FakeBuilder, "events", events)
@@ -198,7 +197,9 @@ def test_a_second_first_run_waits_for_the_build_and_uses_it(tmp_path, monkeypatc
     fd = os.open(os.path.join(d, ".build.lock"), os.O_RDWR | os.O_CREAT)
     fcntl.flock(fd, fcntl.LOCK_EX)  # the first run, building
     result: list = []
-    waiter = threading.Thread(target=lambda: result.append(aot.build(meanwhile=lambda: events.append("meanwhile"))))
+    waiter = threading.Thread(
+        target=lambda: result.append(aot_build.build(meanwhile=lambda: events.append("meanwhile")))
+    )
     waiter.start()
     waiter.join(0.5)
     assert waiter.is_alive() and events == []
@@ -242,12 +243,12 @@ def _scan(tmp_path, name: str, mode: str, *inputs: str) -> tuple[subprocess.Comp
 def built():
     """The kernels built ahead of time in this checkout's cache (once per source version, as a
     scan's first run builds them: ~25 s cold)."""
-    if aot.compiler() is None:
+    if aot_build.compiler() is None:
         pytest.skip("no C compiler: numba.pycc cannot build the kernels")
     if aot.state() != "built":
         if aot.state() == "failed":
             os.remove(os.path.join(aot.folder(), aot.FAILED))
-        if not aot.build():
+        if not aot_build.build():
             failed = os.path.join(aot.folder(), aot.FAILED)
             with open(failed) if os.path.exists(failed) else contextlib.nullcontext(None) as fh:
                 pytest.fail(fh.read()[-3000:] if fh else "the build stopped (a timeout or a signal)")
@@ -345,6 +346,6 @@ def test_with_the_wheels_build_a_first_run_builds_nothing(tmp_path, monkeypatch)
     monkeypatch.setattr(aot, "PORTABLE", str(tmp_path / "wheel"))
     assert aot.portable_folder() is not None
     assert warmup.is_warm(["chess"]) and not warmup._will_build(["chess"])
-    if aot.compiler() is not None:
+    if aot_build.compiler() is not None:
         assert warmup._will_build(["chess"], even_if_portable=True)
     assert aot.load() is None  # empty files: not loadable

@@ -19,7 +19,7 @@ import zipfile
 
 import pytest
 
-from analyzer import aot
+from analyzer import aot, aot_build
 from conftest import need, out_tables, same_tables
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -28,7 +28,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> str:
-    if aot.compiler() is None:
+    if aot_build.compiler() is None:
         pytest.skip("building the wheel's kernels needs a C compiler")
     dist = tmp_path_factory.mktemp("dist")
     r = subprocess.run(

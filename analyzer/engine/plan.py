@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from analyzer import kernels, kinds
+from analyzer import kinds
 from analyzer.engine.config import READ_CHUNK, TEXT_PER_COMPRESSED_BYTE, Config, UnitSpec
 from analyzer.engine.region import Skipper
 from analyzer.io import sources
+from analyzer.pgn import kernels
 
 
 def frame_groups(sizes: list[int], cfg: Config) -> list[tuple[int, int]]:

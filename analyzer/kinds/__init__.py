@@ -9,52 +9,38 @@ Kinds are imported on first use, so a run compiles and loads only the kernels it
 from __future__ import annotations
 
 import difflib
-import importlib
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Protocol
 
-REGISTRY = {
-    "chess": "analyzer.kinds.chess",
-    "russian_draughts": "analyzer.kinds.russian_draughts",
+from analyzer.kinds.base import Edition, GameKind
+
+__all__ = ["REGISTRY", "Edition", "GameKind", "all_builtin_editions", "get", "names", "resolve_editions"]
+
+
+def _chess() -> GameKind:
+    from analyzer.kinds.chess import KIND
+
+    return KIND
+
+
+def _russian_draughts() -> GameKind:
+    from analyzer.kinds.russian_draughts import KIND
+
+    return KIND
+
+
+# name -> the function that imports the kind's package (on first use) and gives its KIND.
+REGISTRY: dict[str, Callable[[], GameKind]] = {
+    "chess": _chess,
+    "russian_draughts": _russian_draughts,
 }
-
-
-class Edition(Protocol):
-    """What every kind's edition type provides (frozen dataclasses: read-only fields)."""
-
-    @property
-    def id(self) -> str: ...
-    @property
-    def kind(self) -> str: ...
-    @property
-    def description(self) -> str: ...
-
-    def params(self): ...  # the numeric vector its rule kernel reads
-
-    def fingerprint(self) -> dict: ...  # everything that can change its results
-
-
-@dataclass(frozen=True)
-class GameKind:
-    name: str
-    draughts_markers: bool  # games also end with 2-0 / 0-2 / 1-1 (pgn._scan.find_games)
-    default_editions: tuple[str, ...]
-    builtin_editions: Callable[[], dict]  # id -> edition
-    custom_edition: Callable[..., Any]  # options (base=..., id=..., ...) -> edition
-    # (buf, starts, ends, *, editions, extra_status, keep_facts, input_ends) -> BlockOutput
-    analyze_block: Callable[..., Any]
-
-    def editions(self) -> dict:
-        return self.builtin_editions()
 
 
 def get(name: str) -> GameKind:
     try:
-        module = REGISTRY[name]
+        load = REGISTRY[name]
     except KeyError:
         raise ValueError(f"unknown game kind {name!r}; known: {', '.join(REGISTRY)}") from None
-    return importlib.import_module(module).KIND
+    return load()
 
 
 def names() -> list[str]:

@@ -22,7 +22,7 @@ from numba.core import cgutils
 from numba.cpython.unsafe.numbers import trailing_zeros
 from numba.extending import intrinsic
 
-from analyzer.pgn.tag_names import _HASH_BITS, _HASH_MUL
+from analyzer.pgn._name_hash import HASH_BITS as _HASH_BITS, HASH_MUL as _HASH_MUL
 
 # No numba runtime: these kernels never allocate, and without it calls between them pass
 # arrays without atomic reference counting (see analyzer.kinds.chess._board.HOT).

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from analyzer import kernels
+from analyzer.pgn import kernels
 
 
 def split_games(buf: np.ndarray, final: bool, draughts: bool = False):

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from analyzer import kernels
+from analyzer.pgn import kernels
+from analyzer.pgn._name_hash import HASH_BITS as _HASH_BITS, HASH_MUL as _HASH_MUL
 
 # _name_table builds, for the wanted names, hash buckets of candidate indices.
-_HASH_BITS = 7
-_HASH_MUL = 0x9E3779B97F4A7C15
 _U64 = (1 << 64) - 1
 
 

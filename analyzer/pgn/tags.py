@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from analyzer import arrow_compute as ac, kernels
+from analyzer import arrow_compute as ac
+from analyzer.pgn import kernels
 from analyzer.pgn.tag_names import parse_tags
 
 

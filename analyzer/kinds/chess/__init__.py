@@ -4,7 +4,7 @@ analyzer. `perft` and `fide_key` are for tests."""
 
 from __future__ import annotations
 
-from analyzer.kinds import GameKind
+from analyzer.kinds.base import GameKind
 
 
 def _builtin_editions() -> dict:

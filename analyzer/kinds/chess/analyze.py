@@ -16,7 +16,8 @@ import threading
 import numpy as np
 import pyarrow as pa
 
-from analyzer import arrow_compute as ac, codes, kernels
+from analyzer import arrow_compute as ac, codes
+from analyzer.kinds.chess import kernels
 from analyzer.kinds.chess._tables import CT_CHESS960, CT_ROOK, CT_SIZE, STANDARD_CASTLING
 from analyzer.kinds.chess.editions import IDENTITY_FIDE_1997, ChessEdition
 from analyzer.kinds.chess.variants import variant_code

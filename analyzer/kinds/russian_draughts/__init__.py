@@ -4,7 +4,7 @@ rule readings."""
 
 from __future__ import annotations
 
-from analyzer.kinds import GameKind
+from analyzer.kinds.base import GameKind
 
 
 def _builtin_editions() -> dict:

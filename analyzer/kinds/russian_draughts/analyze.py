@@ -303,9 +303,13 @@ def replay_positions(data: bytes) -> list[tuple[str, list[tuple[int, int, int, i
     """Test/debug helper: per game, (status name, positions at plies 0..plies) as
     (white men, white kings, black men, black kings, side to move); no positions for games
     that were not replayed (other GameTypes, bad FEN)."""
-    from analyzer.api import analyze_bytes
+    from analyzer.kinds.russian_draughts.editions import BUILTIN
+    from analyzer.pgn.split import split_games
 
-    status = analyze_bytes(data, editions=("fshr_russian",)).games.column("status").to_pylist()
+    buf = np.frombuffer(data, dtype=np.uint8)
+    starts, ends, _ = split_games(buf, True, draughts=True)
+    block = analyze_block(buf, starts, ends, editions=[BUILTIN["fshr_russian"]])
+    status = [codes.STATUSES[int(c)] for c in block.status]
     _, _, active, f = replay_facts(data)
     out: list[tuple[str, list[tuple[int, int, int, int, int]]]] = []
     for i in range(len(active)):
