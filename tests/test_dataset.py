@@ -9,6 +9,7 @@ repair can be seen to recompute one unit, not the source."""
 from __future__ import annotations
 
 import collections
+import functools
 import hashlib
 import json
 import os
@@ -20,27 +21,16 @@ import pyarrow.parquet as pq
 import pytest
 
 import analyzer
-from analyzer import cli, engine
+from analyzer import cli
 from analyzer.engine import verify
 from analyzer.engine.dataset import Dataset, records
-from analyzer.kinds import resolve_editions
-from conftest import out_tables, pzstd_file, same_tables
+from conftest import out_tables, pzstd_file, same_tables, scan
 
 COMPACT = 600  # games per compacted file: one unit's games (~667) each
 
 
-def _cfg(out, **kw) -> engine.Config:
-    return engine.Config(
-        out=str(out),
-        editions=resolve_editions(["fide_2018", "lichess"]),
-        frames_per_unit=1,
-        compact_games=COMPACT,
-        **kw,
-    )
-
-
-def _scan(src, out, workers=1, **kw):
-    return engine.run_scan([str(src)], _cfg(out, **kw), workers=workers, progress_interval=0)
+# conftest.scan with this module's settings: two editions, a unit per frame, a file per unit
+_scan = functools.partial(scan, editions=("fide_2018", "lichess"), frames_per_unit=1, compact_games=COMPACT)
 
 
 @pytest.fixture(scope="module")
@@ -318,7 +308,7 @@ def test_files_the_analyzer_did_not_write_are_left_alone(tmp_path, source, clean
         logging.getLogger("analyzer").removeHandler(handler)
     assert code == 0 and summary["sources_skipped_as_complete"] == ["x4"]
     assert any("did not write" in m for m in seen), seen
-    summary, code = engine.run_scan([str(source)], _cfg(out), force=True, progress_interval=0)
+    summary, code = _scan(source, out, force=True)
     assert code == 0 and summary["games_analyzed"] == 2000
     assert {p: p.read_bytes() for p in mine} == mine
     same_tables(clean, out_tables(out))

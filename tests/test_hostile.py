@@ -25,8 +25,7 @@ import zstandard
 
 import analyzer
 from analyzer import IncompleteDatasetWarning, engine
-from analyzer.kinds import resolve_editions as resolve
-from conftest import out_rows, pzstd_file
+from conftest import out_rows, pzstd_file, scan, scan_text
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "hostile")
 MOVE_ERRORS = ("illegal_move", "ambiguous_move", "bad_token", "unterminated")
@@ -34,10 +33,6 @@ MOVE_ERRORS = ("illegal_move", "ambiguous_move", "bad_token", "unterminated")
 
 # ---------------------------------------------------------------------------------------------
 # Helpers
-
-
-def _cfg(out, editions=("fide_2018",), **kw):
-    return engine.Config(out=str(out), editions=resolve(list(editions)), **kw)
 
 
 _rows = out_rows
@@ -73,10 +68,7 @@ def _scan_text(tmp_path, text: bytes, name="games.pgn", editions=("fide_2018",),
     """Write `text`, run the batch job in-process, check the accounting; (summary, code, rows)."""
     d = tmp_path / f"case{len(list(tmp_path.iterdir()))}"
     d.mkdir()
-    src = d / name
-    src.write_bytes(text)
-    out = d / "out"
-    summary, code = engine.run_scan([str(src)], _cfg(out, editions, **kw), workers=1, progress_interval=0)
+    out, summary, code = scan_text(d, text, name=name, editions=editions, **kw)
     _check_accounting(summary, out, editions)
     return summary, code, _rows(out, editions[0])
 
@@ -178,9 +170,9 @@ def test_corrupt_frame_in_pzstd_file(tmp_path, small_text, damage):
     bad = tmp_path / "bad.pgn.zst"
     bad.write_bytes(bytes(raw))
     ref_out, out = tmp_path / "ref", tmp_path / "out"
-    _s0, c0 = engine.run_scan([str(mf)], _cfg(ref_out, frames_per_unit=1), workers=2, progress_interval=0)
+    _s0, c0 = scan(mf, ref_out, frames_per_unit=1, workers=2)
     assert c0 == 0
-    summary, code = engine.run_scan([str(bad)], _cfg(out, frames_per_unit=1), workers=2, progress_interval=0)
+    summary, code = scan(bad, out, frames_per_unit=1, workers=2)
     _check_accounting(summary, out)
     assert code == 1 and any("zstd frame 2" in d for d in summary["damage"])
     base = _rows(ref_out)
@@ -614,14 +606,14 @@ def test_disk_full_in_process(tmp_path, monkeypatch, small_text):
 
     monkeypatch.setattr(pq.ParquetWriter, "write_table", full)
     out = tmp_path / "out"
-    summary, code = engine.run_scan([str(src)], _cfg(out), workers=1, progress_interval=0)
+    summary, code = scan(src, out)
     assert code == 1
     assert summary["units_failed"] and "No space left on device" in summary["units_failed"][0]
     assert not glob.glob(os.path.join(str(out), "games", "source=*", "part-*.parquet"))
     _no_partial_parts(out)
     # Space again: the rerun finishes and gives every game.
     monkeypatch.undo()
-    summary, code = engine.run_scan([str(src)], _cfg(out), workers=1, progress_interval=0)
+    summary, code = scan(src, out)
     assert code == 0 and summary["games"] == small_text[:500_000].count(b"[Event ")
 
 
@@ -678,7 +670,7 @@ def test_pzstd_input_disappears_after_planning(tmp_path, monkeypatch, small_text
 
     monkeypatch.setattr(engine.scan, "plan_frame_units", plan_then_delete)
     out = tmp_path / "out"
-    summary, code = engine.run_scan([str(mf)], _cfg(out, frames_per_unit=1), workers=1, progress_interval=0)
+    summary, code = scan(mf, out, frames_per_unit=1)
     assert code == 1 and summary["units_failed"]
     assert all("No such file" in u for u in summary["units_failed"])
     assert not glob.glob(os.path.join(str(out), "games", "source=*", "part-*.parquet"))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import os
+import pathlib
 
 ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "analyzer")
 
@@ -24,7 +25,7 @@ def _modules() -> dict[str, str]:
 
 def _imports(module: str, path: str, known: dict[str, str]) -> set[str]:
     """The analyzer modules `module` imports anywhere in its source."""
-    tree = ast.parse(open(path, encoding="utf-8").read())
+    tree = ast.parse(pathlib.Path(path).read_text(encoding="utf-8"))
     package = module if path.endswith("__init__.py") else module.rpartition(".")[0]
     found = set()
     for node in ast.walk(tree):
@@ -92,7 +93,7 @@ def test_the_check_finds_a_circle():
 def test_no_import_by_name_in_a_string():
     offenders = []
     for module, path in _modules().items():
-        for node in ast.walk(ast.parse(open(path, encoding="utf-8").read())):
+        for node in ast.walk(ast.parse(pathlib.Path(path).read_text(encoding="utf-8"))):
             if isinstance(node, ast.Call):
                 f = node.func
                 name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")

@@ -13,17 +13,14 @@ import chess.pgn
 import pytest
 import zstandard
 
-from analyzer import engine
 from analyzer.api import analyze_bytes
-from analyzer.kinds import resolve_editions
-from conftest import out_tables, same_tables
+from conftest import out_tables, same_tables, scan
 
 CUT = 2729760  # the issue's cut of lichess_small: inside game 999's movetext, which ends "... 70. "
 
 
 def _scan(src, out, editions=("fide_2018",)):
-    cfg = engine.Config(out=str(out), editions=resolve_editions(list(editions)))
-    return engine.run_scan([str(src)], cfg, workers=1, progress_interval=0)
+    return scan(src, out, editions=editions)
 
 
 def test_chess_game_cut_at_the_end_of_the_input_is_truncated(tmp_path, small_text):

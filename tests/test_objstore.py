@@ -5,6 +5,7 @@ Every comparison is with a local run of the same inputs: the tables must be iden
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -25,7 +26,7 @@ import analyzer
 from analyzer import IncompleteDatasetWarning, engine
 from analyzer.io import remote
 from analyzer.kinds import resolve_editions as resolve
-from conftest import pzstd_file
+from conftest import pzstd_file, scan
 from servers import HTTPRangeServer, S3Server
 
 BUCKET = "games"
@@ -62,9 +63,8 @@ def _upload(s3, path: str, key: str) -> str:
     return f"s3://{BUCKET}/{key}"
 
 
-def _scan(inputs, out, workers=1, editions=("fide_2018", "lichess"), engine_kind="local", **kw):
-    cfg = engine.Config(out=str(out), editions=resolve(list(editions)), **kw)
-    return engine.run_scan([str(p) for p in inputs], cfg, workers=workers, engine=engine_kind, progress_interval=0)
+# conftest.scan with this module's two editions
+_scan = functools.partial(scan, editions=("fide_2018", "lichess"))
 
 
 def _tables(out):
@@ -442,7 +442,7 @@ def test_dask_cluster_scans_several_sources_from_s3(s3, inputs, local_ref, tmp_p
     pytest.importorskip("dask.distributed", reason="optional extra draw-rule-analyzer[dask]")
     urls = [_upload(s3, p, f"in7/{os.path.basename(p)}") for p in inputs]
     out = f"s3://{BUCKET}/out7"
-    summary, code = _scan(urls, out, workers=2, engine_kind="dask", frames_per_unit=1, unit_text_bytes=1 << 20)
+    summary, code = _scan(urls, out, workers=2, engine="dask", frames_per_unit=1, unit_text_bytes=1 << 20)
     assert code == 0, summary
     assert summary["engine"] == "dask" and summary["units"] == local_ref[0]["units"]
     _same(local_ref[1], _tables(out))

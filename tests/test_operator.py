@@ -16,8 +16,7 @@ import pytest
 import analyzer
 from analyzer import engine
 from analyzer.engine.dataset import Dataset
-from analyzer.kinds import resolve_editions as resolve
-from conftest import pzstd_file
+from conftest import pzstd_file, scan
 
 
 def _cli(*args, timeout=300, **kw):
@@ -32,9 +31,7 @@ def _summary(proc) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def _scan(inputs, out, workers=1, editions=("fide_2018",), **kw):
-    cfg = engine.Config(out=str(out), editions=resolve(list(editions)), **kw)
-    return engine.run_scan([str(p) for p in inputs], cfg, workers=workers, progress_interval=0)
+_scan = scan
 
 
 def _games(out) -> pl.DataFrame:

@@ -8,6 +8,7 @@ one compacted file per unit, so that damage to one file is a repair of one unit.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -20,23 +21,15 @@ import pyarrow.parquet as pq
 import pytest
 
 import analyzer
-from analyzer import engine
 from analyzer.engine import verify
 from analyzer.engine.dataset import Dataset
-from analyzer.kinds import resolve_editions
-from conftest import out_tables, pzstd_file, same_tables
+from conftest import out_tables, pzstd_file, same_tables, scan
 
 COMPACT = 600
 
 
-def _cfg(out) -> engine.Config:
-    return engine.Config(
-        out=str(out), editions=resolve_editions(["fide_2018", "lichess"]), frames_per_unit=1, compact_games=COMPACT
-    )
-
-
-def _scan(src, out, **kw):
-    return engine.run_scan([str(src)], _cfg(out), progress_interval=0, **kw)
+# conftest.scan with this module's settings: two editions, a unit per frame, a file per unit
+_scan = functools.partial(scan, editions=("fide_2018", "lichess"), frames_per_unit=1, compact_games=COMPACT)
 
 
 @pytest.fixture(scope="module")
@@ -321,7 +314,7 @@ def test_an_input_rewritten_with_size_and_mtime_kept_is_stale(tmp_path, small_te
     src = tmp_path / "g.pgn"
     src.write_bytes(small_text)
     o = tmp_path / "out"
-    summary, code = engine.run_scan([str(src)], engine.Config(out=str(o)), progress_interval=0)
+    summary, code = scan(src, o)
     assert code == 0
     rec = Dataset(str(o)).source_record("g")
     assert rec["input_sha256"] == hashlib.sha256(small_text).hexdigest()  # as Lichess's sha256sums.txt
@@ -335,7 +328,7 @@ def test_an_input_rewritten_with_size_and_mtime_kept_is_stale(tmp_path, small_te
     assert src.stat().st_size == st.st_size and src.stat().st_mtime_ns == st.st_mtime_ns
     deep = verify.verify(str(o), deep=True)
     assert deep.sources[0].state == "stale" and "--deep-verify" in (deep.sources[0].repair or ""), deep
-    summary, code = engine.run_scan([str(src)], engine.Config(out=str(o)), progress_interval=0, deep_verify=True)
+    summary, code = scan(src, o, deep_verify=True)
     assert code == 0 and "content changed" in summary["sources"][0]["note"], summary["sources"][0]
     assert summary["games_analyzed"] == 2000
     assert verify.verify(str(o), deep=True).whole

@@ -17,15 +17,12 @@ import pytest
 from analyzer import engine
 from analyzer.engine import unit as unit_mod
 from analyzer.kinds import resolve_editions as resolve
-from conftest import alive, live_children, need, out_tables, pzstd_file, same_tables
+from conftest import alive, live_children, need, out_tables, pzstd_file, same_tables, scan
 
 SMALL = need("lichess_small.pgn")
 
 
-def _scan(inputs, out, workers=1, **cfg_kw):
-    cfg = engine.Config(out=str(out), editions=resolve(["fide_2018"]), **cfg_kw)
-    summary, code = engine.run_scan([str(p) for p in inputs], cfg, workers=workers, progress_interval=0)
-    return summary, code
+_scan = scan
 
 
 _tables = out_tables
@@ -304,11 +301,6 @@ def test_split_pieces_gives_the_joined_text(small_text):
 # The forked engine (pzstd inputs, several workers, Linux): children write their own parts
 
 
-def _scan_engine(inputs, out, kind, workers=2, **cfg_kw):
-    cfg = engine.Config(out=str(out), editions=resolve(["fide_2018"]), **cfg_kw)
-    return engine.run_scan([str(p) for p in inputs], cfg, workers=workers, engine=kind, progress_interval=0)
-
-
 _FLAKY_SCAN = """
 import json, os, sys
 from analyzer import engine
@@ -343,7 +335,7 @@ def test_forked_engine_failure_then_rerun_gives_the_threads_tables(tmp_path, sma
     the forked engine is used only where no other thread runs.)"""
     mf = pzstd_file(tmp_path, small_text * 2)
     ref = tmp_path / "ref"
-    summary, code = _scan_engine([mf], ref, "threads", frames_per_unit=1)
+    summary, code = scan([mf], ref, engine="threads", workers=2, frames_per_unit=1)
     assert code == 0 and summary["units"] >= 5
     out, pids = tmp_path / "out", tmp_path / "pids"
     results = []
