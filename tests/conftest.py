@@ -286,6 +286,15 @@ def out_tables(out) -> tuple:
     return g, v, e
 
 
+def nonempty(rows, what: str = "rows"):
+    """`rows` (a list, dict, set, polars DataFrame or Arrow table), once asserted to hold at
+    least one row: a check over each of its rows (a loop, all(...), a comparison of two
+    tables) proves nothing on an empty one, so it must not pass on one."""
+    n = rows.height if hasattr(rows, "height") else rows.num_rows if hasattr(rows, "num_rows") else len(rows)
+    assert n > 0, f"no {what}: the check over them would pass on nothing"
+    return rows
+
+
 def same_tables(a: tuple, b: tuple, ignore_source: bool = False) -> None:
     """Equal (games, verdicts, events); two empty tables are no evidence, so games must have rows."""
     assert a[0].height > 0 and a[1].height > 0, "no rows to compare"

@@ -16,7 +16,7 @@ import pytest
 from analyzer.engine.plan import GameStarts
 from analyzer.engine.region import RegionAnalyzer
 from analyzer.kinds import resolve_editions
-from conftest import FIXTURES, game_spans, read_data
+from conftest import FIXTURES, game_spans, nonempty, read_data
 
 
 @functools.cache
@@ -62,6 +62,7 @@ def _pieces(text: bytes, rng: random.Random) -> list[bytes]:
 def test_planner_starts_are_the_readers(name):
     text, draughts = _texts()[name]
     want, _ = game_spans(text, draughts=draughts)
+    nonempty(want, f"game starts in {name}")
     for seed in range(3):
         gs = GameStarts(draughts=draughts)
         found = [gs.feed(p) for p in _pieces(text, random.Random(seed))]
@@ -97,6 +98,8 @@ def test_region_with_planner_starts_writes_the_same_tables(name):
     for block_size, max_game_bytes in ((1 << 16, 1 << 17), (8 << 20, 16 << 20)):
         scanned = _region_tables(text, draughts, None, block_size, max_game_bytes)
         given = _region_tables(text, draughts, starts, block_size, max_game_bytes)
+        # the tables compared hold the games (two regions that wrote nothing would be equal)
+        assert scanned[1][0] is not None and scanned[1][0].num_rows == scanned[0] > 0, name
         assert scanned[0] == given[0]
         for a, b in zip(scanned[1], given[1]):
             assert (a is None and b is None) or a.equals(b), name
