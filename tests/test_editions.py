@@ -246,6 +246,7 @@ def test_lichess_threefold_has_no_intended_move_claim():
     assert rows["lichess"]["first_threefold_claim_ply"] == 8
     ev = _events(pgn, ["lichess", "fide_2018"])
     kinds = set(ev.filter(pl.col("edition") == "lichess")["kind"].to_list())
+    assert "claim_now" in kinds  # the filter found Lichess's events: the claim on the board at 8
     assert "claim_intended" not in kinds
     assert "claim_intended" in set(ev.filter(pl.col("edition") == "fide_2018")["kind"].to_list())
 
@@ -412,6 +413,9 @@ def test_draw_offers_from_comments_and_marks():
 def test_no_offer_without_marks():
     ev = _events(_pgn("1. e4 { a comment } e5 2. Nf3 $1 Nc6 (2... d6 3. d4) 3. Bb5"), ["fide_2018"])
     assert ev.filter(pl.col("rule") == "offer").height == 0
+    # the same moves with a mark do give one (the rule is still called "offer": the check above can fail)
+    marked = _events(_pgn("1. e4 { a comment } e5 2. Nf3 = Nc6 (2... d6 3. d4) 3. Bb5"), ["fide_2018"])
+    assert marked.filter(pl.col("rule") == "offer")["ply"].to_list() == [3]
 
 
 # ---------------------------------------------------------------------------------------------
