@@ -20,8 +20,6 @@ def _data(name: str) -> Path:
 
 RUSSIAN = _data("russian_gametype25.pdn")
 
-draughts = pytest.importorskip("draughts")  # pydraughts, test-only oracle
-
 
 def _py_square(i: int) -> int:
     """Internal index (0 = b8 ... 31 = g1) -> pydraughts' Russian numbering (1 = a1, 2 = c1 ...)."""
@@ -91,6 +89,8 @@ def test_positions_match_pydraughts(russian):
     pydraughts (which checks each jump against its own legal-move generator, compulsory capture
     included); the positions must then be identical, side to move included. Every 8th position
     also compares the full sets of legal moves (from, to, captured squares)."""
+    # pydraughts, the test-only oracle: only this test needs it (the others run without it)
+    draughts = pytest.importorskip("draughts")
     _, games = russian
     checked = 0
     compared_sets = 0
