@@ -142,6 +142,7 @@ def check_print_figures(figs, freeze_layout, width: float | None = None) -> None
     import matplotlib.pyplot as plt
     import pytest
 
+    assert figs, "no figures to check"
     try:
         for f in figs:
             with warnings.catch_warnings():

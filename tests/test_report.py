@@ -17,7 +17,7 @@ import polars as pl
 import pytest
 
 from analyzer import report
-from conftest import need
+from conftest import need, nonempty
 from report_checks import (
     MEASURE_KN,
     check_print_figures,
@@ -117,14 +117,17 @@ def test_files_and_self_contained_page(run):
 
 
 def test_ci_columns_in_every_figure_csv(run):
+    checked = 0
     for f in os.listdir(os.path.join(run["dir"], "figures")):
         if f.endswith(".csv"):
+            checked += 1
             df = _fig_csv(run, f[:-4])
             assert {"k", "n", "rate", "ci_low", "ci_high"} <= set(df.columns), f
             ok = df.filter(pl.col("n") > 0)
             assert (
                 ok.height and (ok["ci_low"] <= ok["rate"] + 1e-12).all() and (ok["rate"] <= ok["ci_high"] + 1e-12).all()
             )
+    assert checked >= 4  # outcomes, trend, time-control and rating-band figures at least
 
 
 # ---------------------------------------------------------------------------------------------
@@ -160,6 +163,7 @@ def _signature(j, eds, cols):
             "source", "game_index", *[pl.col(c).alias(f"{c}{i}") for c in cols]
         )
         wide = part if wide is None else wide.join(part, on=["source", "game_index"])
+    nonempty(wide, f"games under {eds}")  # all() of no games would say the editions agree
     same = pl.all_horizontal([pl.col(f"{c}0").eq_missing(pl.col(f"{c}{i}")) for c in cols for i in range(1, len(eds))])
     return wide.select(same.alias("same"))["same"]
 
@@ -346,6 +350,7 @@ def test_months_from_the_games_dates(run):
     )
     got = {r["period"]: (r["games"], r["missed"]) for r in per.iter_rows(named=True)}
     exp = {r["p"]: (r["games"], r["missed"]) for r in by.iter_rows(named=True)}
+    assert sum(g for g, _ in got.values()) == j.height > 0  # every dated game in a period
     for p, v in got.items():  # every period from the first to the last: the empty ones are 0
         assert v == exp.get(p, (0, 0)), p
     assert set(exp) <= set(got)

@@ -21,6 +21,7 @@ import polars as pl
 import pytest
 
 from analyzer import report
+from conftest import nonempty
 from report_checks import cli, raw, raw_joined, wilson_roots
 
 
@@ -93,9 +94,11 @@ def test_rules_table_matches_raw(run):
         "main_diagonal": "first_main_diagonal_ply",
         "small_ending": "first_small_ending_ply",
     }
-    for x in _rules(run).iter_rows(named=True):
+    rules = nonempty(_rules(run), "russian_draughts rows in rules.parquet")
+    assert set(rules["edition"]) == {"fshr_russian", "fmjd_64"} and set(cols) <= set(rules["rule"])
+    for x in rules.iter_rows(named=True):
         rows = j.filter((pl.col("platform") == x["platform"]) & (pl.col("edition") == x["edition"]))
-        assert x["games"] == rows.height
+        assert x["games"] == rows.height == N, x  # every game is over the board: each row counts all N
         if x["rule"] in cols:
             assert x["reached"] == rows[cols[x["rule"]]].is_not_null().sum(), x
         else:  # king_moves: games with its automatic event

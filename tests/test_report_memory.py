@@ -76,6 +76,8 @@ def test_held_aggregates_own_their_bytes(tmp_path, small_text, monkeypatch):
     assert len(chunks) >= 2
     parts = collect.reduce_chunks(ds, chunks, collect._editions(ds, chunks))
     assert "pairs" in parts and "cube" in parts
+    for name in ("pairs", "cube"):  # the held frames have rows (empty ones would hold no bytes)
+        assert sum(df.height for df in parts[name]) > 0, name
     for name, frames in parts.items():
         for df in frames:
             held = df.to_arrow(compat_level=pl.CompatLevel.newest()).get_total_buffer_size()

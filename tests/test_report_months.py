@@ -87,6 +87,7 @@ def test_trend_figure_data_and_gap(months):
     gap = claimed.filter(pl.col("x") == "2019-12").row(0, named=True)
     assert gap["n"] == 0 and gap["rate"] is None
     j = raw_joined(months["out"]).filter(pl.col("edition") == "lichess")
+    assert claimed.filter(pl.col("n") > 0).height == len(MONTHS) - 1  # every month with games is checked
     for r in claimed.filter(pl.col("n") > 0).iter_rows(named=True):
         y, m = map(int, r["x"].split("-"))
         rows = j.filter((pl.col("date").dt.year() == y) & (pl.col("date").dt.month() == m))

@@ -27,6 +27,8 @@ def test_automatic_draws_per_edition_match_the_tables(tmp_path):
     assert want.get("lichess:insufficient_material", 0) > 0
     assert summary["fifty_automatic"] == ["lichess"]
     g = raw(str(out), "games")
+    with open(SMALL, "rb") as fh:
+        assert g.height == fh.read().count(b"[Event ")  # every game in the table (the counts below compare it)
     n_lichess = g.filter(pl.col("platform") == "lichess").height
     assert summary["platforms"] == {"lichess": n_lichess} and n_lichess == g.height
     assert summary["in_force"] == [
