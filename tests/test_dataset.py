@@ -213,7 +213,7 @@ def test_unfinished_run_is_not_served_as_whole(tmp_path, source, clean, monkeypa
     banner = re.search(r"<strong>Partial:</strong>(.*?)</p>", page, re.S)
     assert banner and re.search(rf"source x4: {part.height:,} of about [\d,]+ games", banner.group(1)), banner
     csv = pl.read_csv(rep / "summary_by_population.csv")
-    assert csv["partial"].to_list() == [True] * csv.height
+    assert csv.height > 0 and csv["partial"].to_list() == [True] * csv.height
     v = verify.verify(str(out))
     assert not v.whole and v.sources[0].state == "unfinished" and "analyzer scan" in (v.sources[0].repair or "")
     summary, code = _scan(source, out)  # the rerun finishes it
@@ -320,5 +320,5 @@ def test_readers_serve_only_listed_files(tmp_path, source, clean):
     stray = out / "games" / "source=x4" / "part-000009.parquet"
     stray.write_bytes(_files(out, "games")[0].read_bytes())
     g = analyzer.scan_games(str(out)).collect().sort(["source", "game_index"])
-    assert g.equals(clean[0])
+    assert g.height == 2000 and g.equals(clean[0])  # (two empty reads would be equal)
     assert pl.scan_parquet(str(out / "games" / "*" / "*.parquet")).collect().height > 2000  # a folder reader would

@@ -133,6 +133,7 @@ def test_truncated_compressed_input(tmp_path, small_text, fmt):
     _check_accounting(summary, tmp_path / "out")
     rows = _rows(tmp_path / "out")
     base = _rows(tmp_path / "ref")
+    assert len(base) == text.count(b"[Event ")  # the reference the games are compared with below
     assert summary["damage"] and summary["status"].get("truncated") == 1
     assert rows[-1]["status"] == "truncated" and "ends inside this game" in rows[-1]["error"]
     # Every game before the truncated one is the same as in the undamaged input.
@@ -180,6 +181,7 @@ def test_corrupt_frame_in_pzstd_file(tmp_path, small_text, damage):
     lo, hi = bounds[2], bounds[3]
     before = [r for r in base if r["byte_offset"] < lo]
     after = [r for r in base if r["byte_offset"] > hi]
+    assert len(base) == text.count(b"[Event ") and before and after  # games on both sides of frame 2
     # Games wholly before frame 2: identical (the one running into frame 2 is truncated).
     assert [_content(r) for r in rows[: len(before) - 1]] == [_content(r) for r in before[:-1]]
     assert rows[len(before) - 1]["status"] == "truncated"

@@ -33,6 +33,7 @@ def test_chess_game_cut_at_the_end_of_the_input_is_truncated(tmp_path, small_tex
     games, verdicts, _ = out_tables(tmp_path / "out")
     last = games.row(-1, named=True)
     assert last["status"] == "truncated" and "no termination marker" in last["error"], last
+    assert last["game_index"] == cut.count(b"[Event ") - 1 > 0  # the games before it are compared below
     # The facts up to the cut are kept: as many plies as python-chess reads in the cut text.
     head = cut[last["byte_offset"] :].decode()
     assert last["plies"] == last["error_ply"] == len(list(chess.pgn.read_game(io.StringIO(head)).mainline_moves()))

@@ -52,6 +52,7 @@ def test_resume_with_first_missing_unit_beyond_the_window_finishes(tmp_path, sma
     first = _summary(r)
     assert first["units"] >= 10 and first["engine_by_source"] == {"big": "forked"}
     ref = _games(out).sort("game_index")
+    assert ref.height == first["games"] == 5 * 2000  # the table compared after the rerun: every game
     man = out / "_manifest" / "big"
     (man / "source.json").unlink()
     (man / "unit-000009.json").unlink()  # beyond the window of 4 x 2 units
@@ -90,6 +91,7 @@ def test_no_blank_lines_between_games_read_in_units(tmp_path, small_text):
     assert code1 == code2 == 0
     assert one["games"] == many["games"] == 2000 and many["units"] > 10
     cols = ["game_index", "byte_offset", "site", "status", "plies", "first_third_occurrence_ply"]
+    assert _games(tmp_path / "one").height == 2000  # (two empty tables would be equal)
     assert (
         _games(tmp_path / "one")
         .select(cols)
