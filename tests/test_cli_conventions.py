@@ -41,6 +41,7 @@ def test_every_argument_has_help():
 
     parser = build_parser()
     subs = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
+    assert {"scan", "report", "show", "verify", "warmup"} <= set(subs.choices)  # the loop sees the commands
     for name, sub in subs.choices.items():
         for action in sub._actions:
             if action.dest != "help":

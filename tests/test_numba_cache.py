@@ -175,12 +175,15 @@ import re
 def _no_ro(sig):  # Array(uint8, 1, 'C', True, ...): the 4th field is the read-only flag
     return re.sub(r"(Array\\(\\w+, \\d+, '\\w+'), (True|False)", r"\\1", sig)
 twice = {{k: v for k, v in after.items() if len({{_no_ro(s) for s in v}}) < len(v)}}
-print(json.dumps([new, twice]))
+print(json.dumps([new, twice, sorted(k for k, v in after.items() if v)]))
 """
     )
     r = _run(code, dict(os.environ))
     assert r.returncode == 0, r.stderr[-3000:]
-    new, twice = json.loads(r.stdout.strip().splitlines()[-1])
+    new, twice, compiled = json.loads(r.stdout.strip().splitlines()[-1])
+    # the scans' kernels were seen (an empty `signatures()` would make both checks below pass)
+    replays = {f"analyzer.kinds.{k}._replay.replay_batch" for k in ("chess", "russian_draughts")}
+    assert replays | {"analyzer.pgn._scan.find_games"} <= set(compiled), compiled
     assert new == {}, f"compiled after warmup: {new}"
     assert twice == {}, f"compiled for both read-only and writable arrays: {twice}"
 
