@@ -418,6 +418,7 @@ def _compile_chess_replay() -> None:
         fb["clock"],
         np.zeros((1, 8), np.uint64),
         np.zeros((1, 4), np.int64),
+        fb["eval"],
     )
 
 
@@ -447,6 +448,7 @@ def _side_compile(other_kinds: list[str] | None = None) -> None:
         for name in ("key", "hmc", "flags", "rep_next", "rep_next97"):
             arg[name][:n] = 0
         arg["clock"][:n] = np.nan
+        arg["evals"][:n] = replay_kernels.EVAL_NONE
         arg["final_st"][:] = -1  # no board: the final-position rules skip every game
         return n
 
