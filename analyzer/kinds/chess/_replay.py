@@ -69,6 +69,9 @@ from analyzer.kinds.chess._tables import (
     BB_ROOKS,
     CT_CHESS960,
     CT_SIZE,
+    EVAL_CP_MAX,
+    EVAL_MATE_CODE,
+    EVAL_NONE,
     FILE_MASKS,
     KING_ATTACKS,
     KNIGHT_ATTACKS,
@@ -209,14 +212,6 @@ LIT_NULL3 = np.frombuffer(b"0000", dtype=np.uint8).copy()
 LIT_NULL4 = np.frombuffer(b"@@@@", dtype=np.uint8).copy()
 LIT_EP = np.frombuffer(b"e.p.", dtype=np.uint8).copy()
 LIT_EVAL = np.frombuffer(b"[%eval", dtype=np.uint8).copy()
-
-# The eval fact (int16 per position): no evaluation, centipawns saturated at +-EVAL_CP_MAX
-# (+-300 pawns; Lichess's largest in lichess_sample is 154.14, and its win chance clamps at 10
-# pawns), or mate in N moves (N > 0: White mates; "#0", "#-0": the side to move is mated) as
-# sign(N) * (EVAL_MATE_CODE - |N|), |N| capped at EVAL_MATE_CODE - EVAL_CP_MAX - 1.
-EVAL_NONE = -32768
-EVAL_CP_MAX = 30000
-EVAL_MATE_CODE = 32767
 
 
 def _le64(text: bytes) -> np.uint64:

@@ -417,6 +417,7 @@ def analyze_block(
         kept["final_bb"] = final_bb
         kept["final_st"] = final_st
         kept["final_ct"] = init_ct[np.maximum(init_idx, 0)]  # each game's castling table (position.to_board)
+        kept["board_source"] = src  # boards at any ply of the block's games (valuation.BoardSource)
     return BlockOutput(
         headers=headers,
         status=status,

@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from analyzer import codes, kernels
 from analyzer.kinds.chess import material as mat
-from analyzer.kinds.chess._replay import EVAL_CP_MAX, EVAL_MATE_CODE, EVAL_NONE
+from analyzer.kinds.chess._tables import EVAL_CP_MAX, EVAL_MATE_CODE, EVAL_NONE
 
 _DICT = pa.dictionary(pa.int32(), pa.string())
 WIN_CHANCE_MULTIPLIER = -0.00368208  # lila WinPercent.winningChances (lila PR #11148)
@@ -241,7 +241,8 @@ def event_columns(
     code = facts["eval"][pos] if m else np.zeros(0, np.int16)
     cp, mate_n = eval_parts(code)
     white = (stm0[games] + ev["ply"]) % 2 == 0
-    cols: dict = {"eval_cp": cp, "eval_mate": mate_n, "win_chance": pa.array(win_chance(code, white))}
+    chance = win_chance(code, white)
+    cols: dict = {"eval_cp": cp, "eval_mate": mate_n, "win_chance": pa.array(chance, mask=np.isnan(chance))}
     moves = np.isin(ev["rule"], MOVE_RULES)
     known = moves & chess_game[games] & (len(material_sig) > 1)
     sig = np.zeros(m, np.uint64)
