@@ -116,7 +116,13 @@ GAMES_COLUMNS = _KEY + [
         "-1 blessed loss, -2 loss); null with more pieces than the tables hold or without a table",
         None,
     ),
-    ("final_tb_dtz", pa.int16(), "--syzygy: DTZ of the final position (python-chess probe_dtz)", "plies"),
+    (
+        "final_tb_dtz",
+        pa.int16(),
+        "--syzygy: DTZ of the final position (python-chess probe_dtz); probed where the side the tables call "
+        "winning did not win the game (null where it did: nothing was left to convert), 0 for a draw",
+        "plies",
+    ),
 ]
 VERDICTS_COLUMNS = _KEY + [
     ("edition", _DICT, "rule edition: fide_2018, lichess, fshr_russian, ...", None),

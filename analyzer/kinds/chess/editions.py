@@ -7,6 +7,7 @@ are all `ChessEdition` values (analyzer.kinds.Edition protocol).
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -63,6 +64,23 @@ def _limit_pairs(value) -> tuple:
     return tuple(sorted(out.items()))
 
 
+@functools.lru_cache(maxsize=256)
+def _limit_rows(limits: tuple, automatic_limits: tuple) -> tuple[tuple[int, int, int], ...]:
+    """(signature, claim plies, automatic plies; -1: the edition's own) of limits tables."""
+    from analyzer.kinds.chess import material
+
+    rows: dict[int, list[int]] = {}
+    for column, table in ((0, limits), (1, automatic_limits)):
+        for sig, moves in material.expand_limits(table).items():
+            rows.setdefault(sig, [-1, -1])[column] = 2 * moves
+    return tuple((sig, c, a) for sig, (c, a) in sorted(rows.items()))
+
+
+@functools.lru_cache(maxsize=256)
+def _limit_map(limits: tuple, automatic_limits: tuple) -> dict[int, tuple[int, int]]:
+    return {sig: (c, a) for sig, c, a in _limit_rows(limits, automatic_limits)}
+
+
 @dataclass(frozen=True)
 class ChessEdition:
     id: str
@@ -106,13 +124,7 @@ class ChessEdition:
     def limit_rows(self) -> list[tuple[int, int, int]]:
         """(material signature, claim plies, automatic plies) per signature the limits name
         (-1: the edition's own count), as the rule kernel reads them."""
-        from analyzer.kinds.chess import material
-
-        rows: dict[int, list[int]] = {}
-        for column, table in ((0, self.limits), (1, self.automatic_limits)):
-            for sig, moves in material.expand_limits(table).items():
-                rows.setdefault(sig, [-1, -1])[column] = 2 * moves
-        return [(sig, c, a) for sig, (c, a) in sorted(rows.items())]
+        return list(_limit_rows(self.limits, self.automatic_limits))
 
     def params(self) -> np.ndarray:
         """The numeric parameter vector the rule kernel reads (see _rules.P_*)."""
@@ -157,10 +169,10 @@ class ChessEdition:
         """(claim plies, automatic plies) of a window whose material has this signature (0: no
         such rule), the limits applied."""
         claim, auto = 2 * self.claim_moves, 2 * self.automatic_moves
-        for sig, c, a in self.limit_rows():
-            if sig == signature:
-                claim = c if c >= 0 else claim
-                auto = a if a >= 0 else auto
+        row = _limit_map(self.limits, self.automatic_limits).get(signature)
+        if row is not None:
+            claim = row[0] if row[0] >= 0 else claim
+            auto = row[1] if row[1] >= 0 else auto
         return claim, auto
 
 
