@@ -57,13 +57,17 @@ def _side(sig: int, c: int) -> str:
     return "K" + "".join(TYPES[t] * counts[t] for t in (4, 3, 2, 1, 0))
 
 
+_ORDER = "KQRBNP"  # python-chess's PCHR
+
+
 @functools.lru_cache(maxsize=65536)
 def table_name(sig: int) -> str:
     """The Syzygy table name of the material (e.g. KBBvKN: the stronger side first, whichever
-    colour it has)."""
-    import chess.syzygy
-
-    return chess.syzygy.normalize_tablename(_side(int(sig), 0) + "v" + _side(int(sig), 1))
+    colour it has), as chess.syzygy.normalize_tablename orders it (tests compare the two)."""
+    w, b = _side(int(sig), 0), _side(int(sig), 1)  # (each already in K Q R B N P order)
+    if (len(w), [_ORDER.index(c) for c in b]) < (len(b), [_ORDER.index(c) for c in w]):
+        return b + "v" + w
+    return w + "v" + b
 
 
 def names(sigs: np.ndarray) -> list[str]:
