@@ -119,8 +119,8 @@ GAMES_COLUMNS = _KEY + [
     (
         "final_tb_dtz",
         pa.int16(),
-        "--syzygy: DTZ of the final position (python-chess probe_dtz); probed where the side the tables call "
-        "winning did not win the game (null where it did: nothing was left to convert), 0 for a draw",
+        "--syzygy: DTZ of the final position (python-chess probe_dtz) where it is also a 50- or 75-move event "
+        "(probed there), a draw (0) or mate (-1); null elsewhere (a DTZ probe costs ~1.3 ms: docs/measures.md)",
         "plies",
     ),
 ]
@@ -196,8 +196,9 @@ VERDICTS_COLUMNS = _KEY + [
         pa.bool_(),
         "--syzygy: at the final position, could the side that wins by the tablebase (final_tb_wdl) make its "
         "next zeroing move before the halfmove clock reaches the edition's count for that material (its "
-        "claim count, else its automatic one; none: true): final_halfmove_clock + |final_tb_dtz| <= count; "
-        "null without a tablebase value, for a draw, and under editions where stalemate is not a draw "
+        "claim count, else its automatic one; none: true): final_halfmove_clock + |final_tb_dtz| <= count, or "
+        "without final_tb_dtz what WDL decides (a win with clock + 100 <= count: true; a cursed win and a count "
+        "of at most 100: false); null otherwise, for a draw, and under editions where stalemate is not a draw "
         "(docs/measures.md)",
         None,
     ),

@@ -423,6 +423,7 @@ def test_tb_values_against_python_chess(edge_text):
     maxp = max(len(n.split(".")[0]) - 1 for n in os.listdir(tb_dir) if n.endswith(".rtbw"))
     truth = _independent_values(text, tb_dir, positions)
     games_by_index = dict(enumerate(_games(text)))
+    event_positions = {(r["game_index"], r["ply"]) for r in ev.iter_rows(named=True)}
     probed = 0
     for row in ev.iter_rows(named=True):
         wdl, dtz = truth[(row["game_index"], row["ply"])]
@@ -445,13 +446,11 @@ def test_tb_values_against_python_chess(edge_text):
             assert row["final_tb_wdl"] is None
             continue
         assert row["final_tb_wdl"] == wdl, row
-        if wdl:  # the final DTZ is probed only where the side the tables call winning did not win
-            white_wins = (wdl > 0) == (games_by_index[row["game_index"]].end().board().turn == chess.WHITE)
-            converted = row["result"] == ("1-0" if white_wins else "0-1")
-            # (where the final position is also a 50/75-move event, its DTZ was probed there)
-            assert row["final_tb_dtz"] in ((None, dtz) if converted else (dtz,)), row
+        board = games_by_index[row["game_index"]].end().board()
+        if wdl == 0 or board.is_checkmate() or (row["game_index"], row["plies"]) in event_positions:
+            assert row["final_tb_dtz"] == dtz, row  # a draw, a mate, or probed as an event
         else:
-            assert row["final_tb_dtz"] == (0 if wdl == 0 else None), row
+            assert row["final_tb_dtz"] is None, row  # (no DTZ probe at final positions that were no event)
 
 
 def test_kbbkn_games_cursed_and_in_time():

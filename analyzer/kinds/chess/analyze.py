@@ -393,7 +393,6 @@ def analyze_block(
             final_st,
             probes,
             facts["flags"],
-            result_code,
         )
     games_cols, final_sig = valuation.final_columns(pos_off, final_bb, final_st, probes)
     for ed, r in zip(editions, results):

@@ -125,13 +125,13 @@ def probe_positions(
     final_st: np.ndarray,
     probes: Probes,
     flags: np.ndarray,
-    result_code: np.ndarray,
 ) -> None:
     """Probe the distinct positions of the 50/75-move events (WDL and DTZ) and the final
-    positions (games the chess replay replayed) with no more pieces than the tables hold: their
-    WDL, and their DTZ where the side the tables call winning did not win the game (a draw, a
-    loss, an unknown result: was the win still in time?). Where it did win, the final DTZ is not
-    probed (null): DTZ probes are most of the cost (python-chess: ~1.3 ms against ~0.2 for WDL)."""
+    positions (games the chess replay replayed) with no more pieces than the tables hold (WDL;
+    DTZ where the final position is also an event, or a draw, mate or stalemate, which need no
+    probe). DTZ probes are most of the cost (python-chess: ~1.3 ms against ~0.2 for WDL), and
+    final positions are a tenth of a Lichess dump's games: probing DTZ at every one of them costs
+    the scan 1.4x on lichess_sample (benchmarks/RESULTS.md)."""
     from analyzer.kinds.chess._replay import FLAG_CHECKMATE, FLAG_STALEMATE
     from analyzer.kinds.chess.position import to_board
     from analyzer.kinds.chess.tablebase import STATUS_NAMES
@@ -174,10 +174,6 @@ def probe_positions(
             board = to_board(final_bb[g], final_st[g], src.castling_table(g))
             ended = _ended(flags[p], FLAG_CHECKMATE, FLAG_STALEMATE)
             wdl, dtz, status = tb.probe(int(key[p]), board, False, ended)
-            if status == 0 and wdl != 0 and dtz is None:
-                white_wins = (wdl > 0) == (final_st[g, 0] == 0)
-                if result_code[g] != (codes.RESULT_WHITE if white_wins else codes.RESULT_BLACK):
-                    wdl, dtz, status = tb.probe(int(key[p]), board, True, ended)
             probes.count("final", STATUS_NAMES[status])
             if status == 0:
                 probes.wdl[p] = wdl
@@ -192,13 +188,19 @@ def _ended(flag: int, mate_bit: int, stalemate_bit: int) -> int:
 def win_in_time(wdl: np.ndarray, dtz: np.ndarray, clock: np.ndarray, limit: np.ndarray) -> np.ndarray:
     """1 / 0 / -1 (null): can the side that wins by the tables (the side to move for WDL > 0, the
     other for WDL < 0) make its next zeroing move before the halfmove clock reaches `limit`
-    (plies; 0 = no limit), counted from `clock`: clock + |DTZ| <= limit. Null where WDL is null
-    or 0 (no side wins) or DTZ is null (wdl, dtz: -99 = null)."""
+    (plies; 0 = no limit), counted from `clock`: clock + |DTZ| <= limit. Without DTZ, what WDL
+    alone decides: a win (|DTZ| <= 100) with clock + 100 <= limit is in time, a cursed win
+    (|DTZ| > 100) with a limit of at most 100 is not, no limit is always in time. Null where WDL
+    is null or 0 (no side wins) or neither decides (wdl, dtz: -99 = null)."""
     out = np.full(len(wdl), -1, np.int8)
-    known = (wdl != -99) & (wdl != 0) & (dtz != -99)
+    won = (wdl != -99) & (wdl != 0)
     no_limit = limit <= 0
-    in_time = clock + np.abs(dtz) <= limit
-    out[known] = np.where(no_limit[known] | in_time[known], 1, 0)
+    with_dtz = won & (dtz != -99)
+    out[with_dtz] = np.where(no_limit[with_dtz] | (clock + np.abs(dtz) <= limit)[with_dtz], 1, 0)
+    bare = won & (dtz == -99)
+    plain = np.abs(wdl) == 2
+    out[bare & (no_limit | (plain & (clock + 100 <= limit)))] = 1
+    out[bare & ~no_limit & ~plain & (limit <= 100)] = 0
     return out
 
 
@@ -332,7 +334,7 @@ def final_win_in_time(ed, games_cols: dict, final_sig: np.ndarray, final_st: np.
     wdl = np.asarray(games_cols["final_tb_wdl"].fill_null(-99).to_numpy(zero_copy_only=False), np.int64)
     dtz = np.asarray(games_cols["final_tb_dtz"].fill_null(-99).to_numpy(zero_copy_only=False), np.int64)
     limit = np.zeros(len(wdl), np.int64)
-    need = np.flatnonzero((wdl != -99) & (wdl != 0) & (dtz != -99))  # (a few: the others are null anyway)
+    need = np.flatnonzero((wdl != -99) & (wdl != 0))  # (a few: the others are null anyway)
     if len(need):
         uniq, inv = np.unique(final_sig[need], return_inverse=True)
         limit[need] = np.array([final_limit(ed, int(s)) for s in uniq], np.int64)[inv]
