@@ -293,7 +293,9 @@ def human(summary: dict) -> str:
             lines.append(f"  {ed:<{ew}}  " + "  ".join(cells) + f"  {sum(auto.get(ed, {}).values()):>16,}")
         for ed in editions:
             if auto.get(ed):
-                by = ", ".join(f"{r} {n:,}" for r, n in auto[ed].items())
+                by = ", ".join(
+                    f"{r}{' (a win: counterfactual)' if r == 'stalemate' else ''} {n:,}" for r, n in auto[ed].items()
+                )
                 lines.append(f"  automatic draws under {ed}: {by}")
         if fifty_auto & set(editions):
             lines.append(f"  (-: the 50-move draw is automatic under {', '.join(sorted(fifty_auto & set(editions)))})")

@@ -210,7 +210,11 @@ def _queries(ds, chunk, editions: dict[str, list[str]]) -> dict[str, pl.LazyFram
         pl.col("passed_on").sum().alias("passed_on"),
         pl.col("end_ply").is_not_null().sum().alias("automatic_end"),
         pl.col("result").is_in(["1-0", "0-1"]).sum().alias("decisive"),
-        pl.col("result_changed").fill_null(False).sum().alias("result_changed"),
+        # decisive games an automatic draw ends first (stalemate_win's stalemates, draws it makes
+        # decisive, are not draws: left out, so that the measure stays a share of decisive games)
+        (pl.col("result_changed").fill_null(False) & pl.col("result").is_in(["1-0", "0-1"]))
+        .sum()
+        .alias("result_changed"),
         *[pl.col(c).sum().alias(c) for c in COUNTS[COUNTS.index("board_chance") :]],
     )
     q["coverage"] = g.group_by("source", "game_type", "platform", "status").agg(pl.len().alias("games"))
