@@ -564,3 +564,37 @@ def test_other_tables_are_not_silently_reused(tmp_path, edge_path):
     again = scan([str(small)])
     assert again["action"] == "run" and "settings changed" in again["note"]
     assert scan([])["action"] == "run"
+
+
+def test_report_counts_position_values(tmp_path):
+    """The report's tables of position values on the built KBB v KN games (scan with the shared
+    tables): the 1988 endings side by side, the 50-move draws in tablebase wins, the first chances
+    given away; both figures drawn; counterfactual editions labelled."""
+    tb_dir = shared_path("syzygy")
+    if tb_dir is None:
+        pytest.skip("needs the shared Syzygy tables (KBBvKN.rtbw, 13 MB, is not in the repository)")
+    from analyzer.engine import Config, run_scan
+    from analyzer.kinds import resolve_editions
+    from analyzer.report import build, build_figures
+
+    eds = resolve_editions(["fide_2018", "fide_1988", "no_fifty", "stalemate_win"])
+    out = tmp_path / "out"
+    _, code = run_scan(
+        [KBBKN_GAMES], Config(out=str(out), editions=eds, syzygy=(tb_dir,)), workers=1, progress_mode="none"
+    )
+    assert code == 0
+    rep = build(str(out))
+    e8 = rep.table("endings_1988").filter(pl.col("ending") == "KBBvKN")
+    row = {r["edition"]: r for r in e8.iter_rows(named=True)}
+    assert (row["fide_2018"]["games"], row["fide_2018"]["fifty_chance"], row["fide_2018"]["fifty_claimed"]) == (4, 4, 3)
+    assert row["fide_2018"]["fifty_missed"] == 1 and row["fide_1988"]["fifty_chance"] == 0
+    assert (row["fide_1988"]["final_win_in_time"], row["fide_1988"]["final_tb_winner"]) == (3, 4)
+    assert row["fide_2018"]["final_win_in_time"] == 1  # only the game that was won
+    md = rep.table("value_move_draws").filter(pl.col("edition") == "fide_2018").row(0, named=True)
+    assert (md["move_draws"], md["with_tb_value"], md["tb_win"], md["tb_cursed_win"]) == (3, 3, 3, 1)
+    fc = rep.table("value_first_chance").filter(pl.col("edition") == "fide_2018")
+    assert fc["given_away"].sum() == 3 and fc["tb_win_at_first_chance"].sum() == 4
+    assert rep.collected.counterfactual == {"no_fifty", "stalemate_win"}
+    assert "(counterfactual)" in rep.styles("chess", ("stalemate_win",)).label
+    names = {f.name for f in build_figures(rep)}
+    assert "move_draws_tb_chess" in names
