@@ -105,8 +105,9 @@ GAMES_COLUMNS = _KEY + [
     ),
     (
         "final_material",
-        _DICT,
-        "the material of the final position as a Syzygy table name, the stronger side first (e.g. KBBvKN)",
+        pa.string(),
+        "the material of the final position as a Syzygy table name, the stronger side first (e.g. KBBvKN), "
+        "when it has at most 7 pieces (the largest tablebases); null with more",
         None,
     ),
     (
@@ -236,7 +237,7 @@ EVENTS_COLUMNS = _KEY + [
     ),
     (
         "material",
-        _DICT,
+        pa.string(),
         "50- and 75-move events: the material of the window (a Syzygy table name, the stronger side first, "
         "e.g. KBBvKN); null for other rules",
         None,

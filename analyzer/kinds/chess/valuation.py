@@ -27,6 +27,7 @@ _DICT = pa.dictionary(pa.int32(), pa.string())
 WIN_CHANCE_MULTIPLIER = -0.00368208  # lila WinPercent.winningChances (lila PR #11148)
 WIN_CHANCE_CEILING = 1000  # lila Eval.Cp.CEILING: centipawns clamped to +-1000, a mate counts as +-1000
 MOVE_RULES = (codes.R_FIFTY, codes.R_SEVENTYFIVE)
+FINAL_MATERIAL_PIECES = 7  # games.final_material names the final material up to this many pieces
 
 
 @dataclass
@@ -280,11 +281,7 @@ def event_columns(
         limit[sel] = np.where(ev["rule"][sel] == codes.R_FIFTY, claim, auto)
     other = moves & ~known
     limit[other] = np.where(ev["rule"][other] == codes.R_FIFTY, base[0], base[1])
-    uniq, inv = np.unique(sig, return_inverse=True)
-    mat_codes = np.where(known, inv, -1).astype(np.int32)
-    cols["material"] = pa.DictionaryArray.from_arrays(
-        pa.array(mat_codes, mask=mat_codes < 0), pa.array(mat.names(uniq), pa.string())
-    )
+    cols["material"] = _names_column(sig, known)
     cols["limit_plies"] = pa.array(limit.astype(np.int32), mask=~moves | (limit <= 0))
     if probes is not None:
         wdl = np.where(moves, _lookup(probes.wdl, pos, -99), -99)
@@ -296,6 +293,17 @@ def event_columns(
         cols["tb_dtz"] = pa.array(dtz.astype(np.int16), mask=dtz == -99)
         cols["win_in_time"] = pa.array(wit > 0, mask=wit < 0)
     return cols
+
+
+def _names_column(sig: np.ndarray, valid: np.ndarray) -> pa.Array:
+    """Material names (strings, null where not valid), one name computed per distinct material.
+    Plain strings, not an Arrow dictionary: a dictionary that differs from block to block makes
+    Parquet files whose size depends on how the blocks were cut (Parquet's own dictionary
+    encoding compresses them alike)."""
+    uniq, inv = np.unique(np.where(valid, sig, 0), return_inverse=True)
+    labels = pa.array(mat.names(uniq), pa.string())
+    idx = np.where(valid, inv, -1).astype(np.int32)
+    return labels.take(pa.array(idx, mask=idx < 0))
 
 
 def final_limit(ed, sig: int) -> int:
@@ -312,12 +320,10 @@ def final_columns(
     signature, 0 where not replayed)."""
     replayed = final_st[:, 0] >= 0
     sig = np.where(replayed, mat.signatures(final_bb), 0).astype(np.uint64)
-    uniq, inv = np.unique(sig, return_inverse=True)
-    labels = mat.names(uniq)
-    idx = np.where(replayed, inv, -1).astype(np.int32)
-    cols: dict = {
-        "final_material": pa.DictionaryArray.from_arrays(pa.array(idx, mask=idx < 0), pa.array(labels, pa.string()))
-    }
+    # named up to 7 pieces (the largest tablebases): an endgame's material; the middlegames'
+    # thousands of distinct materials per block would cost a name each and a large dictionary
+    named = replayed & (mat.pieces(sig) <= FINAL_MATERIAL_PIECES)
+    cols: dict = {"final_material": _names_column(sig, named)}
     if probes is not None:
         last = (pos_off[1:] - 1).astype(np.int64)
         wdl = np.where(replayed, _lookup(probes.wdl, last, -99), -99)
