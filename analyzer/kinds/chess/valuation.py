@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
-from analyzer import codes, kernels
+from analyzer import arrow_compute as ac, codes, kernels
 from analyzer.kinds.chess import material as mat
 from analyzer.kinds.chess._tables import EVAL_CP_MAX, EVAL_MATE_CODE, EVAL_NONE
 
@@ -303,7 +303,7 @@ def _names_column(sig: np.ndarray, valid: np.ndarray) -> pa.Array:
     uniq, inv = np.unique(np.where(valid, sig, 0), return_inverse=True)
     labels = pa.array(mat.names(uniq), pa.string())
     idx = np.where(valid, inv, -1).astype(np.int32)
-    return labels.take(pa.array(idx, mask=idx < 0))
+    return ac.take(labels, pa.array(idx, mask=idx < 0))
 
 
 def final_limit(ed, sig: int) -> int:
@@ -337,8 +337,8 @@ def final_win_in_time(ed, games_cols: dict, final_sig: np.ndarray, final_st: np.
     """The verdicts' final_win_in_time of one edition (None without tablebase columns)."""
     if "final_tb_wdl" not in games_cols:
         return None
-    wdl = np.asarray(games_cols["final_tb_wdl"].fill_null(-99).to_numpy(zero_copy_only=False), np.int64)
-    dtz = np.asarray(games_cols["final_tb_dtz"].fill_null(-99).to_numpy(zero_copy_only=False), np.int64)
+    wdl = np.asarray(ac.fill_null(games_cols["final_tb_wdl"], -99).to_numpy(zero_copy_only=False), np.int64)
+    dtz = np.asarray(ac.fill_null(games_cols["final_tb_dtz"], -99).to_numpy(zero_copy_only=False), np.int64)
     limit = np.zeros(len(wdl), np.int64)
     need = np.flatnonzero((wdl != -99) & (wdl != 0))  # (a few: the others are null anyway)
     if len(need):
