@@ -4,7 +4,7 @@ by the in-memory API."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
@@ -19,6 +19,7 @@ class BlockTables:
     events: pa.Table
     facts: dict | None  # per-ply facts (keep_facts=True; chess: flat arrays, see kinds.chess.analyze)
     n_games: int
+    notes: dict = field(default_factory=dict)  # the kind's counts for the scan's summary (tables.BlockOutput)
 
 
 def analyze_block(
@@ -58,4 +59,4 @@ def analyze_block(
         first_game_index=first_game_index,
         byte_offsets=np.asarray(starts, np.int64) + base_offset,
     )
-    return BlockTables(g, v, e, out.facts, len(starts))
+    return BlockTables(g, v, e, out.facts, len(starts), out.notes)

@@ -29,7 +29,7 @@ log = logging.getLogger("analyzer")
 # Two modules, built in parallel processes: the replay kernel alone takes about twice as long to
 # compile as all the others together (26-38 s against 13-18 s from an empty cache here).
 GROUPS: dict[str, tuple[str, ...]] = {
-    "replay": ("replay_batch",),
+    "replay": ("replay_batch", "boards_at"),
     "scan": (
         "apply_rules",
         "game_facts",

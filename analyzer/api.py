@@ -24,9 +24,11 @@ def analyze_bytes(
     editions: Sequence[str | Edition] = ("fide_2018",),
     keep_facts: bool = False,
     kind: str | None = None,
+    syzygy: Sequence[str] | None = None,
 ) -> BlockTables:
     """Analyze every game in `data` (whole PGN/PDN text); the tables as `analyzer scan` writes
-    them. `editions`: ids or edition objects, all of one kind; `kind` defaults to theirs."""
+    them. `editions`: ids or edition objects, all of one kind; `kind` defaults to theirs.
+    `syzygy`: folders of Syzygy tables (chess), as `analyzer scan --syzygy`."""
     eds = [e for e in editions if not isinstance(e, str)]
     eds += kinds.resolve_editions([e for e in editions if isinstance(e, str)])
     kind = kind or (eds[0].kind if eds else "chess")
@@ -49,6 +51,7 @@ def analyze_bytes(
         editions=eds,
         keep_facts=keep_facts,
         input_ends=True,
+        options={"syzygy": tuple(syzygy)} if syzygy and kind == "chess" else None,
     )
 
 

@@ -180,6 +180,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="a custom edition, e.g. forty:claim_moves=40,automatic_moves=0 or "
         "fshr25:base=fshr_russian,balance_moves=25 (selected automatically)",
     )
+    s.add_argument(
+        "--syzygy",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a folder of Syzygy tablebases (.rtbw, .rtbz); repeat, or join folders with "
+        f"'{os.pathsep}' as engines' SyzygyPath: the 50- and 75-move events and the final positions with "
+        "few enough pieces get tb_wdl, tb_dtz and win_in_time (docs/measures.md)",
+    )
     s.add_argument("--workers", type=_positive_int, default=None, help="parallel workers (default: all cores)")
     s.add_argument(
         "--engine",
@@ -379,6 +388,8 @@ def _rerun_args(args) -> list[str]:
             out += [flag, str(v)]
     for o in args.storage_option:
         out += ["--storage-option", o]
+    for d in args.syzygy:
+        out += ["--syzygy", os.pathsep.join(os.path.abspath(x) for x in d.split(os.pathsep) if x)]
     if args.engine != "local":
         out += ["--engine", args.engine]
     if args.scheduler:
@@ -413,6 +424,7 @@ def cmd_scan(args) -> int:
         frames_per_unit=args.frames_per_unit,
         storage_options=storage,
         compact_games=args.compact_games,
+        syzygy=tuple(args.syzygy),
     )
     if unit_bytes is not None:
         cfg.unit_text_bytes = cfg.frame_unit_text_bytes = unit_bytes

@@ -53,6 +53,7 @@ RULES = (
     "main_diagonal",
     "small_ending",
     "king_moves",
+    "stalemate",  # counterfactual editions only (stalemate_wins): stalemate ends the game as a win
 )
 (
     R_THREEFOLD,
@@ -66,6 +67,7 @@ RULES = (
     R_MAIN_DIAGONAL,
     R_SMALL_ENDING,
     R_KING_MOVES,
+    R_STALEMATE,
 ) = range(len(RULES))
 
 # What kind of chance an event is.
@@ -149,6 +151,8 @@ VERDICT_COLUMNS = (
     # the first chance whose outcome is `claimed` (analyzer.measures), beside the missed columns
     "claimed_ply",
     "claimed_rule",
+    # the result the edition's end at end_ply gives (a RESULTS code); -1: a draw where end_ply is set
+    "end_result",
 )
 (
     V_THREEFOLD,
@@ -172,6 +176,7 @@ VERDICT_COLUMNS = (
     V_AVOIDED_SIDE,
     V_CLAIMED_PLY,
     V_CLAIMED_RULE,
+    V_END_RESULT,
 ) = range(len(VERDICT_COLUMNS))
 N_VERDICT = len(VERDICT_COLUMNS)
 # Which verdict columns hold codes (and of which vocabulary); the others are plies.
@@ -183,6 +188,7 @@ VERDICT_CODED = {
     "avoided_claim_rule": RULES,
     "avoided_claim_side": SIDES,
     "claimed_rule": RULES,
+    "end_result": RESULTS,
 }
 
 # Edition-independent facts of a game a replay reports (games table, int32, -1 = null).

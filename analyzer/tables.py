@@ -103,6 +103,27 @@ GAMES_COLUMNS = _KEY + [
         "the winner white / black, or draw",
         None,
     ),
+    (
+        "final_material",
+        pa.string(),
+        "the material of the final position as a Syzygy table name, the stronger side first (e.g. KBBvKN), "
+        "when it has at most 7 pieces (the largest tablebases); null with more",
+        None,
+    ),
+    (
+        "final_tb_wdl",
+        pa.int8(),
+        "--syzygy: the tablebase value of the final position for the side to move (2 win, 1 cursed win, 0 draw, "
+        "-1 blessed loss, -2 loss); null with more pieces than the tables hold or without a table",
+        None,
+    ),
+    (
+        "final_tb_dtz",
+        pa.int16(),
+        "--syzygy: DTZ of the final position (python-chess probe_dtz) where it is also a 50- or 75-move event "
+        "(probed there), a draw (0) or mate (-1); null elsewhere (a DTZ probe costs ~1.3 ms: docs/measures.md)",
+        "plies",
+    ),
 ]
 VERDICTS_COLUMNS = _KEY + [
     ("edition", _DICT, "rule edition: fide_2018, lichess, fshr_russian, ...", None),
@@ -164,6 +185,24 @@ VERDICTS_COLUMNS = _KEY + [
         "ply",
     ),
     ("claimed_rule", _DICT, "rule of that chance (threefold first when both)", None),
+    (
+        "counterfactual",
+        pa.bool_(),
+        "the edition is a counterfactual rule set, never in force (no_fifty, stalemate_win, custom editions "
+        "marked so): its verdicts say what such a rule would have done",
+        None,
+    ),
+    (
+        "final_win_in_time",
+        pa.bool_(),
+        "--syzygy: at the final position, could the side that wins by the tablebase (final_tb_wdl) make its "
+        "next zeroing move before the halfmove clock reaches the edition's count for that material (its "
+        "claim count, else its automatic one; none: true): final_halfmove_clock + |final_tb_dtz| <= count, or "
+        "without final_tb_dtz what WDL decides (a win with clock + 100 <= count: true; a cursed win and a count "
+        "of at most 100: false); null otherwise, for a draw, and under editions where stalemate is not a draw "
+        "(docs/measures.md)",
+        None,
+    ),
 ]
 EVENTS_COLUMNS = _KEY + [
     ("edition", _DICT, "rule edition", None),
@@ -176,6 +215,62 @@ EVENTS_COLUMNS = _KEY + [
     ("halfmove_clock", pa.int32(), "halfmove clock (draughts: the rule's counter)", "plies"),
     ("clock_seconds", pa.float32(), "clock of the side to move ([%clk])", "seconds"),
     ("outcome", _DICT, "claimed, missed, avoided, passed_on, automatic, ended (docs/measures.md)", None),
+    (
+        "eval_cp",
+        pa.int32(),
+        "the evaluation the input stores for this position ([%eval V] after the move that led here, as "
+        "python-chess's GameNode.eval() reads it), centipawns from White's view; null if none or a mate",
+        "centipawns",
+    ),
+    (
+        "eval_mate",
+        pa.int16(),
+        "[%eval #N]: mate in N moves, from White's view (N > 0: White mates; 0: the side to move is mated)",
+        "moves",
+    ),
+    (
+        "win_chance",
+        pa.float32(),
+        "the side to move's win chance by Lichess's formula 50 + 50 (2 / (1 + exp(-0.00368208 cp)) - 1), cp "
+        "from the side to move's view clamped to +-1000, a mate +-1000; null without an evaluation",
+        "percent",
+    ),
+    (
+        "material",
+        pa.string(),
+        "50- and 75-move events: the material of the window (a Syzygy table name, the stronger side first, "
+        "e.g. KBBvKN); null for other rules",
+        None,
+    ),
+    (
+        "limit_plies",
+        pa.int32(),
+        "50- and 75-move events: the edition's count for this rule in this window (100 = 50 moves; by material "
+        "under fide_1988 and editions with limits)",
+        "plies",
+    ),
+    (
+        "tb_wdl",
+        pa.int8(),
+        "--syzygy, 50- and 75-move events: the tablebase value for the side to move (python-chess probe_wdl: "
+        "2 win, 1 cursed win, 0 draw, -1 blessed loss, -2 loss); null where no table covers the position",
+        None,
+    ),
+    (
+        "tb_dtz",
+        pa.int16(),
+        "--syzygy: plies to the next zeroing move with best play, signed as tb_wdl (python-chess probe_dtz; "
+        "may be one short, see docs/measures.md)",
+        "plies",
+    ),
+    (
+        "win_in_time",
+        pa.bool_(),
+        "--syzygy: could the side that wins by the tablebase make its next zeroing move before the halfmove "
+        "clock reaches limit_plies, counted from halfmove_clock: halfmove_clock + |tb_dtz| <= limit_plies; "
+        "null for draws and without a value",
+        None,
+    ),
 ]
 
 
@@ -237,6 +332,10 @@ class EditionResult:
     edition: str
     verdicts: np.ndarray
     events: dict
+    counterfactual: bool = False  # the edition is a rule set never in force (no_fifty, stalemate_win)
+    # further columns a kind computes itself: name -> Arrow array (one row per event / per game)
+    event_columns: dict = field(default_factory=dict)
+    verdict_columns: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -254,6 +353,7 @@ class BlockOutput:
     editions: list = field(default_factory=list)  # EditionResult per edition
     facts: dict | None = None  # per-ply facts, for tests (keep_facts)
     extra: dict = field(default_factory=dict)  # kind-specific games columns (name -> Arrow array)
+    notes: dict = field(default_factory=dict)  # counts for the scan's summary: {group: {name: n}}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -488,10 +588,15 @@ def build(
         cols["plies_after_missed_claim"] = pa.array((plies - missed).astype(np.int32), mask=missed < 0)
         cols["missed_claim_clock_seconds"] = pa.array(missed_clock, mask=np.isnan(missed_clock))
         end = out[:, codes.V_END_PLY]
-        cols["end_result"] = coded(np.where(end >= 0, codes.RESULT_DRAW, -1), codes.RESULTS)
-        cols["result_changed"] = pa.array(
-            (end >= 0) & (block.result_code != codes.RESULT_DRAW), mask=block.result_code == codes.RESULT_UNKNOWN
+        end_result = np.where(
+            end >= 0, np.where(out[:, codes.V_END_RESULT] >= 0, out[:, codes.V_END_RESULT], codes.RESULT_DRAW), -1
         )
+        cols["end_result"] = coded(end_result, codes.RESULTS)
+        cols["result_changed"] = pa.array(
+            (end >= 0) & (block.result_code != end_result), mask=block.result_code == codes.RESULT_UNKNOWN
+        )
+        cols["counterfactual"] = pa.array(np.full(n, ed.counterfactual, np.bool_))
+        cols.update(ed.verdict_columns)
         v_tables.append(conform(pa.table(cols), VERDICTS_SCHEMA))
         reps = ev["reps"]
         e_tables.append(
@@ -509,6 +614,7 @@ def build(
                         "halfmove_clock": pa.array(ev["hmc"]),
                         "clock_seconds": pa.array(ev["clock"], mask=np.isnan(ev["clock"])),
                         "outcome": coded(outcome, codes.OUTCOMES),
+                        **ed.event_columns,
                     }
                 ),
                 EVENTS_SCHEMA,

@@ -418,6 +418,25 @@ def _compile_chess_replay() -> None:
         fb["clock"],
         np.zeros((1, 8), np.uint64),
         np.zeros((1, 4), np.int64),
+        fb["eval"],
+    )
+    # boards_at (the boards of the few games whose windows reach the 50-move count) shares the
+    # replay's move code: compiled here too, not inside a scan's first such block.
+    from analyzer.kinds.chess._boards import boards_at
+
+    boards_at(
+        buf,
+        np.zeros(1, np.int64),
+        ends,
+        np.zeros(1, np.int64),
+        np.stack([bb]),
+        np.stack([mb]),
+        np.stack([st]),
+        np.stack([ct]),
+        np.zeros(1, np.int64),
+        np.ones(1, np.int64),
+        np.zeros((1, 8), np.uint64),
+        np.zeros((1, 4), np.int64),
     )
 
 
@@ -447,6 +466,7 @@ def _side_compile(other_kinds: list[str] | None = None) -> None:
         for name in ("key", "hmc", "flags", "rep_next", "rep_next97"):
             arg[name][:n] = 0
         arg["clock"][:n] = np.nan
+        arg["evals"][:n] = replay_kernels.EVAL_NONE
         arg["final_st"][:] = -1  # no board: the final-position rules skip every game
         return n
 

@@ -4,6 +4,10 @@ noisy: only ratios taken side by side mean anything).
 
     python benchmarks/ab_scan.py --old b120e26 [--new HEAD] [--rounds 7] [--workers 1]
         [--edition fide_2018] [--input ../shared/data/lichess_sample.pgn.zst] [--instructions]
+        [--old-args "..."] [--new-args "..."]
+
+--old-args / --new-args add scan options to one side (e.g. --new-args "--syzygy DIR" with
+--old HEAD --new HEAD: the cost of an option on the same code, which is exported and warmed once).
 
 Each revision is exported with `git archive` into a temp dir (the working tree is not touched)
 and run from there with its own NUMBA_CACHE_DIR, warmed by one untimed scan first. Timed: the
@@ -22,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -52,7 +57,7 @@ def export(rev: str, dest: str) -> tuple[str, str]:
     return dest, sha
 
 
-def run_once(code_dir: str, cache: str, args, out: str, prefix: tuple = ()) -> dict:
+def run_once(code_dir: str, cache: str, args, out: str, prefix: tuple = (), extra: tuple = ()) -> dict:
     """One timed scan; wall and child CPU seconds, and the summary's own seconds. `prefix`: a
     command to run it under (valgrind, for --instructions)."""
     shutil.rmtree(out, ignore_errors=True)
@@ -80,6 +85,7 @@ def run_once(code_dir: str, cache: str, args, out: str, prefix: tuple = ()) -> d
         str(args.workers),
         "--progress-interval",
         "0",
+        *extra,
     ]
     with open(os.path.join(code_dir, "analyzer", "cli.py")) as fh:
         if '"--json"' in fh.read():  # 0.2 prints a table unless asked; 0.1 always printed JSON
@@ -123,6 +129,10 @@ def _cachegrind_counts(path: str) -> dict[tuple[str, str], int]:
     return counts
 
 
+def extra_args(args, name: str) -> tuple:
+    return tuple(shlex.split(args.old_args if name == "old" else args.new_args))
+
+
 def _instructions(sides: dict, args, tmp: str) -> int:
     """One scan per side under cachegrind: total instructions, their ratio, and the functions
     whose counts changed most (numba's machine code is one entry, '???')."""
@@ -132,7 +142,7 @@ def _instructions(sides: dict, args, tmp: str) -> int:
         cg = os.path.join(tmp, f"cachegrind-{name}.out")
         prefix = ("valgrind", "--tool=cachegrind", "--cache-sim=no", f"--cachegrind-out-file={cg}")
         print(f"[ab] {name}: counting instructions under cachegrind", file=sys.stderr, flush=True)
-        run_once(code, cache, args, os.path.join(tmp, "out"), prefix=prefix)
+        run_once(code, cache, args, os.path.join(tmp, "out"), prefix=prefix, extra=extra_args(args, name))
         counts[name] = _cachegrind_counts(cg)
         totals[name] = sum(counts[name].values())
     print(
@@ -173,15 +183,21 @@ def main(argv: list[str] | None = None) -> int:
         "whose counts differ most",
     )
     ap.add_argument("--top", type=int, default=15, help="--instructions: how many functions to list")
+    ap.add_argument("--old-args", default="", help="scan options of the old side only (one string)")
+    ap.add_argument("--new-args", default="", help="scan options of the new side only, e.g. '--syzygy DIR'")
     args = ap.parse_args(argv)
     tmp = tempfile.mkdtemp(prefix="ab_scan-")
     try:
         sides = {}
+        extra = {"old": tuple(shlex.split(args.old_args)), "new": tuple(shlex.split(args.new_args))}
         for name, rev in (("old", args.old), ("new", args.new)):
+            if name == "new" and rev == args.old:  # the same code: exported and warmed once
+                sides["new"] = sides["old"]
+                continue
             code, sha = export(rev, os.path.join(tmp, name))
             cache = os.path.join(tmp, f"numba-{name}")
             print(f"[ab] {name} = {rev} ({sha}): warming its kernels", file=sys.stderr, flush=True)
-            run_once(code, cache, args, os.path.join(tmp, "out"))
+            run_once(code, cache, args, os.path.join(tmp, "out"), extra=extra[name])
             sides[name] = (code, cache, sha)
         if args.instructions:
             return _instructions(sides, args, tmp)
@@ -190,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
             order = ("old", "new") if k % 2 == 0 else ("new", "old")
             for name in order:
                 code, cache, _ = sides[name]
-                rows[name].append(run_once(code, cache, args, os.path.join(tmp, "out")))
+                rows[name].append(run_once(code, cache, args, os.path.join(tmp, "out"), extra=extra[name]))
             o, n = rows["old"][-1], rows["new"][-1]
             print(
                 f"[ab] round {k + 1}: wall old {o['wall']:.2f} s new {n['wall']:.2f} s, "
@@ -206,7 +222,8 @@ def main(argv: list[str] | None = None) -> int:
             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load at end {load[0]:.2f}"
         )
         print(
-            f"old = {args.old} ({sides['old'][2]}), new = {args.new} ({sides['new'][2]}); "
+            f"old = {args.old} ({sides['old'][2]}){' ' + args.old_args if args.old_args else ''}, "
+            f"new = {args.new} ({sides['new'][2]}){' ' + args.new_args if args.new_args else ''}; "
             "ratio = new ÷ old per round (< 1: new faster)\n"
         )
         print("| measure | old median | new median | ratio per round | median ratio |")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -53,8 +54,16 @@ class Config:
     # games per compacted file of a finished source (engine.compact); the layout, not the results
     compact_games: int = 1_000_000
     run_id: str | None = None  # the run writing OUT (names its temporary files and intents)
+    # folders of Syzygy tables (--syzygy): chess units probe the positions of the 50/75-move events
+    # and the final positions (kinds.chess.tablebase); part of settings(), so that results got
+    # with other tables (or none) are not reused
+    syzygy: tuple = ()
 
     def __post_init__(self) -> None:
+        if self.syzygy:
+            from analyzer.kinds.chess.tablebase import normalize_dirs
+
+            self.syzygy = normalize_dirs(self.syzygy)
         for name in ("block_size", "max_game_bytes", "unit_text_bytes", "frame_unit_text_bytes", "compact_games"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1 byte (got {getattr(self, name)})")
@@ -85,13 +94,21 @@ class Config:
 
     def settings(self) -> dict:
         """The settings (other than editions) that a finished unit must match to be reused."""
-        return {
+        out: dict = {
             "max_game_bytes": self.max_game_bytes,
             "unit_text_bytes": self.unit_text_bytes,
             "frame_unit_text_bytes": self.frame_unit_text_bytes,
             "frames_per_unit": self.frames_per_unit,
             "version": version(),
         }
+        if self.syzygy:  # (only then: the settings of a scan without tables are as they were)
+            out["syzygy"] = _syzygy_fingerprint(tuple(self.syzygy))
+        return out
+
+    def kind_options(self, game_type: str) -> dict:
+        """What this run adds to the options a game kind's analyze_block takes (chess: the
+        tablebase folders)."""
+        return {"syzygy": tuple(self.syzygy)} if self.syzygy and game_type == "chess" else {}
 
 
 @dataclass
@@ -113,6 +130,13 @@ class ScanOptions:
     # called with the set of game kinds the run analyzes, before any unit runs (the command line
     # compiles their kernels there on a machine's first run); True if it compiled
     prepare: Callable[[set[str]], bool] | None = None
+
+
+@functools.lru_cache(maxsize=16)
+def _syzygy_fingerprint(dirs: tuple) -> dict:
+    from analyzer.kinds.chess.tablebase import fingerprint
+
+    return fingerprint(dirs)
 
 
 def unit_fingerprint(cfg: Config, editions) -> dict:

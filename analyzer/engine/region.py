@@ -94,6 +94,7 @@ class RegionStats:
     games: int = 0
     text_bytes: int = 0
     damage: list = field(default_factory=list)
+    notes: dict = field(default_factory=dict)  # the kind's counts for the summary: {group: {name: n}}
 
 
 BlockSink = Callable[..., None]  # (games, verdicts, events) of a block
@@ -272,6 +273,10 @@ class RegionAnalyzer:
             options=self.options,
             input_ends=input_ends,
         )
+        for group, named in res.notes.items():
+            into = self.stats.notes.setdefault(group, {})
+            for name, k in named.items():
+                into[name] = into.get(name, 0) + k
         return res.games, res.verdicts, res.events
 
     def _process(self, final: bool, truncated_reason: str | None = None) -> bool:

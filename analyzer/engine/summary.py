@@ -56,6 +56,8 @@ def make_summary(
     outcomes: dict = {}
     ends: dict = {}
     platforms: dict = {}
+    tablebase: dict = {}
+    tb_warnings: dict = {}
     edition_objects: dict = {}
     games = 0
     damage = []
@@ -83,6 +85,8 @@ def make_summary(
             _merge(outcomes, r["counts"].get("outcomes", {}))
             _merge(ends, {k: v for k, v in r["counts"].get("ends", {}).items() if not k.endswith(":-")})
             _merge(platforms, r["counts"].get("platforms", {}))
+            _merge(tablebase, r["counts"].get("tablebase", {}))
+            _merge(tb_warnings, r["counts"].get("tablebase_warnings", {}))
             damage += [f"{info.name} unit {r['unit']}: {d}" for d in r.get("damage", [])]
         _merge(status, src_status)
         games += src_games
@@ -163,6 +167,13 @@ def make_summary(
         "platforms": dict(sorted(platforms.items(), key=lambda kv: -kv[1])),
         "fifty_automatic": sorted(e for e, ed in edition_objects.items() if getattr(ed, "fifty_is_automatic", False)),
         "in_force": in_force_notes(platforms, edition_objects),
+        # --syzygy: positions probed or not, by where ("events": of the 50/75-move events, "final")
+        # and status; a missing or damaged table file is one warning here (never a failed scan)
+        **(
+            {"tablebase": {"positions": dict(sorted(tablebase.items())), "warnings": sorted(tb_warnings)}}
+            if cfg.syzygy
+            else {}
+        ),
         "workers": options.workers,
         "engine": getattr(executor, "kind", None),
         "engine_by_source": {s["source"]: s["engine"] for s in per_source if s["engine"]},
@@ -282,12 +293,34 @@ def human(summary: dict) -> str:
             lines.append(f"  {ed:<{ew}}  " + "  ".join(cells) + f"  {sum(auto.get(ed, {}).values()):>16,}")
         for ed in editions:
             if auto.get(ed):
-                by = ", ".join(f"{r} {n:,}" for r, n in auto[ed].items())
+                by = ", ".join(
+                    f"{r}{' (a win: counterfactual)' if r == 'stalemate' else ''} {n:,}" for r, n in auto[ed].items()
+                )
                 lines.append(f"  automatic draws under {ed}: {by}")
         if fifty_auto & set(editions):
             lines.append(f"  (-: the 50-move draw is automatic under {', '.join(sorted(fifty_auto & set(editions)))})")
     for note in summary.get("in_force", []):
         lines.append(note)
+    tb = summary.get("tablebase")
+    if tb is not None:
+        tb_by: dict = {}
+        for key, n in tb["positions"].items():
+            where, status = key.split(":", 1)
+            tb_by.setdefault(where, {})[status] = n
+        parts = []
+        for where, label in (("events", "positions of 50/75-move events"), ("final", "final positions")):
+            d = tb_by.get(where, {})
+            parts.append(
+                f"{label}: {d.get('probed', 0):,} probed, {d.get('no_table', 0):,} without a table"
+                + "".join(
+                    f", {d[k]:,} {k.replace('_', ' ')}"
+                    for k in ("damaged", "castling_rights", "too_many_pieces", "not_replayed")
+                    if d.get(k)
+                )
+            )
+        lines.append("tablebase: " + "; ".join(parts))
+        for w in tb["warnings"]:
+            lines.append(f"tablebase warning: {w}")
     rate = summary["games_per_second"]
     reused = f", {summary['games_reused']:,} reused from an earlier run" if summary["games_reused"] else ""
     compiling = summary.get("compile_seconds") or 0

@@ -145,7 +145,7 @@ def run_unit(spec: UnitSpec, cfg: Config, hold: bool = False) -> dict:
             sink=sink,
             block_size=cfg.block_size,
             max_game_bytes=cfg.max_game_bytes,
-            options=spec.options,
+            options={**spec.options, **cfg.kind_options(spec.game_type)},
             game_starts=spec.game_starts,
             ends_input=spec.ends_input,
         )
@@ -162,6 +162,10 @@ def run_unit(spec: UnitSpec, cfg: Config, hold: bool = False) -> dict:
                     ra.feed(view[k : k + READ_CHUNK])
             reason = spec.damage
         stats = ra.finish(truncated_reason=reason, oversized_tail=spec.trailing_fragment)
+        for group, named in stats.notes.items():  # e.g. tablebase probes, by status
+            into = counts.setdefault(group, {})
+            for name, n in named.items():
+                _add(into, name, n)
         for w in writers:
             w.close()
     except BaseException:

@@ -34,7 +34,7 @@ import pyarrow as pa
 
 from analyzer import codes, tables
 from analyzer.errors import DatasetError
-from analyzer.report import audit
+from analyzer.report import audit, values
 
 PLATFORMS = ("lichess", "chess.com", "otb", "other")
 GAME_TYPES = ("chess", "russian_draughts")
@@ -122,6 +122,7 @@ _VERDICT_COLS = [
     "result_changed",
     "draw_reason",
     "first_threefold_claim_ply",
+    "final_win_in_time",
     *REACHED.values(),
 ]
 
@@ -131,6 +132,7 @@ class Collected:
     tables: dict[str, pl.DataFrame | None] = field(default_factory=dict)  # None: no source had rows for it
     editions: dict[str, list[str]] = field(default_factory=dict)  # game_type -> editions, in scan order
     sources: list[str] = field(default_factory=list)
+    counterfactual: set[str] = field(default_factory=set)  # editions marked counterfactual in the verdicts
 
 
 # Games per chunk: the memory of a chunk's queries grows with it (ANALYZER_REPORT_CHUNK_GAMES
@@ -152,6 +154,12 @@ def _scan(ds, chunk, table: str, schema, cols: list[str]) -> pl.LazyFrame:
         lf = ds.scan_files(files)
     if chunk.filtered:  # a range of a compacted file: the row groups outside it are not read
         lf = lf.filter(pl.col("game_index").is_between(chunk.games[0], chunk.games[1], closed="left"))
+    missing = [c for c in stored if c not in lf.collect_schema().names()]
+    if missing:  # a column added after these files were written (e.g. the tablebase columns): null
+        empty = pl.from_arrow(schema.empty_table())
+        assert isinstance(empty, pl.DataFrame)  # from a Table: a DataFrame
+        types = empty.schema
+        lf = lf.with_columns([pl.lit(None, types[c]).alias(c) for c in missing])
     lf = lf.select(stored).with_columns(pl.col(pl.Categorical).cast(pl.String))
     if "source" in cols:
         lf = lf.with_columns(pl.lit(d, pl.String).alias("source")).select(cols)
@@ -162,7 +170,7 @@ def _queries(ds, chunk, editions: dict[str, list[str]]) -> dict[str, pl.LazyFram
     """The aggregates of one chunk, as lazy queries (run together by collect_all)."""
     g = _scan(ds, chunk, "games", tables.GAMES_SCHEMA, _GAME_COLS)
     v = _scan(ds, chunk, "verdicts", tables.VERDICTS_SCHEMA, _VERDICT_COLS)
-    e = _scan(ds, chunk, "events", tables.EVENTS_SCHEMA, ["edition", "game_index", "rule", "kind", "outcome"])
+    e = _scan(ds, chunk, "events", tables.EVENTS_SCHEMA, values.EVENT_COLS)
     e = e.filter(pl.col("kind") != "offer")
     gs = g.filter(pl.col("status") == "ok").with_columns(
         pl.col("date").dt.truncate("1mo").alias("month"),
@@ -202,7 +210,11 @@ def _queries(ds, chunk, editions: dict[str, list[str]]) -> dict[str, pl.LazyFram
         pl.col("passed_on").sum().alias("passed_on"),
         pl.col("end_ply").is_not_null().sum().alias("automatic_end"),
         pl.col("result").is_in(["1-0", "0-1"]).sum().alias("decisive"),
-        pl.col("result_changed").fill_null(False).sum().alias("result_changed"),
+        # decisive games an automatic draw ends first (stalemate_win's stalemates, draws it makes
+        # decisive, are not draws: left out, so that the measure stays a share of decisive games)
+        (pl.col("result_changed").fill_null(False) & pl.col("result").is_in(["1-0", "0-1"]))
+        .sum()
+        .alias("result_changed"),
         *[pl.col(c).sum().alias(c) for c in COUNTS[COUNTS.index("board_chance") :]],
     )
     q["coverage"] = g.group_by("source", "game_type", "platform", "status").agg(pl.len().alias("games"))
@@ -282,6 +294,7 @@ def _queries(ds, chunk, editions: dict[str, list[str]]) -> dict[str, pl.LazyFram
                 )
     if pair_frames:
         q["pairs"] = pl.concat(pair_frames, how="vertical")
+    q.update(values.queries(gs, ge, e))  # position values at the events (tablebase, [%eval])
     # Audit: each chess game under the edition in force for it, when that edition was scanned.
     aud = ge.filter(pl.col("edition") == pl.col("in_force"))
     kinds = audit.flags()
@@ -331,12 +344,13 @@ def _queries(ds, chunk, editions: dict[str, list[str]]) -> dict[str, pl.LazyFram
     return q
 
 
-def _editions(ds, chunks: list) -> dict[str, list[str]]:
-    """game_type -> editions present in the verdicts (in the order of codes / first seen)."""
+def _editions(ds, chunks: list, counterfactual: set | None = None) -> dict[str, list[str]]:
+    """game_type -> editions present in the verdicts (in the order of codes / first seen); the
+    editions the verdicts mark counterfactual are added to `counterfactual`."""
     seen = None
     for k in range(0, len(chunks), 8):
         frames = [
-            _scan(ds, c, "verdicts", tables.VERDICTS_SCHEMA, ["game_type", "edition"]).unique()
+            _scan(ds, c, "verdicts", tables.VERDICTS_SCHEMA, ["game_type", "edition", "counterfactual"]).unique()
             for c in chunks[k : k + 8]
         ]
         got = pl.concat([*([] if seen is None else [seen]), *pl.collect_all(frames)])
@@ -344,11 +358,24 @@ def _editions(ds, chunks: list) -> dict[str, list[str]]:
     if seen is None:
         return {}
     out: dict[str, list[str]] = {}
-    for gt, ed in seen.iter_rows():
+    for gt, ed, cf in seen.iter_rows():
         out.setdefault(gt, [])
         if ed not in out[gt]:
             out[gt].append(ed)
-    order = ["fide_2018", "fide_2014", "fide_2009", "fide_1997", "lichess", "fshr_russian", "fmjd_64"]
+        if cf and counterfactual is not None:
+            counterfactual.add(ed)
+    order = [
+        "fide_2018",
+        "fide_2014",
+        "fide_2009",
+        "fide_1997",
+        "fide_1988",
+        "lichess",
+        "no_fifty",
+        "stalemate_win",
+        "fshr_russian",
+        "fmjd_64",
+    ]
     for gt in out:
         out[gt].sort(key=lambda e: (order.index(e) if e in order else len(order), e))
     return dict(sorted(out.items(), key=lambda kv: GAME_TYPES.index(kv[0]) if kv[0] in GAME_TYPES else 99))
@@ -379,6 +406,7 @@ _SUM_BY = {
     "hist_plies": ["game_type", "platform", "edition", "bin"],
     "hist_clock": ["game_type", "platform", "edition", "bin"],
     "audit_counts": ["platform", "in_force"],
+    **values.SUM_BY,
 }
 
 
@@ -422,8 +450,9 @@ def collect(ds, batch: int = 8, partial: bool = False, check: str = "digest", st
     be read is a DatasetError, never a number: a damaged OUT gives no report."""
     states = ds.sources() if states is None else states
     chunks = ds.chunks(CHUNK_GAMES, partial=partial, check=check, states=states)
+    counterfactual: set[str] = set()
     try:
-        editions = _editions(ds, chunks)
+        editions = _editions(ds, chunks, counterfactual)
         parts = reduce_chunks(ds, chunks, editions, batch)
     except (pl.exceptions.PolarsError, OSError, pa.ArrowException) as exc:
         raise DatasetError(
@@ -434,7 +463,7 @@ def collect(ds, batch: int = 8, partial: bool = False, check: str = "digest", st
         frames = [f for f in parts.get(n, []) if f.height]
         if len(frames) > 1:
             parts[n] = [_add_up(frames, keys)]
-    out = Collected(editions=editions)
+    out = Collected(editions=editions, counterfactual=counterfactual)
     t = out.tables
     t["cube"] = _cat(parts, "cube", _empty_cube())
     coverage = _cat(  # with an empty default: never None

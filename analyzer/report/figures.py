@@ -19,6 +19,7 @@ from analyzer.report.fig_grids import (
     fig_time_control,
 )
 from analyzer.report.fig_trends import fig_trend, fig_trend_by_class
+from analyzer.report.fig_values import fig_missed_by_win_chance, fig_move_draws_tb
 from analyzer.report.figkit import LAYOUTS, NARROW, WIDE, Figure, Layout
 from analyzer.report.model import Report
 
@@ -36,6 +37,8 @@ def _builders(rep: Report) -> list[tuple[float, Callable[[Layout], Figure | None
                 plan.append((1.4, partial(fig_trend, rep, "chess", p)))
                 plan.append((2.5, partial(fig_trend_by_class, rep, "chess", p)))
         plan.append((2.0, partial(fig_missed_by_class, rep, "chess")))
+        plan.append((1.5, partial(fig_missed_by_win_chance, rep)))
+        plan.append((1.0, partial(fig_move_draws_tb, rep)))
         plan.append((1.5, partial(fig_time_control, rep, "chess")))
         plan.append((3.5, partial(fig_rating, rep, "chess")))
     for gt in rep.editions:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from analyzer import kinds
-from analyzer.report import audit, cube as cube_, periods, stats
+from analyzer.report import audit, cube as cube_, periods, stats, values
 from analyzer.report.collect import GAME_TYPES, PLATFORMS, Collected, collect
 from analyzer.report.styles import Styles
 
@@ -532,6 +532,8 @@ def build(ds, partial: bool = False, check: str = "digest") -> Report:
         df = c.tables.get(h)
         t[h] = _sort_pop(df) if df is not None else pl.DataFrame()
     t["edition_pairs"] = _pairs_matrix(c.tables.get("pairs"))
+    for name, df in values.tables(c.tables).items():  # position values: tablebase, [%eval]
+        t[name] = _sort_pop(df)
     t["audit_summary"] = _audit(c, c.editions)
     ag = c.tables.get("audit_games")
     t["audit_games"] = ag if ag is not None else pl.DataFrame()
@@ -571,7 +573,7 @@ def build(ds, partial: bool = False, check: str = "digest") -> Report:
     series = [(gt, tuple(k.editions)) for (gt, _), cl in rep.classes.items() for k in cl]
     series += [(gt, tuple(k.editions)) for (gt, _, _), cl in rep.pop_classes.items() for k in cl]
     series += [(gt, (e,)) for gt, eds in c.editions.items() if gt != "chess" for e in eds]  # the rules figure
-    rep.styles = Styles(c.editions, series)
+    rep.styles = Styles(c.editions, series, frozenset(c.counterfactual))
     t["headline"] = headline(rep)
     return rep
 

@@ -497,6 +497,96 @@ def partial_text(p: dict) -> str:
     return f"source {p['source']}: {p['games']:,}{of} games ({p['note']})"
 
 
+def _edition_label(rep: Report, ed: str) -> str:
+    return ed + (" (counterfactual)" if ed in rep.collected.counterfactual else "")
+
+
+def _values(rep: Report) -> dict:
+    """The section on what the position was worth at the rule events (tablebase, [%eval])."""
+    out: dict = {"move_draws": [], "first_chance": [], "endings": [], "win_chance": []}
+    t = rep.tables
+    md = t.get("value_move_draws")
+    if md is not None and md.height:
+        for r in md.filter(pl.col("game_type") == "chess").iter_rows(named=True):
+            out["move_draws"].append(
+                {
+                    "platform": platform_label(r["platform"]),
+                    "edition": _edition_label(rep, r["edition"]),
+                    "rule": "75 moves" if r["rule"] == "seventyfive" else "50 moves",
+                    "games": f"{r['move_draws']:,}",
+                    "cells": [
+                        _cell(r["with_tb_value"], r["move_draws"], of="move-count draws"),
+                        _cell(r["tb_win"], r["with_tb_value"], of="with a value"),
+                        _cell(r["tb_cursed_win"], r["with_tb_value"], of="with a value"),
+                        _cell(r["win_in_time"], r["with_tb_value"], of="with a value"),
+                    ],
+                }
+            )
+    fc = t.get("value_first_chance")
+    if fc is not None and fc.height:
+        for r in fc.filter(pl.col("game_type") == "chess").iter_rows(named=True):
+            out["first_chance"].append(
+                {
+                    "platform": platform_label(r["platform"]),
+                    "edition": _edition_label(rep, r["edition"]),
+                    "tb": r["tb"],
+                    "games": f"{r['tb_win_at_first_chance']:,}",
+                    "cells": [
+                        _cell(r["given_away"], r["tb_win_at_first_chance"], of="tablebase wins"),
+                        _cell(r["given_away_drawn"], r["tb_win_at_first_chance"]),
+                        _cell(r["given_away_lost"], r["tb_win_at_first_chance"]),
+                        _cell(r["win_in_time"], r["tb_win_at_first_chance"]),
+                    ],
+                }
+            )
+    e8 = t.get("endings_1988")
+    if e8 is not None and e8.height:
+        eds = [e for e in rep.editions.get("chess", []) if e in set(e8["edition"].to_list())]
+        out["ending_editions"] = [_edition_label(rep, e) for e in eds]
+        for (plat, ending), grp in e8.filter(pl.col("game_type") == "chess").group_by(
+            "platform", "ending", maintain_order=True
+        ):
+            rows = {r["edition"]: r for r in grp.iter_rows(named=True)}
+            games = max(r["games"] for r in rows.values())
+            cols = []
+            for ed in eds:
+                er = rows.get(ed)
+                if er is None:
+                    cols.append([{"text": "–", "ci": "", "muted": True}] * 4)
+                    continue
+                cols.append(
+                    [
+                        _cell(er["fifty_chance"], er["games"]),
+                        _cell(er["fifty_claimed"], er["games"]),
+                        _cell(er["automatic_draw"], er["games"]),
+                        _cell(er["final_win_in_time"], er["final_tb_winner"], none="no value"),
+                    ]
+                )
+            out["endings"].append(
+                {
+                    "platform": platform_label(plat),
+                    "ending": ending + (" (any pawn rank)" if ending == "KQPvKQ" else ""),
+                    "games": f"{games:,}",
+                    "cols": cols,
+                }
+            )
+    wc = t.get("missed_by_win_chance")
+    if wc is not None and wc.height:
+        for r in wc.filter((pl.col("game_type") == "chess") & (pl.col("time_control_class") == "all")).iter_rows(
+            named=True
+        ):
+            out["win_chance"].append(
+                {
+                    "platform": platform_label(r["platform"]),
+                    "edition": _edition_label(rep, r["edition"]),
+                    "bin": r["bin"],
+                    "cells": [_cell(r["missed"], r["chances"], of="chances")],
+                }
+            )
+    out["any"] = any(out[k] for k in ("move_draws", "first_chance", "endings", "win_chance"))
+    return out
+
+
 def render(
     rep: Report, out_dir: str, figures: list[dict], files: list[dict], games: dict[str, str] | None = None
 ) -> str:
@@ -526,7 +616,8 @@ def render(
         "more_sources": max(0, len(rep.collected.sources) - 12),
         "platforms": [platform_label(p) for p in dict.fromkeys(p for _, p in rep.populations)],
         "editions": [
-            {"game_type": GAME_TYPE_LABELS.get(g, g), "editions": ", ".join(e)} for g, e in rep.editions.items()
+            {"game_type": GAME_TYPE_LABELS.get(g, g), "editions": ", ".join(_edition_label(rep, x) for x in e)}
+            for g, e in rep.editions.items()
         ],
         "games_read": f"{read:,}",
         "games_ok": f"{ok:,}",
@@ -565,6 +656,7 @@ def render(
             if g != "chess"
         ],
         "audit": _audit(rep, games),
+        "values": _values(rep),
         "files": files,
         "partial": [{"text": partial_text(p)} for p in rep.partial],
     }

@@ -33,23 +33,34 @@ class Style:
         return self.colour if self.order % 2 == 0 else "white"
 
 
-def series_label(editions: tuple[str, ...], all_editions: list[str]) -> str:
+COUNTERFACTUAL_MARK = " (counterfactual)"
+
+
+def series_label(editions: tuple[str, ...], all_editions: list[str], counterfactual: frozenset = frozenset()) -> str:
     """'all editions' for a series of every edition of its kind (more than one); FIDE editions
-    by year ('FIDE 2018=2014'), others by id, joined by ' = '."""
+    by year ('FIDE 2018=2014'), others by id, joined by ' = '; a counterfactual edition (a rule
+    set never in force: no_fifty, stalemate_win) says so."""
     if len(all_editions) > 1 and set(editions) == set(all_editions):
-        return "all editions"
+        return "all editions" + (" (some counterfactual)" if counterfactual & set(editions) else "")
     fide = [e[5:] for e in editions if e.startswith("fide_")]
-    other = [e for e in editions if not e.startswith("fide_")]
+    other = [e + (COUNTERFACTUAL_MARK if e in counterfactual else "") for e in editions if not e.startswith("fide_")]
     return " = ".join((["FIDE " + "=".join(fide)] if fide else []) + other)
 
 
 class Styles:
     """Series (tuples of editions, of one game kind) -> Style, fixed for the report."""
 
-    def __init__(self, editions: dict[str, list[str]], series: list[tuple[str, tuple[str, ...]]]):
+    def __init__(
+        self,
+        editions: dict[str, list[str]],
+        series: list[tuple[str, tuple[str, ...]]],
+        counterfactual: frozenset = frozenset(),
+    ):
         """editions: game kind -> its editions in order; series: (game kind, editions), once per
-        panel row that draws it (only these take a place in the palette)."""
+        panel row that draws it (only these take a place in the palette); counterfactual: the
+        editions labelled so."""
         self.editions = editions
+        self.counterfactual = counterfactual
         kinds = list(editions)
         uses = Counter(series)
 
@@ -71,7 +82,7 @@ class Styles:
                 PALETTE[i % len(PALETTE)],
                 MARKERS[i % len(MARKERS)],
                 DASHES[i % len(DASHES)],
-                series_label(tuple(editions), self.editions.get(game_type, [])),
+                series_label(tuple(editions), self.editions.get(game_type, []), self.counterfactual),
                 i,
             )
         return self._style[key]

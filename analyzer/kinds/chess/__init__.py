@@ -20,7 +20,16 @@ def _custom_edition(**options):
 
 
 def _analyze_block(
-    buf, starts, ends, *, editions, extra_status=None, keep_facts=False, default_variant=None, input_ends=False
+    buf,
+    starts,
+    ends,
+    *,
+    editions,
+    extra_status=None,
+    keep_facts=False,
+    default_variant=None,
+    input_ends=False,
+    syzygy=None,
 ):
     from analyzer.kinds.chess.analyze import analyze_block
 
@@ -33,6 +42,7 @@ def _analyze_block(
         keep_facts=keep_facts,
         default_variant=default_variant,
         input_ends=input_ends,
+        syzygy=syzygy,
     )
 
 

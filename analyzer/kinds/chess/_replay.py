@@ -11,6 +11,10 @@ every position p of every game (p = 0 is the start position, p = k after the k-t
                      reaches (for the intended-move claim 9.2.1.1); `rep_next97` the same under
                      the 1997-2005 identity (see FLAG_WINDOW97)
   clock      float32 seconds on the clock of the side to move (from %clk), NaN if unknown
+  eval       int16   the first valid "[%eval V]" of the comments after the move that led here
+                     (ply 0: before the first move), as python-chess's GameNode.eval() reads it,
+                     from White's view as stored: EVAL_NONE, centipawns (|v| <= EVAL_CP_MAX,
+                     saturated), or a mate (|v| > EVAL_CP_MAX: eval_mate() below)
 
 Kernels never raise: each game gets a status code and keeps its positions up to the last legal one.
 """
@@ -65,6 +69,9 @@ from analyzer.kinds.chess._tables import (
     BB_ROOKS,
     CT_CHESS960,
     CT_SIZE,
+    EVAL_CP_MAX,
+    EVAL_MATE_CODE,
+    EVAL_NONE,
     FILE_MASKS,
     KING_ATTACKS,
     KNIGHT_ATTACKS,
@@ -204,6 +211,7 @@ LIT_NULL2 = np.frombuffer(b"Z0", dtype=np.uint8).copy()
 LIT_NULL3 = np.frombuffer(b"0000", dtype=np.uint8).copy()
 LIT_NULL4 = np.frombuffer(b"@@@@", dtype=np.uint8).copy()
 LIT_EP = np.frombuffer(b"e.p.", dtype=np.uint8).copy()
+LIT_EVAL = np.frombuffer(b"[%eval", dtype=np.uint8).copy()
 
 
 def _le64(text: bytes) -> np.uint64:
@@ -732,9 +740,93 @@ def _end_game(g, g0, p, plies, last_clk, clock, status):
 
 
 @njit(**HOT)
-def _comment_end(buf, i, e, plies, last_clk, flags, p, side):
+def eval_at(buf, a, e):
+    """(code, end) of the evaluation value that starts at buf[a] (after "[%eval" and one blank),
+    as python-chess's EVAL_REGEX reads it: "#" [+-] digits (a mate), or [+-] digits with an
+    optional '.' and up to two decimals (at most 10 digits before a '.': centipawns are the
+    exact decimal value x 100, python-chess's round(float(V) * 100)), then an optional
+    ",depth", then ']'. code = EVAL_NONE when the bytes are not that."""
+    i = a
+    if i < e and buf[i] == 35:  # '#': mate
+        i += 1
+        neg = False
+        if i < e and (buf[i] == 43 or buf[i] == 45):
+            neg = buf[i] == 45
+            i += 1
+        k = i
+        n = 0
+        while i < e and _is_digit(buf[i]):
+            if n < 100000:
+                n = n * 10 + (buf[i] - 48)
+            i += 1
+        if i == k:
+            return EVAL_NONE, i
+        n = min(n, EVAL_MATE_CODE - EVAL_CP_MAX - 1)
+        code = EVAL_MATE_CODE - n
+        if neg and n > 0:
+            code = -code
+    else:
+        neg = False
+        if i < e and (buf[i] == 43 or buf[i] == 45):
+            neg = buf[i] == 45
+            i += 1
+        k = i
+        whole = 0
+        while i < e and _is_digit(buf[i]):
+            if whole < 1000000:
+                whole = whole * 10 + (buf[i] - 48)
+            i += 1
+        n_int = i - k
+        if n_int > 10:
+            return EVAL_NONE, i
+        cents = whole * 100
+        if i < e and buf[i] == 46:  # '.'
+            i += 1
+            k = i
+            while i < e and i - k < 2 and _is_digit(buf[i]):
+                cents += (buf[i] - 48) * (10 if i == k else 1)
+                i += 1
+            n_dec = i - k
+            if n_dec == 0 and n_int == 0:
+                return EVAL_NONE, i
+            if i < e and _is_digit(buf[i]):  # a third decimal: not the regex's number
+                return EVAL_NONE, i
+        elif n_int == 0:
+            return EVAL_NONE, i
+        code = min(cents, EVAL_CP_MAX)
+        if neg:
+            code = -code
+    if i < e and buf[i] == 44:  # ',depth'
+        i += 1
+        k = i
+        while i < e and _is_digit(buf[i]):
+            i += 1
+        if i == k:
+            return EVAL_NONE, i
+    if i < e and buf[i] == 93:  # ']'
+        return code, i + 1
+    return EVAL_NONE, i
+
+
+@njit(**HOT)
+def eval_value(buf, a, b):
+    """The first valid "[%eval V]" in buf[a:b] (python-chess GameNode.eval: '[%eval', one
+    whitespace byte, the value; eval_at), or EVAL_NONE."""
+    t = _find(buf, a, b, LIT_EVAL)
+    while t >= 0:
+        if t + 7 < b and _is_space(buf[t + 6]):
+            code, _ = eval_at(buf, t + 7, b)
+            if code != EVAL_NONE:
+                return code
+        t = _find(buf, t + 6, b, LIT_EVAL)
+    return EVAL_NONE
+
+
+@njit(**HOT)
+def _comment_end(buf, i, e, plies, last_clk, flags, p, side, evals):
     """Index after the '{' comment at buf[i], or -1 if unterminated; takes its %clk (into
-    last_clk[side]) and draw offer. Every comment but Lichess' exact clock layouts comes here."""
+    last_clk[side]), draw offer and %eval (into evals[p], unless an earlier comment of p had
+    one). Every comment but Lichess' exact clock layouts comes here."""
     # One pass to the closing brace, noting the first '%' and any 'o' (the only
     # bytes that can start "%clk" or "offers draw"); most comments are "[%clk ...]".
     j = i + 1
@@ -751,6 +843,8 @@ def _comment_end(buf, i, e, plies, last_clk, flags, p, side):
         j += 1
     if j >= e:
         return -1
+    if pct > i and evals[p] == EVAL_NONE:
+        evals[p] = eval_value(buf, pct - 1, j)
     if plies > 0:
         if pct >= 0:
             v = clock_value(buf, pct - 1, j)
@@ -813,11 +907,12 @@ def _is_eval_byte(c):
 
 
 @njit(forceinline=True, **HOT)
-def _lichess_clock_end(buf, i, e, last_clk, side):
+def _lichess_clock_end(buf, i, e, last_clk, side, evals, p):
     """Index after the comment at buf[i] if it is exactly Lichess' "{ [%clk H:MM:SS] }" or
-    "{ [%eval V] [%clk H:MM:SS] }", its clock stored in last_clk[side]; else -1 (the caller
-    hands it to _comment_end, which reads any comment alike: such a comment has no draw offer
-    and one %clk). 8 bytes at a time, with the masks of the clock words above."""
+    "{ [%eval V] [%clk H:MM:SS] }", its clock stored in last_clk[side] and V in evals[p] (unless
+    an earlier comment of p had one); else -1 (the caller hands it to _comment_end, which reads
+    any comment alike: such a comment has no draw offer, one %clk and one %eval). 8 bytes at a
+    time, with the masks of the clock words above."""
     if i + 18 >= e:
         return -1
     w = load_u64(buf, i)
@@ -847,6 +942,12 @@ def _lichess_clock_end(buf, i, e, last_clk, side):
         + np.int64((d >> np.uint64(40)) & _B0) * 10
         + np.int64((d >> np.uint64(48)) & _B0)
     )
+    if k != i:  # "{ [%eval V] [%clk ...": V is buf[i + 9:k]
+        code, end = eval_at(buf, i + 9, k + 1)
+        if end != k + 1 or code == EVAL_NONE:
+            return -1  # not a value python-chess reads (e.g. three decimals): the general path
+        if evals[p] == EVAL_NONE:
+            evals[p] = code
     last_clk[side] = float(secs)
     return k + 18
 
@@ -928,11 +1029,12 @@ def _is_drop_start(c):
 
 
 @njit(forceinline=True, **HOT)
-def next_move_token(buf, i, e, plies, last_clk, flags, p, side, line_start, variants):
+def next_move_token(buf, i, e, plies, last_clk, flags, p, side, line_start, variants, evals):
     """The next move of the movetext buf[i:e]: (kind, a, b, i, line_start) with kind TOK_SAN or
     TOK_NULL (the token is buf[a:b]), TOK_END or TOK_UNTERMINATED (from a to at most 20 bytes on);
     i and line_start are where the scan goes on. On the way it takes the comments' clocks (into
-    last_clk[side], `side` the player who just moved) and draw offers (into flags[p]), and skips
+    last_clk[side], `side` the player who just moved), draw offers (into flags[p]) and
+    evaluations (into evals[p], which the caller sets to EVAL_NONE at each new p), and skips
     move numbers, NAGs, variations and glyphs. One loop for the chess and the variants replays
     (`variants`, a literal: their SAN also starts with 'P' or '@', and a lone 'e.p.' is handed to
     their SAN parser rather than skipped), so the two read movetext alike."""
@@ -967,11 +1069,11 @@ def next_move_token(buf, i, e, plies, last_clk, flags, p, side, line_start, vari
             # Fast path for Lichess' clock comments, alone or after an engine evaluation (a
             # quarter of lichess_sample's comments): the exact layout, else _comment_end.
             if plies > 0:
-                j = _lichess_clock_end(buf, i, e, last_clk, side)
+                j = _lichess_clock_end(buf, i, e, last_clk, side, evals, p)
                 if j >= 0:
                     i = j
                     continue
-            j = _comment_end(buf, i, e, plies, last_clk, flags, p, side)
+            j = _comment_end(buf, i, e, plies, last_clk, flags, p, side, evals)
             if j < 0:
                 return TOK_UNTERMINATED, i, min(i + 20, e), e, line_start
             i = j
@@ -1026,6 +1128,7 @@ def replay_batch(
     clock,
     final_bb,
     final_st,
+    evals,
 ):
     """Replay every game i whose init_idx[i] >= 0 (init_idx < 0 = skip: no positions), from
     start position init_*[init_idx[i]] (init_ct: its castling table, standard or Chess960).
@@ -1036,7 +1139,8 @@ def replay_batch(
     it, so no one replays a game again to see where it ended.
     want97: compute the 1997-2005 identity facts (castling-now bits, FLAG_WINDOW97,
     rep_next97). They cost ~8% of the replay and only fide_1997-style editions read them;
-    without them the 1997 facts equal the 2009 ones (as on the python-chess path)."""
+    without them the 1997 facts equal the 2009 ones (as on the python-chess path).
+    evals (int16, as long as key): the eval fact of every position (EVAL_NONE without one)."""
     ws_i64 = np.zeros(16, dtype=np.int64)
     ws_u64 = np.zeros(24, dtype=np.uint64)
     ws_f64 = np.zeros(4, dtype=np.float64)
@@ -1050,13 +1154,25 @@ def replay_batch(
     workspaces = (ws_i64, ws_u64, ws_f64, moves, mb, mb2, ct)
     finals = (final_bb, final_st)
     return _replay_games(
-        buf, mt_start, mt_end, init_idx, starts, fifty_min_clock, want97, pos_off, errors, facts, workspaces, finals
+        buf,
+        mt_start,
+        mt_end,
+        init_idx,
+        starts,
+        fifty_min_clock,
+        want97,
+        pos_off,
+        errors,
+        facts,
+        workspaces,
+        finals,
+        evals,
     )
 
 
 @njit(**HOT)
 def _replay_games(
-    buf, mt_start, mt_end, init_idx, starts, fifty_min_clock, want97, pos_off, errors, facts, workspaces, finals
+    buf, mt_start, mt_end, init_idx, starts, fifty_min_clock, want97, pos_off, errors, facts, workspaces, finals, evals
 ):
     """replay_batch without the numba runtime (no reference counting on the hot path): all
     scratch arrays come from the caller, as views of three small workspaces. The arrays come
@@ -1106,12 +1222,13 @@ def _replay_games(
         n_twice[0] = 0
         n_twice[1] = 0
         _record_call(bb, mb, st, ct, pkey, p, ws, ws97, True, True, facts, fifty_min_clock, work, cnow, want97)
+        evals[np.uintp(p)] = EVAL_NONE
         plies = 0
         i = s
         line_start = True
         while True:
             kind, a, b, i, line_start = next_move_token(
-                buf, i, e, plies, last_clk, flags, p, 1 - st[ST_STM], line_start, False
+                buf, i, e, plies, last_clk, flags, p, 1 - st[ST_STM], line_start, False, evals
             )
             if kind != TOK_SAN:  # (one test on the common path: a move)
                 if kind == TOK_END:
@@ -1135,6 +1252,7 @@ def _replay_games(
                 _record_call(
                     bb, mb, st, ct, pkey, p, ws, ws97, restart, restart, facts, fifty_min_clock, work, cnow, want97
                 )
+                evals[np.uintp(p)] = EVAL_NONE
                 continue
             m, nmatch = resolve_san(bb, mb, st, ct, buf, a, b, (flags[p] & FLAG_CHECK) != 0, pin_out[0])
             if nmatch != 1 or p + 2 > cap:
@@ -1158,6 +1276,7 @@ def _replay_games(
             _record(
                 bb, mb, st, ct, pkey, p, ws, ws97, irreversible, window97, facts, fifty_min_clock, work, cnow, want97
             )
+            evals[np.uintp(p)] = EVAL_NONE
         _end_game(g, g0, p, plies, last_clk, clock, status)
         for q in range(8):
             final_bb[g, q] = bb[q]

@@ -50,10 +50,14 @@ from analyzer.codes import (
     R_INSUFFICIENT,
     R_OFFER,
     R_SEVENTYFIVE,
+    R_STALEMATE,
     R_THREEFOLD,
+    RESULT_BLACK,
     RESULT_DRAW,
+    RESULT_WHITE,
     V_DRAW_REASON,
     V_END_PLY,
+    V_END_RESULT,
     V_END_RULE,
     V_FIFTY,
     V_FIFTY_CLAIM,
@@ -88,6 +92,10 @@ P_MATE_PRECEDENCE = 6
 P_FIFTY_AUTO = 7
 P_INSUFFICIENT_AUTO = 8
 P_IDENTITY = 9
+P_STALEMATE_WINS = 10  # counterfactual: a stalemate ends the game as a win for the side that gave it
+P_N_LIMITS = 11  # rows of move limits by material (editions.ChessEdition.limit_rows)
+P_LIMITS_FROM = 12  # the smallest halfmove clock at which the limits are read (material is known there)
+P_LIMITS = 13  # the rows: (material signature, claim plies, automatic plies; -1 = the edition's)
 REP_MODE_ANY = 0  # N occurrences anywhere since the last irreversible move (2018 text)
 IDENTITY_1997 = 1  # castling possible right now is part of the position (1997-2005 texts)
 N_RULES_CHESS = 6  # threefold, fifty, fivefold, seventyfive, offer, insufficient_material
@@ -130,6 +138,18 @@ def _occurrences(keys, p, window_start, ws, seen0, seen1):
     return reps, ws, seen0, seen1
 
 
+@njit(**HOT)
+def _window_limits(params, n_limits, sig, claim_plies, auto_plies):
+    """(claim plies, automatic plies) of a window whose material has signature `sig`."""
+    for k in range(n_limits):
+        row = P_LIMITS + 3 * k
+        if np.uint64(params[row]) == sig:
+            c = params[row + 1]
+            a = params[row + 2]
+            return (c if c >= 0 else claim_plies), (a if a >= 0 else auto_plies)
+    return claim_plies, auto_plies
+
+
 @njit(**JIT)
 def apply_rules(
     pos_off,
@@ -153,10 +173,16 @@ def apply_rules(
     ev_reps,
     ev_hmc,
     ev_clock,
+    material,
 ):
     """Fill this kind's columns of `out` (n_games x codes.N_VERDICT; the others stay -1) and the
     event arrays (in game and ply order); return the number of events. Outcomes of the events
     and the missed/avoided columns are analyzer.measures' work.
+
+    material: each position's material signature (analyzer.kinds.chess.material), read only
+    where the halfmove clock is at least params[P_LIMITS_FROM] and the edition has limits by
+    material: the 50- and 75-move counts of such a window are the limits' (the material cannot
+    change inside a window without capture or pawn move).
 
     If the event arrays are too small, events past their capacity are counted but not written:
     the caller compares the return value with the capacity and calls again with room.
@@ -165,13 +191,16 @@ def apply_rules(
     cap = len(ev_game)
     claim_reps = params[P_CLAIM_REPS]
     intended = params[P_INTENDED] != 0
-    claim_plies = params[P_CLAIM_PLIES]
+    base_claim = params[P_CLAIM_PLIES]
     auto_reps = params[P_AUTO_REPS]
     rep_mode = params[P_REP_MODE]
-    auto_plies = params[P_AUTO_PLIES]
+    base_auto = params[P_AUTO_PLIES]
     mate_first = params[P_MATE_PRECEDENCE] != 0
     fifty_auto = params[P_FIFTY_AUTO] != 0
     insuff_auto = params[P_INSUFFICIENT_AUTO] != 0
+    stalemate_wins = params[P_STALEMATE_WINS] != 0
+    n_limits = params[P_N_LIMITS]
+    limits_from = params[P_LIMITS_FROM]
     keys = key
     window_flag = FLAG_WINDOW97 if params[P_IDENTITY] == IDENTITY_1997 else FLAG_WINDOW_START
     nexts = rep_next97 if params[P_IDENTITY] == IDENTITY_1997 else rep_next
@@ -182,12 +211,24 @@ def apply_rules(
             continue
         ws, reps, seen0, seen1 = g0, 1, np.uint64(0), np.uint64(0)  # (_occurrences' window state)
         t_now = t_int = f_now = f_int = five = seventy = False
+        w_sig = np.uint64(0xFFFFFFFFFFFFFFFF)  # the material whose limits w_claim, w_auto hold
+        w_claim = base_claim
+        w_auto = base_auto
         for p in range(g0, g1):
             i = p - g0
             side = (stm0[g] + i) % 2
             f = flags[p]
             reps, ws, seen0, seen1 = _occurrences(keys, p, f & window_flag, ws, seen0, seen1)
             has_move = (f & FLAG_HAS_MOVE) != 0
+            # The move limits of this window (by its material, for editions that have such limits).
+            claim_plies = base_claim
+            auto_plies = base_auto
+            if n_limits > 0 and hmc[p] >= limits_from:
+                if material[p] != w_sig:
+                    w_sig = material[p]
+                    w_claim, w_auto = _window_limits(params, n_limits, w_sig, base_claim, base_auto)
+                claim_plies = w_claim
+                auto_plies = w_auto
             # Threefold: a claim on the board (the position is an N-th occurrence: python-chess
             # is_repetition), or on a written move that makes one (can_claim_threefold_repetition).
             t_now = claim_reps > 0 and reps >= claim_reps
@@ -276,6 +317,11 @@ def apply_rules(
                 ne += 1
         # Final position: why a drawn game was drawn, as far as the moves tell.
         f = flags[g1 - 1]
+        if stalemate_wins and (f & FLAG_STALEMATE) and out[g, V_END_PLY] < 0:
+            # (counterfactual) the side that gave stalemate, not the side to move, wins
+            out[g, V_END_PLY] = g1 - 1 - g0
+            out[g, V_END_RULE] = R_STALEMATE
+            out[g, V_END_RESULT] = RESULT_BLACK if (stm0[g] + g1 - 1 - g0) % 2 == 0 else RESULT_WHITE
         if result_code[g] == RESULT_DRAW:
             if time_forfeit[g]:
                 dr = DR_TIMEOUT_VS_INSUFFICIENT

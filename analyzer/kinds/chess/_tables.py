@@ -147,3 +147,13 @@ for _a in range(64):
             _between |= _bit(_b)
             _f += _df
             _r += _dr
+
+
+# The eval fact of the replay (int16 per position; _replay.eval_at): no evaluation, centipawns
+# saturated at +-EVAL_CP_MAX (+-300 pawns; Lichess's largest in lichess_sample is 154.14, and its
+# win chance clamps at 10 pawns), or mate in N moves (N > 0: White mates; "#0", "#-0": the side to
+# move is mated) as sign(N) * (EVAL_MATE_CODE - |N|), |N| capped at EVAL_MATE_CODE - EVAL_CP_MAX - 1.
+# Here (no numba import) so that Python reads the codes without loading the kernels' modules.
+EVAL_NONE = -32768
+EVAL_CP_MAX = 30000
+EVAL_MATE_CODE = 32767

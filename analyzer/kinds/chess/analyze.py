@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from analyzer import arrow_compute as ac, codes
-from analyzer.kinds.chess import kernels
+from analyzer.kinds.chess import kernels, valuation
 from analyzer.kinds.chess._tables import CT_CHESS960, CT_ROOK, CT_SIZE, STANDARD_CASTLING
 from analyzer.kinds.chess.editions import IDENTITY_FIDE_1997, ChessEdition
 from analyzer.kinds.chess.variants import variant_code
@@ -128,6 +128,7 @@ _FACT_TYPES = {
     "rep_next": np.int8,
     "rep_next97": np.int8,
     "clock": np.float32,
+    "eval": np.int16,
 }
 _workspace = threading.local()
 
@@ -153,12 +154,15 @@ def analyze_block(
     keep_facts: bool = False,
     default_variant: str | None = None,
     input_ends: bool = False,
+    syzygy: tuple | list | None = None,
 ) -> BlockOutput:
     """Analyze the games buf[starts[i]:ends[i]]. `extra_status` maps game i -> (status, message)
     decided by the reader (e.g. game_too_large, truncated): such games are not replayed.
     Games of the seven Lichess variants other than Chess960 (by [Variant] tag, or
     `default_variant` for games without one, e.g. from a dump's file name) are replayed by the
-    variants package into the same facts layout and judged by the same rule kernel."""
+    variants package into the same facts layout and judged by the same rule kernel.
+    `syzygy`: folders of Syzygy tables; the 50- and 75-move events and the final positions get
+    their tablebase values (kinds.chess.valuation, tablebase)."""
     n = len(starts)
     tags = TagValues(buf, starts, ends, TAG_NAMES)
     mt_start = tags.movetext_start
@@ -235,7 +239,7 @@ def analyze_block(
     err_e = np.empty(n, np.int64)
     fb = _fact_buffers(cap)
     f_key, f_hmc, f_flags = fb["key"], fb["hmc"], fb["flags"]
-    f_next, f_next97, f_clock = fb["rep_next"], fb["rep_next97"], fb["clock"]
+    f_next, f_next97, f_clock, f_eval = fb["rep_next"], fb["rep_next97"], fb["clock"], fb["eval"]
     want97 = any(ed.identity == IDENTITY_FIDE_1997 for ed in editions)
     final_bb = np.zeros((n, 8), np.uint64)
     final_st = np.empty((n, 4), np.int64)
@@ -263,6 +267,7 @@ def analyze_block(
         f_clock,
         final_bb,
         final_st,
+        f_eval,
     )
     facts = {
         "key": f_key[:total],
@@ -271,6 +276,7 @@ def analyze_block(
         "rep_next": f_next[:total],
         "rep_next97": f_next97[:total],
         "clock": f_clock[:total],
+        "eval": f_eval[:total],
     }
     stm0 = np.where(init_idx >= 0, init_st[np.maximum(init_idx, 0), 0], 0).astype(np.int64)
     status = status.astype(np.int64)
@@ -339,6 +345,13 @@ def analyze_block(
     time_forfeit = dict_lookup(termination_codes, [v == "Time forfeit" for v in termination.dictionary.to_pylist()])
     date_for_rules = ac.coalesce(headers["utc_date"], headers["date_tag"])
 
+    # The material of every window the 50/75-move counts run in (move limits by material, the
+    # events' material column), then the rules, then the tablebase values of their events.
+    src = valuation.BoardSource(buf, mt_start, ends, init_idx, init_bb, init_mb, init_st, init_ct)
+    material_from = min((ed.material_clock for ed in editions), default=1 << 30)
+    facts["material"] = valuation.window_material(src, pos_off, facts["hmc"], material_from)
+    chess_game = init_idx >= 0
+
     game_facts = np.empty((n, codes.N_GAME_FACTS), np.int32)
     has_clock = np.empty(n, np.bool_)
     kernels.game_facts(pos_off, facts["key"], facts["hmc"], facts["flags"], facts["clock"], game_facts, has_clock)
@@ -358,8 +371,38 @@ def analyze_block(
             events = apply_variant_rules(
                 _rules, pos_off, stm0, result_code, time_forfeit, auto_on, ed, facts, groups, out, events
             )
-        results.append(EditionResult(ed.id, out, events))
-    extra = {}
+        results.append(EditionResult(ed.id, out, events, counterfactual=ed.counterfactual))
+    probes = None
+    if syzygy:
+        from analyzer.kinds.chess import tablebase
+
+        probes = valuation.Probes()
+        moves_at = []  # the positions of every edition's 50- and 75-move events
+        for r in results:
+            ev = r.events
+            sel = np.isin(ev["rule"], valuation.MOVE_RULES) & chess_game[ev["game"]]
+            moves_at.append(pos_off[ev["game"][sel]] + ev["ply"][sel].astype(np.int64))
+        valuation.probe_positions(
+            tablebase.tables(syzygy),
+            src,
+            pos_off,
+            facts["key"],
+            facts["material"],
+            np.concatenate(moves_at + [np.zeros(0, np.int64)]),
+            final_bb,
+            final_st,
+            probes,
+            facts["flags"],
+        )
+    games_cols, final_sig = valuation.final_columns(pos_off, final_bb, final_st, probes)
+    for ed, r in zip(editions, results):
+        r.event_columns = valuation.event_columns(
+            r.events, ed, pos_off, stm0, facts, facts["material"], chess_game, probes
+        )
+        wit = valuation.final_win_in_time(ed, games_cols, final_sig, final_st)
+        if wit is not None:
+            r.verdict_columns["final_win_in_time"] = wit
+    extra = dict(games_cols)
     if groups:
         from analyzer.kinds.chess.variants.analyze import final_variant_outcome
 
@@ -375,6 +418,7 @@ def analyze_block(
         kept["final_bb"] = final_bb
         kept["final_st"] = final_st
         kept["final_ct"] = init_ct[np.maximum(init_idx, 0)]  # each game's castling table (position.to_board)
+        kept["board_source"] = src  # boards at any ply of the block's games (valuation.BoardSource)
     return BlockOutput(
         headers=headers,
         status=status,
@@ -387,6 +431,7 @@ def analyze_block(
         result_code=result_code,
         editions=results,
         facts=kept,
+        notes=valuation.notes(probes),
     )
 
 
@@ -416,10 +461,14 @@ def _rules(pos_off, stm0, result_code, time_forfeit, auto_on, params, facts, ev_
             ev["reps"],
             ev["hmc"],
             ev["clock"],
+            facts.get("material", _NO_MATERIAL),
         ),
         ev_cap,
     )
     return out, events
+
+
+_NO_MATERIAL = np.zeros(1, np.uint64)  # (editions without limits by material never read it)
 
 
 _TERMINATION_MARKERS = (b"1-0", b"0-1", b"1/2-1/2", b"*")

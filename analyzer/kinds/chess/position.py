@@ -13,17 +13,18 @@ import chess
 
 from analyzer.kinds.chess._tables import CT_CHESS960, CT_ROOK, ST_CASTLE, ST_EP, ST_HMC, ST_STM
 
-_TYPES = (chess.PAWN, chess.KNIGHT, chess.BISHOP, chess.ROOK, chess.QUEEN, chess.KING)
-
 
 def to_board(bb, st, ct, fullmove_number: int = 1) -> chess.Board:
     """The python-chess Board of the position (bb, st) in a game whose castling table is ct."""
     board = chess.Board(None, chess960=bool(ct[CT_CHESS960]))
-    white = int(bb[6])
-    for i, piece_type in enumerate(_TYPES):
-        squares = int(bb[i])
-        for sq in chess.scan_forward(squares):
-            board.set_piece_at(sq, chess.Piece(piece_type, bool(white >> sq & 1)))
+    # the bitboards straight into python-chess's (a tablebase probe builds thousands of boards
+    # per block: set_piece_at per piece cost ~70 us a board)
+    board.pawns, board.knights, board.bishops = int(bb[0]), int(bb[1]), int(bb[2])
+    board.rooks, board.queens, board.kings = int(bb[3]), int(bb[4]), int(bb[5])
+    board.occupied_co[chess.WHITE] = int(bb[6])
+    board.occupied_co[chess.BLACK] = int(bb[7])
+    board.occupied = int(bb[6]) | int(bb[7])
+    board.promoted = 0
     board.turn = int(st[ST_STM]) == 0
     rights = 0
     for i in range(4):

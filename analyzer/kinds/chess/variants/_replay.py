@@ -23,6 +23,7 @@ from numba import njit
 
 from analyzer.kinds.chess._board import HOT, JIT, ST_CASTLE, ST_EP, ST_HMC, ST_STM, U0, U1, bit, side_boards
 from analyzer.kinds.chess._replay import (
+    EVAL_NONE,
     FLAG_CHECK,
     FLAG_CHECKMATE,
     FLAG_FIFTY_INTENDED,
@@ -473,8 +474,10 @@ def replay_batch(
     rep_next97,
     clock,
     vflags,
+    evals,
 ):
-    """Replay every game g whose init_idx[g] >= 0 as variant vcode[g] (V_*)."""
+    """Replay every game g whose init_idx[g] >= 0 as variant vcode[g] (V_*); evals: the eval fact
+    of every position, as the chess replay reads it (chess _replay.EVAL_NONE without one)."""
     n_games = len(mt_start)
     cap = len(key)
     bb = np.empty(BB_SIZE, np.uint64)
@@ -510,12 +513,13 @@ def replay_batch(
         g0 = p
         ws = p
         _record(v, bb, mb, st, p, ws, True, facts, last_clk[st[ST_STM]], vflags, fifty_min_clock, work)
+        evals[p] = EVAL_NONE
         plies = 0
         i = s
         line_start = True
         while True:
             kind, a, b, i, line_start = next_move_token(
-                buf, i, e, plies, last_clk, flags, p, 1 - st[ST_STM], line_start, True
+                buf, i, e, plies, last_clk, flags, p, 1 - st[ST_STM], line_start, True, evals
             )
             if kind != TOK_SAN:  # (one test on the common path: a move)
                 if kind == TOK_END:
@@ -558,6 +562,7 @@ def replay_batch(
             if irreversible:
                 ws = p
             _record(v, bb, mb, st, p, ws, irreversible, facts, last_clk[st[ST_STM]], vflags, fifty_min_clock, work)
+            evals[p] = EVAL_NONE
         _end_game(g, g0, p, plies, last_clk, clock, status)
         p += 1
     pos_off[n_games] = p

@@ -68,6 +68,7 @@ def replay(buf, mt_start, ends, vcodes, fens, fifty_min):
         "rep_next97": np.empty(cap, np.int8),
         "clock": np.empty(cap, np.float32),
         "vflags": np.empty(cap, np.uint8),
+        "eval": np.empty(cap, np.int16),
     }
     total = VR.replay_batch(
         buf,
@@ -91,6 +92,7 @@ def replay(buf, mt_start, ends, vcodes, fens, fifty_min):
         facts["rep_next97"],
         facts["clock"],
         facts["vflags"],
+        facts["eval"],
     )
     facts = {k: v[:total] for k, v in facts.items()}
     stm0 = np.where(init_idx >= 0, init_st[np.maximum(init_idx, 0), 0], 0).astype(np.int64)
