@@ -265,6 +265,10 @@ def count(counts: dict, games: pa.Table, verdicts: pa.Table, events: pa.Table) -
     """Add a block's status, rule, event and outcome counts to the unit's record: counted over
     the dictionary codes with numpy, no per-row strings (this runs under the GIL per block)."""
     for batch in games.to_batches():
+        # games with a Site / GameURL tag: what a Lichess dump's counts.txt counts (engine.sync)
+        tags = counts.setdefault("tags", {})
+        for tag, column in (("Site", "site"), ("GameURL", "game_url")):
+            _add(tags, tag, batch.num_rows - batch.column(column).null_count)
         st_codes, st_names = _codes(batch.column("status"))
         for name, n in zip(st_names, np.bincount(st_codes, minlength=len(st_names))):
             _add(counts["status"], name, n)

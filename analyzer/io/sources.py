@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import zstandard
 
 from analyzer.errors import InputError
-from analyzer.io import remote
+from analyzer.io import lichess_db, remote
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 SKIPPABLE_LO = 0x184D2A50
@@ -49,8 +49,14 @@ class InputInfo:
     encoding: str = "utf-8"  # the text's encoding, by its byte-order mark (text_encoding): others are transcoded
 
     def options(self) -> dict:
-        """What the game kind reads of the source (analyzer.analysis.analyze_block options)."""
-        return {"default_variant": self.variant} if self.variant else {}
+        """What the analysis reads of the source (analyzer.analysis.analyze_block options): the
+        variant of a Lichess variant dump's untagged games, and the known data issues of a
+        Lichess dump's month (io.lichess_db), written as the games' `data_issue`."""
+        out: dict = {"default_variant": self.variant} if self.variant else {}
+        issues = lichess_db.issues_for_path(self.path)
+        if issues:
+            out["data_issues"] = issues
+        return out
 
     def identity(self) -> dict:
         """What a finished source must match to be skipped by a later run."""
