@@ -217,7 +217,9 @@ def iter_sequential_units(
     their text, and the worker reads it; compressed inputs must still be decoded here.
 
     digest_into: a dict that gets "sha256", the SHA-256 of the input's bytes, once the input has
-    been read to its end (the reader hashes what it reads: no second pass)."""
+    been read to its end (the reader hashes what it reads: no second pass); for an input read as
+    one stream (InputInfo.stream), also "prefixes": unit -> the SHA-256 of the input's bytes read
+    when the unit was cut (UnitSpec.input_prefix)."""
     ranged = describe and info.compression == "none" and info.seekable and info.encoding == "utf-8"
 
     def unit(k: int, start: int, end: int, pieces: list, starts: np.ndarray | None, **kw) -> UnitSpec:
@@ -250,6 +252,16 @@ def iter_sequential_units(
     known = _NO_STARTS  # game starts from base on, ascending
     stream = sources.open_stream(info.path, info.compression, info.size, info.encoding, cfg.storage_options)
     counted = 0  # input bytes accounted to units so far
+    prefixes: dict[int, str] = {}
+    if digest_into is not None and info.stream:
+        digest_into["prefixes"] = prefixes
+
+    def prefix(k: int) -> str | None:
+        if not info.stream:
+            return None
+        prefixes[k] = stream.input_prefix_sha256()
+        return prefixes[k]
+
     try:
         while True:
             chunk, exc = _read_some(stream, min(READ_CHUNK, cfg.unit_text_bytes))
@@ -284,6 +296,7 @@ def iter_sequential_units(
                     leading_fragment=leading_fragment,
                     trailing_fragment=forced,
                     input_bytes=now - counted,
+                    input_prefix=prefix(k),
                 )
                 counted = now
                 leading_fragment = forced
@@ -299,6 +312,7 @@ def iter_sequential_units(
         new = scanner.finish()
         known = np.concatenate((known, new[new >= base])) if len(new) else known
         counted = stream.input_count() - counted
+        last_prefix = prefix(k)
         if digest_into is not None and damage is None:
             digest_into["sha256"] = stream.input_sha256()
     finally:
@@ -317,4 +331,5 @@ def iter_sequential_units(
         damage=damage,
         input_bytes=counted,
         ends_input=True,
+        input_prefix=last_prefix,
     )

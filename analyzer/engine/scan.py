@@ -118,7 +118,7 @@ def _edition_from_params(kind: str, params: dict):
     return edition_type(**params)
 
 
-def _union_editions(kind: str, previous: SourceRecord, requested: list) -> tuple[list, list[str]]:
+def union_editions(kind: str, previous: SourceRecord, requested: list) -> tuple[list, list[str]]:
     """The editions a source holds after this run: the previous ones, then the new ones."""
     held_ids = previous.get("editions", [])
     held_params = previous.get("edition_params", {})
@@ -174,7 +174,7 @@ def plan_sources(
                 f"with other parameters: give the new ones other ids, or --force to replace"
             )
             continue
-        editions, added = _union_editions(info.game_type, prev, requested)
+        editions, added = union_editions(info.game_type, prev, requested)
         rehashed = None
         if deep_verify and prev_ident == ident and prev.get("input_sha256"):
             rehashed = sources.input_sha256(info, cfg.storage_options)
@@ -210,7 +210,9 @@ def plan_sources(
                 # the units after them, whose game numbers follow from theirs)
                 kept.remove(e)
                 damage.append(
-                    Damage(info.name, (e["units"][0], e["units"][1]), e["tables"]["games"]["path"], "input damaged there")
+                    Damage(
+                        info.name, (e["units"][0], e["units"][1]), e["tables"]["games"]["path"], "input damaged there"
+                    )
                 )
             if damage:
                 units = {u for d in damage for u in range(*d.units)}
@@ -308,6 +310,18 @@ def run_scan(inputs: list[str], cfg: Config, options: ScanOptions | None = None,
     lock = ds.lock()
     lock.acquire()
     try:
+        return scan_locked(ds, infos, cfg, options, lock, t0)
+    finally:
+        lock.release()
+
+
+def scan_locked(
+    ds: Dataset, infos: list[sources.InputInfo], cfg: Config, options: ScanOptions, lock, t0: float | None = None
+) -> tuple[dict, int]:
+    """The scan of inspected inputs into OUT (`ds`, prepared) by a caller that holds its lock
+    (run_scan; engine.sync holds it across the months it scans). Returns (summary, exit code)."""
+    t0 = time.time() if t0 is None else t0
+    try:
         removed = ds.clean_temp()
         if removed:
             log.info("removed %d temporary file(s) left by an interrupted run", removed)
@@ -323,8 +337,6 @@ def run_scan(inputs: list[str], cfg: Config, options: ScanOptions | None = None,
         # were writing is removed now, under the lock, rather than by the next run.
         ds.clean_temp()
         raise
-    finally:
-        lock.release()
 
 
 def expand_inputs(inputs: list[str], storage_options: dict | None = None) -> list[str]:
@@ -372,10 +384,15 @@ def _frame_indexes(plans, storage_options: dict | None) -> dict:
     """Source name -> pzstd frames (or None) of the sources to run: URLs are walked several at
     a time (a walk is one ranged read per header, so latency-bound), local files in turn."""
     # (a UTF-16/32 text is transcoded as one stream: its frames are not cut apart)
+    # (an input opened as one stream, `analyzer sync`'s, is read in order whatever its layout)
     todo = [
         p.info
         for p in plans
-        if p.action == "run" and p.info.compression == "zstd" and p.info.seekable and p.info.encoding == "utf-8"
+        if p.action == "run"
+        and p.info.compression == "zstd"
+        and p.info.seekable
+        and not p.info.stream
+        and p.info.encoding == "utf-8"
     ]
     out = {}
 
@@ -414,6 +431,7 @@ def _run(
     progress = Progress(progress_mode, options.progress_interval, total, options.log_stream or sys.stderr)
     executor = make_executor(options.engine, options.workers, options.scheduler)
     failures: list[dict] = []
+    rejected: list[dict] = []  # sources the run's `accept` did not let it commit
     outcomes: dict[int, SourceOutcome] = {}
     try:
         try:
@@ -479,6 +497,16 @@ def _run(
             out.compact_seconds = round(time.time() - t_fin, 3)
             out.files = len(fin["files"]) * len(names.TABLES)
             out.input_sha256 = sha
+            if options.accept is not None:
+                why = options.accept(info, {**fin, "input_sha256": sha, "digest": job.digest})
+                if why:
+                    # not committed: what the run wrote of the source goes (records first, so that
+                    # no reader or rerun trusts any of it), and OUT holds nothing of it
+                    ds.remove_source(info.name)
+                    out.records = None
+                    out.rejected = why
+                    rejected.append({"source": info.name, "reason": why})
+                    return
             ds.commit_source(
                 info.name,
                 {
@@ -496,6 +524,7 @@ def _run(
                     "command": options.command,
                     "rerun_args": options.rerun_args,
                     "cwd": os.getcwd(),
+                    **options.record,
                 },
             )
             ds.sweep(info.name, fin["files"])
@@ -518,11 +547,14 @@ def _run(
         compile_seconds,
     )
     summary["command"] = options.command
+    summary["rejected"] = rejected
     if getattr(lock, "lost", None):
         summary["accounting_errors"].append(lock.lost + "; its results may be mixed with that run's: rerun")
     ds.write_run_summary(summary)
     ds.write_data_dictionary({"tables": data_dictionary(), "layout": (names.__doc__ or "").strip()})
-    code = 1 if (failures or summary["damage"] or summary["accounting_errors"] or summary["warnings"]) else 0
+    code = (
+        1 if (failures or rejected or summary["damage"] or summary["accounting_errors"] or summary["warnings"]) else 0
+    )
     return summary, code
 
 
@@ -540,4 +572,4 @@ def _input_digest(job, info: sources.InputInfo, plan: SourcePlan, cfg: Config) -
     return None
 
 
-__all__ = ["LockHeld", "RunError", "ScanOptions", "plan_sources", "run_scan"]
+__all__ = ["LockHeld", "RunError", "ScanOptions", "plan_sources", "run_scan", "scan_locked"]

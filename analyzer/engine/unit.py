@@ -185,6 +185,8 @@ def run_unit(spec: UnitSpec, cfg: Config, hold: bool = False) -> dict:
         "seconds": round(time.time() - t0, 3),
         "fingerprint": unit_fingerprint(cfg, spec.editions),
     }
+    if spec.input_prefix is not None:
+        record["input_prefix"] = spec.input_prefix
     if hold:
         record["_held"] = tuple(w.table() for w in held)
         return record

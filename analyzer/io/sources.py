@@ -47,6 +47,8 @@ class InputInfo:
     url: bool = False  # an object named by URL (read by ranged requests through fsspec)
     variant: str | None = None  # a Lichess variant dump (by its file name): the variant of untagged games
     encoding: str = "utf-8"  # the text's encoding, by its byte-order mark (text_encoding): others are transcoded
+    stream: bool = False  # read once, in order, from a stream opened for it (inspect_stream: `analyzer sync`'s
+    # dumps), even where it could be read by frames; a rerun reads it again to resume
 
     def options(self) -> dict:
         """What the analysis reads of the source (analyzer.analysis.analyze_block options): the
@@ -391,6 +393,53 @@ def inspect(path: str, name: str | None = None, storage_options: dict | None = N
     )
 
 
+def inspect_stream(path: str, raw, name: str, size: int, mtime: float, digest: str, url: bool = False) -> InputInfo:
+    """An input read once, in order, from `raw` (an open raw stream of its bytes: a dump that
+    `analyzer sync` reads by HTTP or from a folder), sniffed from its head, which is kept for
+    its reader (open_stream), as a pipe's is. `size`, `mtime`, `digest`: its identity as the
+    caller knows it (the listing's SHA-256 for a dump). Unlike a pipe it can be read again by a
+    later run, so its finished units are reused (InputInfo.seekable), but never by frames."""
+    head = _read_head(raw, SNIFF_BYTES)
+    comp = _sniff(head)
+    _STREAMS[path] = _Prefixed(head, raw)
+    sample = head
+    if comp != "none":
+        try:
+            sample = _decoder(io.BufferedReader(_Prefixed(head, io.BytesIO())), comp).read(SNIFF_BYTES)
+        except Exception:  # noqa: BLE001 - the head alone may not decode; routing falls back to chess
+            sample = b""
+    encoding = text_encoding(sample)
+    try:
+        check_content(path, head, comp, _as_utf8(sample, encoding))
+    except InputError:
+        forget_stream(path)
+        raise
+    return InputInfo(
+        path,
+        name,
+        comp,
+        size,
+        mtime,
+        _game_type(path, _as_utf8(sample, encoding)),
+        True,
+        digest,
+        url=url,
+        variant=_variant_of(path),
+        encoding=encoding,
+        stream=True,
+    )
+
+
+def forget_stream(path: str) -> None:
+    """Close and drop a stream kept for a reader that will not come (inspect_stream)."""
+    kept = _STREAMS.pop(path, None)
+    if kept is not None:
+        try:
+            kept.close()
+        except Exception:  # noqa: BLE001 - closing a broken connection
+            pass
+
+
 def _glob_hint(path: str) -> str:
     """How to scan the game files in a directory: a quoted glob of the kind of file it holds."""
     try:
@@ -494,6 +543,10 @@ class _Counting(_Wrapper):
     def sha256(self) -> str | None:
         return self.hash.hexdigest() if self.at_end else None
 
+    def prefix_sha256(self) -> str:
+        """The SHA-256 of the bytes read so far (a copy of the running hash)."""
+        return self.hash.copy().hexdigest()
+
 
 def open_stream(
     path: str, compression: str, size: int | None = None, encoding: str = "utf-8", storage_options: dict | None = None
@@ -501,8 +554,9 @@ def open_stream(
     """A binary file object of decompressed bytes (reads across zstd frames), UTF-8 (text in
     another `encoding` is transcoded); its `input_count()` tells how many input bytes have been
     read, and `input_sha256()` their SHA-256 once the input has been read to its end (else
-    None). A non-seekable input inspected before is read from its kept stream, once (the bytes
-    sniffed then are part of the hash)."""
+    None), and `input_prefix_sha256()` the SHA-256 of the input bytes read so far. A
+    non-seekable input inspected before, or one opened by inspect_stream, is read from its kept
+    stream, once (the bytes sniffed then are part of the hash)."""
     kept = _STREAMS.pop(path, None)
     raw: io.RawIOBase
     if kept is not None:
@@ -521,6 +575,7 @@ def open_stream(
     try:
         stream.input_count = lambda: counting.count
         stream.input_sha256 = counting.sha256
+        stream.input_prefix_sha256 = counting.prefix_sha256
     except AttributeError:  # (a C type without a __dict__: wrap it)
         stream = _WithCount(stream, counting)
     return stream
@@ -536,6 +591,9 @@ class _WithCount(_Wrapper):
 
     def input_sha256(self) -> str | None:
         return self.counting.sha256()
+
+    def input_prefix_sha256(self) -> str:
+        return self.counting.prefix_sha256()
 
     def read(self, n=-1):
         return self.inner.read(n)

@@ -305,6 +305,9 @@ class Dataset:
     def write_run_summary(self, summary: dict) -> None:
         self.write_record(names.RUN_RECORD, summary)
 
+    def write_sync_summary(self, summary: dict) -> None:
+        self.write_record(names.SYNC_RECORD, summary)
+
     def write_data_dictionary(self, dictionary: dict) -> None:
         self.write_record(names.DATASET, dictionary)
 
