@@ -160,3 +160,6 @@ class UnitSpec:
     # bytes read when the unit was cut, recorded with it, so that a rerun that reuses the unit can
     # tell it was read from the same bytes as this run's (engine.sync)
     input_prefix: str | None = None
+    # a Parquet source's unit (io.hf_parquet): the row groups it reads itself, as (file, index)
+    # pairs, in order; its text starts and ends with whole games (every row is one game)
+    row_groups: list | None = None

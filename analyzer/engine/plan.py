@@ -60,6 +60,39 @@ def plan_frame_units(info: sources.InputInfo, frames: list, cfg: Config, edition
     ]
 
 
+def plan_row_group_units(info: sources.InputInfo, cfg: Config, editions: list) -> list[UnitSpec]:
+    """Units of a Parquet source (io.hf_parquet): runs of whole row groups of about
+    frame_unit_text_bytes of text (by their decoded size, which is about their text's), each
+    read by its worker, as a pzstd dump's frame units are. A row group larger than that is a
+    unit of its own."""
+    from analyzer.io import hf_parquet
+
+    groups = hf_parquet.row_groups(info.path, cfg.storage_options)
+    units: list[list] = []
+    acc = 0
+    for rg in groups:
+        if not units or acc >= cfg.frame_unit_text_bytes:
+            units.append([])
+            acc = 0
+        units[-1].append(rg)
+        acc += rg.size
+    return [
+        UnitSpec(
+            info.name,
+            info.game_type,
+            k,
+            info.path,
+            editions=list(editions),
+            row_groups=[(rg.path, rg.index) for rg in unit],
+            input_size=info.size,
+            input_bytes=sum(rg.compressed for rg in unit),
+            options=info.options(),
+            ends_input=k == len(units) - 1,
+        )
+        for k, unit in enumerate(units)
+    ]
+
+
 def _read_some(stream, n: int):
     """(up to n bytes, exception or None). Reads with read1 where available, so that the text
     decoded before a damaged or truncated spot is kept (gzip/bz2 `read(n)` raise and drop it)."""

@@ -23,11 +23,11 @@ from analyzer.engine.config import Config, ScanOptions, edition_ids, edition_par
 from analyzer.engine.dataset import Damage, Dataset, FileEntry, SourceRecord, StartedRecord, UnitRecord, names
 from analyzer.engine.executors import Job, make_executor
 from analyzer.engine.numbering import finalize_source
-from analyzer.engine.plan import iter_sequential_units, plan_frame_units
+from analyzer.engine.plan import iter_sequential_units, plan_frame_units, plan_row_group_units
 from analyzer.engine.progress import Progress
 from analyzer.engine.summary import SourceOutcome, make_summary
 from analyzer.errors import DamagedRecord, InputError, LockHeld, MissingExtra, RunError
-from analyzer.io import remote, sources
+from analyzer.io import hf_parquet, remote, sources
 from analyzer.tables import data_dictionary
 
 log = logging.getLogger("analyzer")
@@ -342,13 +342,17 @@ def scan_locked(
 def expand_inputs(inputs: list[str], storage_options: dict | None = None) -> list[str]:
     """Globs and URL prefixes -> the inputs they name (sorted), in the order given. A local
     path that exists is taken as it is (even with glob characters in its name); a pattern that
-    matches nothing is an error."""
+    matches nothing is an error. A folder or URL prefix of Parquet games in the Hugging Face
+    mirror's layout names its months (io.hf_parquet.expand: `year=YYYY/month=MM`)."""
     out: list[str] = []
     for p in inputs:
         q = remote.localize(p)
         if remote.is_url(q):
             try:
-                found = remote.expand(q, storage_options)
+                # a prefix of Parquet games (the Hugging Face mirror): its months, else its game files
+                found = (hf_parquet.expand(q, storage_options) if q.endswith("/") else None) or remote.expand(
+                    q, storage_options
+                )
             except MissingExtra as exc:
                 raise InputError(str(exc)) from None
             except FileNotFoundError:
@@ -358,6 +362,8 @@ def expand_inputs(inputs: list[str], storage_options: dict | None = None) -> lis
             if not found:
                 raise InputError(f"{p}: matches no object")
             out += found
+        elif os.path.isdir(q) and (months := hf_parquet.expand(q)):
+            out += months  # the month folders of a Parquet mirror (or the folder itself)
         elif q != "-" and not os.path.exists(q) and any(c in q for c in "*?["):
             found = sorted(f for f in glob.glob(q) if os.path.isfile(f))
             if not found:
@@ -466,17 +472,21 @@ def _run(
             ident = info.identity()
             frames = indexes.get(info.name)
             digest: dict = {}
+            self_read = bool(frames)  # units that read their own input (frames, row groups)
             if frames:
                 units = plan_frame_units(info, frames, cfg, plan.editions)
+            elif info.compression == "parquet":  # row groups, each unit read by its worker as frames are
+                units = plan_row_group_units(info, cfg, plan.editions)
+                self_read = True
             else:
                 units = iter_sequential_units(info, cfg, plan.editions, describe=executor.describe, digest_into=digest)
             if plan.previous is None or plan.clear:  # not a repair: the source is unfinished from here on
                 ds.write_started(info.name, _started_record(info, plan, units, options))
             reused: list[UnitRecord] = []
             reuse = _counting(_reuse_fn(ds, cfg, ident, info.seekable, plan.kept), reused)
-            job = Job(info.name, units, reuse, ident, bool(frames), plan)
+            job = Job(info.name, units, reuse, ident, self_read, plan)
             job.index = i
-            job.engine = executor.engine_for(bool(frames), progress)
+            job.engine = executor.engine_for(self_read, progress)
             job.digest = digest
             jobs.append(job)
             outcomes[i] = SourceOutcome(plan, engine=job.engine, reused=reused, job=job)
@@ -567,7 +577,7 @@ def _input_digest(job, info: sources.InputInfo, plan: SourcePlan, cfg: Config) -
         return job.digest["sha256"]
     if plan.kept and plan.previous is not None and plan.previous.get("input_sha256"):
         return plan.previous["input_sha256"]
-    if job.frames and not info.url and info.seekable:
+    if job.frames and not info.url and info.seekable and info.compression != "parquet":
         return sources.file_sha256(info.path)
     return None
 

@@ -155,7 +155,14 @@ def run_unit(spec: UnitSpec, cfg: Config, hold: bool = False) -> dict:
         else:
             if spec.leading_fragment:
                 ra.start_inside(after_oversized=True)
-            pieces = spec.payload if spec.text_range is None else _read_text_range(spec, cfg.storage_options)
+            if spec.row_groups is not None:  # a Parquet source's unit: its row groups' text
+                from analyzer.io import hf_parquet
+
+                pieces = hf_parquet.row_group_texts(spec.row_groups, cfg.storage_options)
+            elif spec.text_range is not None:
+                pieces = _read_text_range(spec, cfg.storage_options)
+            else:
+                pieces = spec.payload
             for piece in pieces or []:
                 view = memoryview(piece)
                 for k in range(0, len(piece), READ_CHUNK):

@@ -38,7 +38,7 @@ log = logging.getLogger("analyzer")
 class InputInfo:
     path: str  # as given ("-" = stdin)
     name: str  # source name: file name without compression/PGN extensions, or --source-name
-    compression: str  # none | zstd | gzip | bz2
+    compression: str  # none | zstd | gzip | bz2 | parquet (games as Parquet rows: io.hf_parquet)
     size: int  # bytes on disk (-1 for streams)
     mtime: float
     game_type: str  # chess | russian_draughts (routing by extension or GameType tag)
@@ -336,19 +336,32 @@ def inspect(path: str, name: str | None = None, storage_options: dict | None = N
     A regular file is sniffed by reading its head (it is reopened later). Anything else
     (standard input, a FIFO, `<(...)`, a character device) is opened once here and the sniffed
     bytes are kept for the reader (`open_stream`), so nothing is lost."""
-    name = text_name(name) if name else source_name(path)
     if remote.is_url(path):
-        return _inspect_url(path, name, storage_options)
+        if path.endswith(("/", ".parquet")):
+            return _inspect_parquet(path, name, storage_options)
+        return _inspect_url(path, name or source_name(path), storage_options)
     try:
         if path == "-":
             st = None
         else:
             st = os.stat(path)
             if stat.S_ISDIR(st.st_mode):
+                from analyzer.io import hf_parquet
+
+                found = hf_parquet.expand(path) or []
+                if [os.path.normpath(f) for f in found] == [os.path.normpath(path)]:  # Parquet games (a month)
+                    return _inspect_parquet(path, name, storage_options)
                 raise InputError(f"{path}: is a directory, not a game file; {_glob_hint(path)}")
         if st is not None and stat.S_ISREG(st.st_mode):
             with open(path, "rb") as fh:
                 head = fh.read(8)
+            if head.startswith(PARQUET_MAGIC):
+                from analyzer.io import hf_parquet
+
+                if hf_parquet.has_movetext(path):  # games in Parquet (the mirror's layout); else refused below
+                    return _inspect_parquet(path, name, storage_options)
+        name = text_name(name) if name else source_name(path)
+        if st is not None and stat.S_ISREG(st.st_mode):
             comp = _sniff(head)
             try:
                 with open_stream(path, comp) as fh:
@@ -378,6 +391,7 @@ def inspect(path: str, name: str | None = None, storage_options: dict | None = N
         raise InputError(f"{path}: permission denied") from None
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    name = text_name(name) if name else source_name(path)
     comp = _sniff(head)
     _STREAMS[path] = _Prefixed(head, raw)
     sample = head
@@ -390,6 +404,34 @@ def inspect(path: str, name: str | None = None, storage_options: dict | None = N
     check_content(path, head, comp, _as_utf8(sample, encoding))
     return InputInfo(
         path, name, comp, -1, 0.0, _game_type(path, _as_utf8(sample, encoding)), False, "", encoding=encoding
+    )
+
+
+def _inspect_parquet(path: str, name: str | None, storage_options: dict | None) -> InputInfo:
+    """A source of games in Parquet (io.hf_parquet: a month of the Hugging Face mirror, a folder
+    of its files, or one file), read as the PGN text its rows make."""
+    from analyzer.io import hf_parquet
+
+    try:
+        files = hf_parquet.files_of(path, storage_options)
+    except remote.MissingExtra as exc:
+        raise InputError(str(exc)) from None
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file or folder") from None
+    except Exception as exc:  # noqa: BLE001 - network, credentials, ...: one line for the user
+        raise InputError(f"{path}: cannot read ({type(exc).__name__}: {exc})") from None
+    if not files.paths or not hf_parquet.has_movetext(files.paths[0], storage_options):
+        raise InputError(f"{path}: no Parquet file of games (with a movetext column) in it")
+    return InputInfo(
+        path,
+        text_name(name) if name else hf_parquet.source_name(path),
+        "parquet",
+        files.size,
+        files.mtime,
+        "chess",
+        True,
+        files.digest(),
+        url=remote.is_url(path),
     )
 
 
@@ -557,6 +599,11 @@ def open_stream(
     None), and `input_prefix_sha256()` the SHA-256 of the input bytes read so far. A
     non-seekable input inspected before, or one opened by inspect_stream, is read from its kept
     stream, once (the bytes sniffed then are part of the hash)."""
+    if compression == "parquet":
+        from analyzer.io import hf_parquet
+
+        text = hf_parquet.TextStream(path, storage_options)
+        return _TextOf(io.BufferedReader(text, buffer_size=READ_SIZE), text)
     kept = _STREAMS.pop(path, None)
     raw: io.RawIOBase
     if kept is not None:
@@ -594,6 +641,33 @@ class _WithCount(_Wrapper):
 
     def input_prefix_sha256(self) -> str:
         return self.counting.prefix_sha256()
+
+    def read(self, n=-1):
+        return self.inner.read(n)
+
+    def read1(self, n=-1):
+        return self.inner.read1(n)
+
+    def readinto(self, b):
+        return self.inner.readinto(b)
+
+
+class _TextOf(_Wrapper):
+    """The text made from an input that is not text (Parquet rows: io.hf_parquet.TextStream):
+    `input_count()` is the input's bytes read so far; it has no SHA-256 of its own."""
+
+    def __init__(self, stream, source):
+        super().__init__(stream)
+        self.source = source
+
+    def input_count(self) -> int:
+        return self.source.count
+
+    def input_sha256(self) -> str | None:
+        return None
+
+    def input_prefix_sha256(self) -> str:
+        return ""
 
     def read(self, n=-1):
         return self.inner.read(n)
