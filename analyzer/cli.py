@@ -347,6 +347,13 @@ def build_parser() -> argparse.ArgumentParser:
         "with its size): for an OUT you have just checked with 'analyzer verify'",
     )
     r.add_argument(
+        "--exclude-data-issues",
+        action="store_true",
+        help="leave out the games of the Lichess dumps' known data issues that change the measures (wrong "
+        "results, moves, ratings, self-play; docs/lichess-data-issues.md): the page says how many, coverage.csv "
+        "counts them by issue",
+    )
+    r.add_argument(
         "--storage-option",
         action="append",
         default=[],
@@ -621,7 +628,13 @@ def cmd_report(args) -> int:
                 f"{ds.root}: holds no analyzer tables (no finished source: _manifest/*/source.json); "
                 f"run analyzer scan --out {ds.root} first"
             )
-        path = report.write_report(ds, args.report_dir, partial=args.partial, check=_check_of(args))
+        path = report.write_report(
+            ds,
+            args.report_dir,
+            partial=args.partial,
+            check=_check_of(args),
+            exclude_data_issues=args.exclude_data_issues,
+        )
     except AnalyzerError as exc:
         return _fail(str(exc))
     except (NotADirectoryError, IsADirectoryError, PermissionError) as exc:  # writing the report

@@ -5,6 +5,7 @@ known data issues of the database page carried per game for the dumps (and the d
 from __future__ import annotations
 
 import io
+import os
 import re
 
 import chess.pgn
@@ -132,3 +133,68 @@ def test_a_study_leaves_the_issue_games_out_with_one_filter(tmp_path):
     games = _scan([a], tmp_path / "out")
     clean = games.filter(pl.col("data_issue").is_null())
     assert clean.height == 5 and set(clean["utc_date"]) == {"2021.03.11"}
+
+
+def test_the_report_shows_the_issue_games_apart_or_leaves_them_out(tmp_path):
+    pytest.importorskip("matplotlib")
+    pytest.importorskip("jinja2")
+    from analyzer.io.lichess_db import MEASURE_ISSUES
+    from analyzer.report import model, page
+
+    days = ["2021.02.09", "2021.02.10", "2021.02.11"] * 10
+    _scan([_month_file(tmp_path, "lichess_db_standard_rated_2021-02.pgn", days)], tmp_path / "out")
+    kept = model.build(str(tmp_path / "out"))
+    cov = kept.table("coverage")
+    # shown apart: the coverage counts the games read per issue (and none was left out)
+    assert dict(cov.group_by("data_issue").agg(pl.col("games").sum()).iter_rows()) == {
+        "resigned_after_end_2021_02_09": 10,
+        None: 20,
+    }
+    assert cov["games_left_out"].sum() == 0 and page._left_out(kept) == ""
+    left = model.build(str(tmp_path / "out"), exclude=MEASURE_ISSUES)
+    assert left.table("coverage")["games_left_out"].sum() == 10
+    assert page._left_out(left) == "10 games (resigned_after_end_2021_02_09: 10)"
+    ok = kept.table("coverage").filter(pl.col("status") == "ok")
+    by_source = left.table("summary_by_source").filter(pl.col("edition") == "lichess")
+    # every aggregate but the coverage counts only the other games
+    assert by_source["games"].sum() == ok.filter(pl.col("data_issue").is_null())["games"].sum()
+    full = kept.table("summary_by_source").filter(pl.col("edition") == "lichess")
+    assert full["games"].sum() == ok["games"].sum()
+
+
+def test_an_out_with_sources_of_an_earlier_version_reads_with_the_new_columns_null(tmp_path):
+    """A source scanned before these columns existed (its games files without them) and one
+    scanned now, in one OUT: scan_games serves both, the new columns null for the older one."""
+    import hashlib
+
+    import pyarrow.parquet as pq
+
+    import analyzer
+    from analyzer.engine.dataset import Dataset, names, records
+
+    small = read_data("lichess_small.pgn")
+    cut = small.index(b"\n[Event ", 100_000)
+    old, new = tmp_path / "old.pgn", tmp_path / "lichess_db_broadcast_2025-01.pgn"
+    old.write_bytes(small[:cut])
+    new.write_bytes(read_data("broadcast_sample.pgn"))
+    out = tmp_path / "out"
+    _scan([old, new], out)
+    # rewrite "old" as an earlier version wrote it: its games files without the new columns
+    ds = Dataset(str(out))
+    rec = ds.source_record("old")
+    added = ["white_fide_id", "black_fide_id", "board", "broadcast_name", "game_url", "data_issue"]
+    for entry in rec["files"]:
+        desc = entry["tables"]["games"]
+        path = os.path.join(out, desc["path"])
+        pq.write_table(pq.read_table(path).drop_columns(added), path)
+        with open(path, "rb") as fh:
+            data = fh.read()
+        desc.update(bytes=len(data), sha256=hashlib.sha256(data).hexdigest())
+    with open(os.path.join(out, names.source_record(names.source_dir("old"))), "wb") as fh:
+        fh.write(records.encode(dict(rec)))
+    games = analyzer.scan_games(str(out)).collect()
+    assert games.columns[:3] == ["source", "game_type", "game_index"]
+    assert set(added) <= set(games.columns)
+    olds = games.filter(pl.col("source") == "old")
+    assert olds.height > 30 and all(olds[c].null_count() == olds.height for c in added)
+    assert games.filter(pl.col("source") == "lichess_db_broadcast_2025-01")["board"].to_list() == ["1"]

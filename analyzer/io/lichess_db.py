@@ -140,6 +140,8 @@ KNOWN_ISSUES: tuple[DataIssue, ...] = (
     ),
 )
 BY_ID = {i.id: i for i in KNOWN_ISSUES}
+# the issues whose games `analyzer report --exclude-data-issues` leaves out
+MEASURE_ISSUES = tuple(i.id for i in KNOWN_ISSUES if i.affects_measures)
 
 # Known issues of the page that concern the engine evaluations only ([%eval] comments, which the
 # analyzer does not read): listed here and in the docs, not carried into the tables.
