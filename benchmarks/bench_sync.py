@@ -9,11 +9,12 @@ text at zstd level 3 (as benchmarks/bench_month.py builds its month), named
 `standard/lichess_db_standard_rated_2030-0M.pgn.zst` beside the listing's `list.txt`,
 `sha256sums.txt` (sha256sum's format) and `counts.txt` (the sample has 50,722 `[Site ` lines:
 copies x 50,722). The listing is served by tests/servers.py's HTTP server (byte ranges, ETag) in
-a process of its own, and synced by `analyzer sync URL --out OUT --workers W --json` measured by
-benchmarks/bench_scan.measure (wall, CPU of the process tree, peak summed RSS). Meanwhile the
-disk is sampled every second: OUT's size and the file system's used bytes, so that the disk used
-beside OUT (temporary files, copies: none is expected, the months are streamed) is
-max(used - used at the start - OUT). Then a second sync of the same listing (nothing new).
+a process of its own, and synced by `analyzer sync URL --out OUT --workers W --json` (one process: its worker threads
+analyze the units its reader cuts from the stream), measured from here: wall, CPU and peak RSS
+(wait4), and the bytes it wrote to storage (/proc/PID/io): against OUT's size, the disk used
+beside OUT (none is expected: the months are streamed, no copy is written). OUT's size and the
+file system's used bytes are also sampled every second (the latter moves with every other
+process on the disk). Then a second sync of the same listing (nothing new).
 """
 
 from __future__ import annotations
@@ -34,7 +35,6 @@ import zstandard
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from bench_scan import measure  # noqa: E402
 
 SHARED = os.environ.get("ANALYZER_SHARED_DATA") or os.path.join(REPO, "..", "shared", "data")
 SAMPLE_GAMES = 50_722
@@ -148,6 +148,71 @@ class DiskSampler(threading.Thread):
             self.stop.wait(self.every)
 
 
+def _io(pid: int) -> dict:
+    try:
+        with open(f"/proc/{pid}/io") as fh:
+            return {k: int(v) for k, v in (line.split(": ") for line in fh)}
+    except OSError:
+        return {}
+
+
+def run_measured(cmd: list[str], stdout: str, stderr: str) -> dict:
+    """cmd as one process (the sync: worker threads, no child process), measured from here:
+    wall, CPU and peak RSS (wait4), and the bytes it wrote to and read from storage
+    (/proc/PID/io, sampled until it exits: its own writes, whoever else uses the disk)."""
+    t0 = time.time()
+    with open(stdout, "w") as out, open(stderr, "w") as err:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err)
+        last: dict = {}
+        while True:
+            pid, status, ru = os.wait4(proc.pid, os.WNOHANG)  # (not poll(): its rusage is wanted)
+            if pid:
+                break
+            last = _io(proc.pid) or last
+            time.sleep(0.2)
+    wall = time.time() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return {
+        "rc": proc.returncode,
+        "wall": wall,
+        "cpu": ru.ru_utime + ru.ru_stime,
+        "maxrss_mb": ru.ru_maxrss / 1024.0,
+        "write_bytes": last.get("write_bytes", 0),
+        "read_bytes": last.get("read_bytes", 0),
+    }
+
+
+READER = """
+import json, sys, time, resource
+from analyzer.engine.config import Config
+from analyzer.engine.plan import iter_sequential_units
+from analyzer.io import listing, sources
+from analyzer.kinds import resolve_editions
+url = sys.argv[1]
+raw = listing.HTTPStream(url).open()
+info = sources.inspect_stream(url, raw, "m", raw.size, raw.mtime, "x", url=True)
+cfg = Config(out="/nonexistent", editions=resolve_editions(["fide_2018"]))
+t0, c0 = time.time(), time.process_time()
+units = games = text = 0
+for spec in iter_sequential_units(info, cfg, cfg.editions, digest_into={}):
+    units += 1
+    games += len(spec.game_starts) if spec.game_starts is not None else 0
+    text += sum(len(p) for p in spec.payload)
+print(json.dumps({"games": games, "units": units, "text_gb": round(text / 1e9, 2),
+                  "wall_s": round(time.time() - t0, 1), "cpu_s": round(time.process_time() - c0, 1)}))
+"""
+
+
+def reader_rate(url: str) -> dict:
+    """The stream reader alone (one thread: HTTP, SHA-256, zstd decode, game starts, units cut):
+    the ceiling of one month's sync, whatever the number of workers."""
+    r = subprocess.run([sys.executable, "-c", READER, url], capture_output=True, text=True, check=True)
+    m = json.loads(r.stdout.strip().splitlines()[-1])
+    m["games_per_s_wall"] = round(m["games"] / m["wall_s"])
+    m["games_per_cpu_s"] = round(m["games"] / m["cpu_s"])
+    return m
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--copies", type=int, default=20, help="copies of lichess_sample per month (198: 10 M games)")
@@ -176,15 +241,17 @@ def main() -> int:
         sampler = DiskSampler(out)
         sampler.start()
         stdout, stderr = os.path.join(args.work, "sync.out"), os.path.join(args.work, "sync.err")
-        m = measure(cmd, stdout=stdout, stderr=stderr, check=False)
+        m = run_measured(cmd, stdout, stderr)
         sampler.stop.set()
         sampler.join()
         with open(stdout) as fh:
             summary = json.loads(fh.read().strip().splitlines()[-1])
         log(f"sync: exit {m['rc']}, {m['wall']:.1f} s, {summary['exit_cause']}")
-        m2 = measure(cmd, stdout=stdout + "2", stderr=stderr + "2", check=False)
+        m2 = run_measured(cmd, stdout + "2", stderr + "2")
         with open(stdout + "2") as fh:
             again = json.loads(fh.read().strip().splitlines()[-1])
+        reader = reader_rate(f"{url}/standard/{files[0]}")
+        log(f"reader alone: {reader}")
         games = summary["games"]
         input_bytes = sum(os.path.getsize(os.path.join(root, "standard", f)) for f in files)
         result = {
@@ -199,14 +266,16 @@ def main() -> int:
             "cpu_s": round(m["cpu"], 1),
             "games_per_s_wall": round(games / m["wall"]),
             "input_mb_per_s": round(input_bytes / 1e6 / m["wall"], 1),
-            "tree_peak_rss_mb": round(m["tree_rss_mb"]),
-            "largest_process_rss_mb": round(m["maxrss_mb"]),
+            "peak_rss_mb": round(m["maxrss_mb"]),
+            "written_mb": round(m["write_bytes"] / 1e6, 1),
+            "read_mb": round(m["read_bytes"] / 1e6, 1),
             "out_mb": round(_tree_size(out) / 1e6, 1),
             "out_peak_mb": round(sampler.peak_out / 1e6, 1),
             "disk_beside_out_peak_mb": round(sampler.peak_beside / 1e6, 1),
             "per_month_seconds": {x["source"]: x["seconds"] for x in summary["months"]},
             "resumes": summary["resumes"],
             "second_run": {"exit": m2["rc"], "wall_s": round(m2["wall"], 2), "exit_cause": again["exit_cause"]},
+            "reader_alone_one_month": reader,
             "load": os.getloadavg(),
         }
         print(json.dumps(result))

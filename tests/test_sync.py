@@ -491,3 +491,20 @@ def test_an_unfinished_month_resumes_and_units_of_other_bytes_are_not_reused(sit
         same_tables(out_tables(out), out_tables(clean))
     finally:
         srv.stop()
+
+
+def test_the_listing_files_as_the_export_scripts_write_them(copy):
+    from analyzer.io import listing
+
+    sums, bad = listing.parse_sha256sums(f"{'a' * 64}  x.pgn.zst\n{'B' * 64} *y.pgn.zst\nnot a line\n\n")
+    assert sums == {"x.pgn.zst": "a" * 64, "y.pgn.zst": "b" * 64} and bad == ["not a line"]
+    counts, bad = listing.parse_counts("x.pgn.zst 121332\ny.pgn.zst ?\n")
+    assert counts == {"x.pgn.zst": 121332} and bad == ["y.pgn.zst ?"]
+    # a listing may be one of the site's folders
+    one = listing.read_listing(os.path.join(copy, "broadcast"))
+    assert one.folders == ["broadcast"] and [e.name for e in one.entries] == ["lichess_db_broadcast_2025-01"]
+    assert one.entries[0].games == 1 and one.entries[0].month == "2025-01"
+    from analyzer.errors import InputError
+
+    with pytest.raises(InputError, match=r"no list\.txt in it nor in any of its folders \(horde\)"):
+        listing.read_listing(copy, folders=["horde"])

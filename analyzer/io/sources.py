@@ -271,8 +271,9 @@ def file_sha256(path: str, stop=None) -> str | None:
 
 def input_sha256(info: InputInfo, storage_options: dict | None = None) -> str | None:
     """The SHA-256 of an input's bytes as they are now (a local file, or an object read
-    through once); None for a stream, which cannot be read again."""
-    if not info.seekable:
+    through once); None for a stream, which cannot be read again, and for Parquet rows (what
+    is hashed is their text's source, not a file of it)."""
+    if not info.seekable or info.compression == "parquet":
         return None
     if info.url:
         with open_stream(info.path, "none", info.size, storage_options=storage_options) as fh:

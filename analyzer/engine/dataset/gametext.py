@@ -133,6 +133,8 @@ def read_texts(
     if info.get("compression") == "parquet" and games is not None and not info.get("url"):
         return _parquet_texts(info, offsets, games)
     path = info["path"]
+    if "://" in path:
+        return {}, f"the input {path} was read by URL: its games' text is not downloaded again here"
     if path == "-" or not os.path.isfile(path):
         return {}, f"the input {path} is not here any more"
     st = os.stat(path)
