@@ -5,6 +5,7 @@ as Parquet, against the same games' PGN scanned as PGN."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -62,9 +63,27 @@ def _both(tmp_path, text: str, files_per_month: int = 2, row_group: int = 300):
     return summary, months, pgns, parquet_out, pgn_out
 
 
+# lichess_small's games of its six fullest months (1,486 games; of its 50 months, most hold a few
+# games: six sources keep the fixture's scans short)
+MONTHS = {(2021, 10), (2018, 2), (2018, 4), (2018, 5), (2018, 1), (2018, 3)}
+
+
+def _small_games() -> list[str]:
+    """The raw text of each chosen game of lichess_small, in order."""
+    text = read_data("lichess_small.pgn").decode("utf-8")
+    raws = [g.strip() + "\n\n" for g in re.split(r"\n\s*\n(?=\[)", text) if g.strip()]
+    out = []
+    for raw in raws:
+        ((tags, _),) = split_games(raw)
+        y, m, _ = tags["UTCDate"].split(".")
+        if (int(y), int(m)) in MONTHS:
+            out.append(raw)
+    return out
+
+
 @pytest.fixture(scope="module")
 def small(tmp_path_factory):
-    return _both(tmp_path_factory.mktemp("small"), read_data("lichess_small.pgn").decode("utf-8"))
+    return _both(tmp_path_factory.mktemp("small"), "".join(_small_games()))
 
 
 def test_one_source_per_month_and_the_same_tables_as_the_pgn(small):
@@ -74,7 +93,7 @@ def test_one_source_per_month_and_the_same_tables_as_the_pgn(small):
     )
     assert {s["compression"] for s in summary["sources"]} == {"parquet"}
     a, b = out_tables(parquet_out), out_tables(pgn_out)
-    assert a[0].height == sum(len(g) for g in months.values()) == 2000
+    assert a[0].height == sum(len(g) for g in months.values()) == 1486
     # identical, byte offsets included: the text the rows make is the PGN the dumps write
     same_tables(a, b)
 
@@ -84,14 +103,11 @@ def test_against_the_original_pgn_only_the_tags_the_mirror_drops_differ(small, t
     Annotator tags the mirror has no column for): every column is the same but the offsets and
     the two tags the tables keep of them."""
     parquet_out = small[3]
-    games = split_games(read_data("lichess_small.pgn").decode("utf-8"))
-    text = read_data("lichess_small.pgn").decode("utf-8")
-    # the original games, one file per month as above (their own text, every tag kept)
-    chunks = [g.strip() + "\n\n" for g in re.split(r"\n\s*\n(?=\[)", text) if g.strip()]
     orig = tmp_path / "orig"
     orig.mkdir()
     by_month: dict = {}
-    for (tags, _), raw in zip(games, chunks):
+    for raw in _small_games():  # the original games, every tag kept, one file per month as above
+        ((tags, _),) = split_games(raw)
         y, m, _ = tags["UTCDate"].split(".")
         by_month.setdefault((int(y), int(m)), []).append(raw)
     paths, names = [], []
@@ -110,17 +126,26 @@ def test_against_the_original_pgn_only_the_tags_the_mirror_drops_differ(small, t
 
 
 def test_the_forked_engine_reads_row_groups_alike(small, tmp_path):
-    """The default engine with two workers: the month's row-group units in forked workers, each
-    reading its own row groups (as a pzstd dump's frame units), small units to have several."""
+    """The default engine with two workers, as the command line runs it (in a process of its
+    own: the forked engine needs a process without other threads): the month's row-group units
+    in forked workers, each reading its own row groups (as a pzstd dump's frame units), small
+    units to have several."""
     summary, months, _, parquet_out, _ = small
     (y, m), _games = max(months.items(), key=lambda kv: len(kv[1]))
-    month = next(s["path"] for s in summary["sources"] if s["source"].endswith(f"{y}-{m:02d}"))
+    name = f"standard-chess-games_{y}-{m:02d}"
+    month = next(s["path"] for s in summary["sources"] if s["source"] == name)
     out = tmp_path / "out"
-    cfg = engine.Config(out=str(out), editions=resolve_editions(EDITIONS), frame_unit_text_bytes=1 << 18)
-    again, code = engine.run_scan([month], cfg, workers=2, progress_interval=0, progress_mode="none")
-    assert code == 0 and again["engine_by_source"] == {f"standard-chess-games_{y}-{m:02d}": "forked"}
-    assert again["units"] > 2
-    ref = tuple(t.filter(t["source"] == f"standard-chess-games_{y}-{m:02d}") for t in out_tables(parquet_out))
+    r = subprocess.run(
+        [sys.executable, "-m", "analyzer", "scan", month, "--out", str(out), "--workers", "2", "--json"]
+        + ["--edition", ",".join(EDITIONS), "--unit-mb", "0.25", "--progress", "none"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    again = json.loads(r.stdout.strip().splitlines()[-1])
+    assert again["engine_by_source"] == {name: "forked"} and again["units"] > 2
+    ref = tuple(t.filter(t["source"] == name) for t in out_tables(parquet_out))
     same_tables(out_tables(out), ref)
 
 
