@@ -204,7 +204,7 @@ def read_listing(root: str, folders: list[str] | None = None, timeout: float = T
         root = root[7:] or "/"
     if not is_http(root) and not os.path.isdir(root):
         raise InputError(f"{root}: no such folder (a listing is a URL or a folder laid out as database.lichess.org)")
-    listing = Listing(root.rstrip("/") if is_http(root) else root)
+    listing = Listing(root.rstrip("/") if is_http(root) else os.path.abspath(root))
     wanted = list(folders or lichess_db.FOLDERS)
     unknown = [f for f in wanted if f not in lichess_db.FOLDERS]
     if unknown:
