@@ -360,7 +360,8 @@ def human(summary: dict) -> str:
     lines.append(
         f"{summary['months_found']} month(s) listed in {', '.join(summary['folders']) or '-'}: "
         f"{len(summary['months_done'])} done, {skipped} already whole, {len(summary['months_failed'])} failed; "
-        f"{summary['games']:,} games in {summary['seconds']:.1f} s. {summary['exit_cause']}"
+        f"{summary['games']:,} games in {summary['seconds']:.1f} s"
+        + (f". {summary['exit_cause']}" if not summary["months_failed"] else ": the failed months above are not in OUT")
     )
     return "\n".join(lines)
 
