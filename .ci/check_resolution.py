@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Check that pip resolves an extra of this project without backtracking (issue 30).
 
-    python .ci/check_resolution.py            # the test extra: .[test]
-    python .ci/check_resolution.py report     # another extra
+    python .ci/check_resolution.py                   # the test extra: .[test]
+    python .ci/check_resolution.py test,test-cloud   # with the object-storage tests' stack (CI)
+    python .ci/check_resolution.py report            # another extra
 
 Runs `pip install --dry-run --ignore-installed --report` on the project (as on a machine with
 nothing installed: what the README's install command resolves), and fails when pip's log shows

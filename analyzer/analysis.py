@@ -41,7 +41,11 @@ def analyze_block(
     game i -> (status, message) decided by the reader (such games are reported, not replayed);
     `options`: what the kind reads of the source (e.g. chess: default_variant from a file name);
     `input_ends`: the last game is where the input ends, so a movetext without its termination
-    marker there was cut off (status truncated)."""
+    marker there was cut off (status truncated). `options["data_issues"]`, if given, is not the
+    kind's: the known data issues of the source's dump (pairs of an issue id and the UTCDate it
+    is limited to, or None for all the dump's games), written as the games' `data_issue`."""
+    options = dict(options or {})
+    issues = options.pop("data_issues", None)
     out = kinds.get(kind).analyze_block(
         buf,
         starts,
@@ -50,7 +54,7 @@ def analyze_block(
         extra_status=extra_status,
         keep_facts=keep_facts,
         input_ends=input_ends,
-        **(options or {}),
+        **options,
     )
     g, v, e = tables.build(
         out,
@@ -59,4 +63,28 @@ def analyze_block(
         first_game_index=first_game_index,
         byte_offsets=np.asarray(starts, np.int64) + base_offset,
     )
+    if issues:
+        g = g.set_column(
+            g.schema.get_field_index("data_issue"), "data_issue", data_issue_column(g.column("utc_date"), issues)
+        )
     return BlockTables(g, v, e, out.facts, len(starts), out.notes)
+
+
+def data_issue_column(utc_date, issues) -> pa.DictionaryArray:
+    """The games' `data_issue`: per game, the ids of `issues` ((id, UTCDate or None) pairs) that
+    concern it, joined by ';' in the order given (null for none): an issue with a date concerns
+    the games of that day, one without every game. One pass per issue over the column."""
+    from analyzer import arrow_compute as ac
+
+    n = len(utc_date)
+    bits = np.zeros(n, np.int64)
+    for k, (_, day) in enumerate(issues):
+        if day is None:
+            bits |= 1 << k
+        else:
+            hit = ac.fill_null(ac.equal(utc_date, day), False)
+            bits |= np.asarray(hit.to_numpy(zero_copy_only=False), np.int64) << k
+    labels = [";".join(iid for k, (iid, _) in enumerate(issues) if c >> k & 1) for c in range(1 << len(issues))]
+    return pa.DictionaryArray.from_arrays(
+        pa.array(bits.astype(np.int32), mask=bits == 0), pa.array(labels, pa.string())
+    )

@@ -52,6 +52,10 @@ def is_valid(values: Arrayish) -> Arrayish:
     return call_function("is_valid", [values])
 
 
+def equal(values: Arrayish, other: Any) -> Arrayish:
+    return call_function("equal", [values, other])
+
+
 def greater_equal(values: Arrayish, other: Any) -> Arrayish:
     return call_function("greater_equal", [values, other])
 

@@ -1,4 +1,5 @@
-"""Command line: `analyzer scan`, `analyzer report`, `analyzer show`, `analyzer warmup`.
+"""Command line: `analyzer scan`, `analyzer sync`, `analyzer report`, `analyzer verify`,
+`analyzer show`, `analyzer warmup`.
 
 Errors the user can fix (bad arguments, unreadable inputs, unwritable or busy output) get one
 clear line on stderr and exit 2, never a traceback. Messages go through `logging` (logger
@@ -29,7 +30,7 @@ EXIT_SIGNAL_BASE = 128
 # a collection every 700 allocations (CPython's default); 10x rarer passes keep cycles bounded.
 SCAN_GC_THRESHOLDS = (7000, 10, 10)
 BUNDLED = ("lichess_3000.pgn.zst", "russian_draughts_sample.pdn")
-COMMANDS = ("scan", "report", "verify", "show", "warmup")
+COMMANDS = ("scan", "sync", "report", "verify", "show", "warmup")
 
 log = logging.getLogger("analyzer")
 
@@ -100,6 +101,14 @@ def _positive_int(text: str) -> int:
     return _number(int, 1, text, strict=False)
 
 
+def _month(text: str) -> str:
+    import re
+
+    if not re.fullmatch(r"\d{4}-(0[1-9]|1[0-2])", text):
+        raise argparse.ArgumentTypeError(f"not a month YYYY-MM: {text!r}")
+    return text
+
+
 def _positive_float(text: str) -> float:
     return _number(float, 0, text, strict=True)
 
@@ -122,36 +131,9 @@ def _parse_custom(text: str) -> dict:
     return opts
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(
-        prog="analyzer",
-        description="Draw-rule statistics (FIDE Article 9, Lichess, Russian "
-        "draughts section 32) over chess and draughts game databases.",
-        epilog="Run 'analyzer COMMAND --help' for a command's options.",
-    )
-    p.add_argument("--version", action="version", version=f"analyzer {_version()}")
-    p.add_argument("-q", "--quiet", action="store_true", help=_QUIET)
-    p.add_argument("-v", "--verbose", action="store_true", help=_VERBOSE)
-    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_CommandParser)
-    s = sub.add_parser(
-        "scan",
-        help="analyze PGN/PDN inputs and write Parquet tables",
-        description="Analyze PGN/PDN inputs and write Parquet tables to --out.",
-    )
-    s.add_argument(
-        "inputs",
-        nargs="*",
-        metavar="INPUT",
-        help=".pgn .pgn.zst .pgn.gz .pgn.bz2 .pdn ... or - for standard input "
-        "(default: the sample in data/); globs ('dumps/*.pgn.zst') and URLs through fsspec "
-        "(s3://, gs://, az://, https://; 's3://bucket/lichess/*.pgn.zst', or a prefix ending in /) "
-        "with the extra draw-rule-analyzer[cloud]",
-    )
-    s.add_argument(
-        "--out",
-        default="analyzer_out",
-        help="output directory or URL, e.g. s3://bucket/results (default: analyzer_out)",
-    )
+def _add_analysis_options(s) -> None:
+    """The options of `scan` and `sync` that say what is computed and where: storage options,
+    editions, workers, engine."""
     s.add_argument(
         "--storage-option",
         action="append",
@@ -200,26 +182,11 @@ def build_parser() -> argparse.ArgumentParser:
         "dask: a Dask cluster (a local one unless --scheduler)",
     )
     s.add_argument("--scheduler", metavar="ADDRESS", help="address of a Dask scheduler (implies --engine dask)")
-    s.add_argument(
-        "--force",
-        action="store_true",
-        help="recompute the inputs' sources from scratch, with exactly the editions asked for",
-    )
-    s.add_argument(
-        "--deep-verify",
-        action="store_true",
-        help="before reusing a finished source, also read every page of its files and re-hash its input "
-        "(as 'analyzer verify --deep'), not only the files' SHA-256; damaged units are recomputed, and a "
-        "source whose input's content changed is rescanned",
-    )
-    s.add_argument(
-        "--source-name",
-        action="append",
-        default=None,
-        metavar="NAME",
-        help="name of the source (default: the file name without extensions; 'stdin' for -); "
-        "give it once per input, in order",
-    )
+
+
+def _add_run_options(s) -> None:
+    """The options of `scan` and `sync` that say how a run goes: progress, game and unit sizes,
+    compaction."""
     s.add_argument(
         "--progress",
         choices=("auto", "bar", "log", "none"),
@@ -232,11 +199,6 @@ def build_parser() -> argparse.ArgumentParser:
         default=10.0,
         metavar="SECONDS",
         help="seconds between progress log lines (default 10; 0 = none)",
-    )
-    s.add_argument(
-        "--json",
-        action="store_true",
-        help="print the summary as one JSON line on stdout (it is always saved in OUT/_manifest/run.json)",
     )
     s.add_argument(
         "--max-game-mb",
@@ -261,12 +223,114 @@ def build_parser() -> argparse.ArgumentParser:
         help="games per table file once a source is finished: its work units' files are compacted into "
         "files of at least N games (default 1000000); the tables' content does not depend on it",
     )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="analyzer",
+        description="Draw-rule statistics (FIDE Article 9, Lichess, Russian "
+        "draughts section 32) over chess and draughts game databases.",
+        epilog="Run 'analyzer COMMAND --help' for a command's options.",
+    )
+    p.add_argument("--version", action="version", version=f"analyzer {_version()}")
+    p.add_argument("-q", "--quiet", action="store_true", help=_QUIET)
+    p.add_argument("-v", "--verbose", action="store_true", help=_VERBOSE)
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_CommandParser)
+    s = sub.add_parser(
+        "scan",
+        help="analyze PGN/PDN inputs and write Parquet tables",
+        description="Analyze PGN/PDN inputs and write Parquet tables to --out.",
+    )
+    s.add_argument(
+        "inputs",
+        nargs="*",
+        metavar="INPUT",
+        help=".pgn .pgn.zst .pgn.gz .pgn.bz2 .pdn ... or - for standard input "
+        "(default: the sample in data/); globs ('dumps/*.pgn.zst') and URLs through fsspec "
+        "(s3://, gs://, az://, https://; 's3://bucket/lichess/*.pgn.zst', or a prefix ending in /) "
+        "with the extra draw-rule-analyzer[cloud]",
+    )
+    s.add_argument(
+        "--out",
+        default="analyzer_out",
+        help="output directory or URL, e.g. s3://bucket/results (default: analyzer_out)",
+    )
+    _add_analysis_options(s)
+    s.add_argument(
+        "--force",
+        action="store_true",
+        help="recompute the inputs' sources from scratch, with exactly the editions asked for",
+    )
+    s.add_argument(
+        "--deep-verify",
+        action="store_true",
+        help="before reusing a finished source, also read every page of its files and re-hash its input "
+        "(as 'analyzer verify --deep'), not only the files' SHA-256; damaged units are recomputed, and a "
+        "source whose input's content changed is rescanned",
+    )
+    s.add_argument(
+        "--source-name",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="name of the source (default: the file name without extensions; 'stdin' for -); "
+        "give it once per input, in order",
+    )
+    _add_run_options(s)
+    s.add_argument(
+        "--json",
+        action="store_true",
+        help="print the summary as one JSON line on stdout (it is always saved in OUT/_manifest/run.json)",
+    )
     s.add_argument(
         "--frames-per-unit",
         type=_positive_int,
         default=None,
         metavar="K",
         help="pzstd frames per work unit (default: by size, see --unit-mb)",
+    )
+    y = sub.add_parser(
+        "sync",
+        help="the scheduled job: scan the dumps of a Lichess-style listing that OUT does not hold whole",
+        description="Scan, as one source each, the dumps of LISTING (a URL such as https://database.lichess.org "
+        "or a folder laid out as it: per folder list.txt, sha256sums.txt, counts.txt) that OUT does not hold "
+        "whole, oldest first: each read once as a stream (by HTTP, resumed after a cut connection), its SHA-256 "
+        "and its games checked against the listing before anything of it is committed. Exit 0 when OUT holds "
+        "every month whole (also when nothing was new), 1 when a month failed (each named on stderr and in the "
+        "summary), 2 for a listing or an OUT that cannot be used. Holds OUT's lock for the whole run.",
+    )
+    y.add_argument("listing", metavar="LISTING", help="a URL (https://database.lichess.org) or a folder laid out as it")
+    y.add_argument("--out", required=True, help="output directory or URL (as for scan)")
+    y.add_argument(
+        "--folder",
+        action="append",
+        default=None,
+        metavar="NAME[,NAME...]",
+        help="the listing's folders to sync, repeat or comma-separate: standard, antichess, atomic, chess960, "
+        "crazyhouse, horde, kingOfTheHill, racingKings, threeCheck, broadcast (default: every one it has)",
+    )
+    y.add_argument("--since", metavar="YYYY-MM", type=_month, default=None, help="sync the months from this one on")
+    y.add_argument("--until", metavar="YYYY-MM", type=_month, default=None, help="sync the months up to this one")
+    y.add_argument(
+        "--timeout",
+        type=_positive_float,
+        default=60.0,
+        metavar="SECONDS",
+        help="seconds without a byte before a connection is resumed (default 60)",
+    )
+    y.add_argument(
+        "--deep-verify",
+        action="store_true",
+        help="check the months OUT holds by their files' SHA-256, not only their sizes; a damaged month is "
+        "scanned again",
+    )
+    _add_analysis_options(y)
+    _add_run_options(y)
+    y.add_argument(
+        "--json",
+        action="store_true",
+        help="print the run's summary as one JSON line on stdout (months found, done, skipped, failed, games, "
+        "checksums, exit cause; also when a signal stops the run); saved in OUT/_manifest/sync.json",
     )
     r = sub.add_parser(
         "report",
@@ -290,6 +354,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="do not re-hash the table files before reading them (only check that each listed file exists "
         "with its size): for an OUT you have just checked with 'analyzer verify'",
+    )
+    r.add_argument(
+        "--exclude-data-issues",
+        action="store_true",
+        help="leave out the games of the Lichess dumps' known data issues that change the measures (wrong "
+        "results, moves, ratings, self-play; docs/lichess-data-issues.md): the page says how many, coverage.csv "
+        "counts them by issue",
     )
     r.add_argument(
         "--storage-option",
@@ -397,31 +468,21 @@ def _rerun_args(args) -> list[str]:
     return out
 
 
-def cmd_scan(args) -> int:
-    from analyzer.engine import Config, ScanOptions, run_scan
-    from analyzer.engine.summary import human
-    from analyzer.errors import AnalyzerError
-
-    try:
-        editions = _editions(args)
-    except (ValueError, TypeError) as exc:
-        return _fail(str(exc))
-    inputs = args.inputs or _bundled_inputs()
-    if inputs.count("-") > 1:
-        return _fail("standard input (-) can be given only once")
-    workers = args.workers or os.cpu_count() or 1
-    unit_bytes = None if args.unit_mb is None else max(1, int(args.unit_mb * (1 << 20)))
+def _config_and_options(args) -> tuple:
+    """(Config, ScanOptions) of a scan or a sync from its arguments (ValueError, TypeError: bad
+    editions or storage options)."""
+    from analyzer.engine import Config, ScanOptions
     from analyzer.io import remote
 
-    try:
-        storage = remote.options_from_args(args.storage_option)
-    except ValueError as exc:
-        return _fail(str(exc))
+    editions = _editions(args)
+    workers = args.workers or os.cpu_count() or 1
+    unit_bytes = None if args.unit_mb is None else max(1, int(args.unit_mb * (1 << 20)))
+    storage = remote.options_from_args(args.storage_option)
     cfg = Config(
         out=args.out,
         editions=editions,
         max_game_bytes=max(1, int(args.max_game_mb * (1 << 20))),
-        frames_per_unit=args.frames_per_unit,
+        frames_per_unit=getattr(args, "frames_per_unit", None),
         storage_options=storage,
         compact_games=args.compact_games,
         syzygy=tuple(args.syzygy),
@@ -445,15 +506,30 @@ def cmd_scan(args) -> int:
         workers=workers,
         engine=args.engine,
         scheduler=args.scheduler,
-        force=args.force,
+        force=getattr(args, "force", False),
         deep_verify=args.deep_verify,
         progress_interval=args.progress_interval,
         progress_mode=_progress_mode(args),
-        source_names=args.source_name,
+        source_names=getattr(args, "source_name", None),
         command=_command_line(),
         rerun_args=_rerun_args(args),
         prepare=prepare,
     )
+    return cfg, options
+
+
+def cmd_scan(args) -> int:
+    from analyzer.engine import run_scan
+    from analyzer.engine.summary import human
+    from analyzer.errors import AnalyzerError
+
+    inputs = args.inputs or _bundled_inputs()
+    if inputs.count("-") > 1:
+        return _fail("standard input (-) can be given only once")
+    try:
+        cfg, options = _config_and_options(args)
+    except (ValueError, TypeError) as exc:
+        return _fail(str(exc))
     try:
         summary, code = run_scan(inputs, cfg, options)
     except AnalyzerError as exc:
@@ -472,6 +548,42 @@ def cmd_scan(args) -> int:
     ):
         for item in summary[key]:
             log.error("%s: %s", label, item)
+    return code
+
+
+def cmd_sync(args) -> int:
+    from analyzer.engine.sync import SyncOptions, SyncRun, human, run_sync
+    from analyzer.errors import AnalyzerError
+
+    folders = [x.strip() for item in args.folder or [] for x in item.split(",") if x.strip()] or None
+    try:
+        cfg, options = _config_and_options(args)
+    except (ValueError, TypeError) as exc:
+        return _fail(str(exc))
+    opts = SyncOptions(folders=folders, since=args.since, until=args.until, timeout=args.timeout)
+    run = SyncRun(args.listing, args.out)
+    try:
+        summary, code = run_sync(args.listing, cfg, options, opts, run)
+    except AnalyzerError as exc:
+        if args.json:
+            print(json.dumps(run.summary(exc.exit_code, str(exc)), separators=(",", ":")))
+        return _fail(str(exc))
+    except OSError as exc:
+        if args.json:
+            print(json.dumps(run.summary(EXIT_USAGE, str(exc)), separators=(",", ":")))
+        return _fail(f"{exc.filename or 'output'}: {exc.strerror or exc}")
+    except KeyboardInterrupt as exc:
+        if args.json:  # a scheduler's SIGTERM: the cron line still says what was done
+            signum = getattr(exc, "signum", signal.SIGINT)
+            name = signal.Signals(signum).name
+            print(json.dumps(run.summary(EXIT_SIGNAL_BASE + signum, f"stopped by {name}"), separators=(",", ":")))
+        raise
+    if args.json:
+        print(json.dumps(summary, separators=(",", ":")))
+    else:
+        print(human(summary))
+    for m in summary["months_failed"]:
+        log.error("month failed: %s: %s", m["source"], m["reason"])
     return code
 
 
@@ -528,7 +640,13 @@ def cmd_report(args) -> int:
                 f"{ds.root}: holds no analyzer tables (no finished source: _manifest/*/source.json); "
                 f"run analyzer scan --out {ds.root} first"
             )
-        path = report.write_report(ds, args.report_dir, partial=args.partial, check=_check_of(args))
+        path = report.write_report(
+            ds,
+            args.report_dir,
+            partial=args.partial,
+            check=_check_of(args),
+            exclude_data_issues=args.exclude_data_issues,
+        )
     except AnalyzerError as exc:
         return _fail(str(exc))
     except (NotADirectoryError, IsADirectoryError, PermissionError) as exc:  # writing the report
@@ -678,18 +796,25 @@ def main(argv=None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     _setup_logging(args)
-    if args.command in ("scan", "warmup"):
+    if args.command in ("scan", "sync", "warmup"):
         _skip_numba_blas_probe()
-    if args.command == "scan":
+    if args.command in ("scan", "sync"):
         # Importing numba and pyarrow makes ~10^6 long-lived objects and no garbage: the cyclic
         # GC would only traverse them (a full pass took 13-20 ms here, and ~1 ms each middle-
         # generation pass). It is back on, with the imports frozen, when the scan starts.
         gc.disable()
-    if args.command in ("scan", "warmup"):
+    if args.command in ("scan", "sync", "warmup"):
         _skip_pyarrow_pandas_probe(args)
     _stop_on_signals()
     try:
-        command = {"scan": cmd_scan, "report": cmd_report, "verify": cmd_verify, "show": cmd_show, "warmup": cmd_warmup}
+        command = {
+            "scan": cmd_scan,
+            "sync": cmd_sync,
+            "report": cmd_report,
+            "verify": cmd_verify,
+            "show": cmd_show,
+            "warmup": cmd_warmup,
+        }
         code = command[args.command](args)
         sys.stdout.flush()  # here, where a closed pipe (analyzer verify OUT | head) can be caught
         return code

@@ -50,7 +50,18 @@ GAMES_COLUMNS = _KEY + [
     ("date_tag", pa.string(), "[Date] header, as written", None),
     ("variant", pa.string(), "[Variant] header (chess) or [GameType] (draughts)", None),
     ("start_fen", pa.string(), "[FEN] header", None),
-    ("platform", _DICT, "lichess, chess.com, otb (a place, no URL) or other, from Site and Event", None),
+    ("white_fide_id", pa.string(), "[WhiteFideId] header (Lichess broadcasts), as written", None),
+    ("black_fide_id", pa.string(), "[BlackFideId] header (Lichess broadcasts), as written", None),
+    ("board", pa.string(), "[Board] header (Lichess broadcasts: the board in a team or round)", None),
+    ("broadcast_name", pa.string(), "[BroadcastName] header (Lichess broadcasts)", None),
+    ("game_url", pa.string(), "[GameURL] header (Lichess broadcasts: the game's page)", None),
+    (
+        "platform",
+        _DICT,
+        "lichess, chess.com, otb (a place, no URL; or a Lichess broadcast of an over-the-board game) or "
+        "other, from Site, Event and the broadcast tags",
+        None,
+    ),
     (
         "time_control_class",
         _DICT,
@@ -123,6 +134,13 @@ GAMES_COLUMNS = _KEY + [
         "--syzygy: DTZ of the final position (python-chess probe_dtz) where it is also a 50- or 75-move event "
         "(probed there), a draw (0) or mate (-1); null elsewhere (a DTZ probe costs ~1.3 ms: docs/measures.md)",
         "plies",
+    ),
+    (
+        "data_issue",
+        _DICT,
+        "known data issues of the Lichess database that concern this game (ids joined by ';': its dump's month, "
+        "its day for the day-long ones; docs/lichess-data-issues.md); null for none or another input",
+        None,
     ),
 ]
 VERDICTS_COLUMNS = _KEY + [
@@ -444,14 +462,25 @@ _PLATFORMS = ("lichess", "chess.com", "otb", "other")
 _ONLINE = r"://|www\.|\.com\b|\.org\b|\.net\b|internet|\bicc\b|\bfics\b|playchess|chess24|online|lidraughts"
 
 
-def _platform(site: pa.Array, event: pa.Array) -> pa.Array:
+_BROADCAST = "https://lichess.org/broadcast/"
+
+
+def _platform(site: pa.Array, event: pa.Array, broadcast_name: pa.Array | None = None) -> pa.Array:
     """lichess / chess.com by name in Site or Event; other when Site or Event names a server or
-    a URL, or Site is unknown; otb when Site names a place."""
+    a URL, or Site is unknown; otb when Site names a place, and for the over-the-board games
+    that Lichess relays (broadcasts: a BroadcastName tag, or a Site on lichess.org/broadcast/)."""
     # Lichess games (a Lichess dump is all of them) are told by a prefix test alone; the
     # lower-casing and the regular expressions run only on the other rows.
     code = np.zeros(len(site), np.int64)
-    lichess_site = ac.fill_null(ac.starts_with(site, "https://lichess.org/"), False)
-    rest = np.flatnonzero(~lichess_site.to_numpy(zero_copy_only=False))
+    lichess_site = ac.fill_null(ac.starts_with(site, "https://lichess.org/"), False).to_numpy(zero_copy_only=False)
+    relayed = np.zeros(len(site), np.bool_)
+    if broadcast_name is not None and broadcast_name.null_count < len(broadcast_name):
+        relayed |= ac.is_valid(broadcast_name).to_numpy(zero_copy_only=False)
+    if lichess_site.any():
+        relayed |= ac.fill_null(ac.starts_with(site, _BROADCAST), False).to_numpy(zero_copy_only=False)
+    lichess_site &= ~relayed
+    code[relayed] = 2
+    rest = np.flatnonzero(~lichess_site & ~relayed)
     if len(rest):
         idx = pa.array(rest)
         s = ac.utf8_lower(ac.fill_null(ac.take(site, idx), ""))
@@ -514,6 +543,11 @@ def build(
             "date_tag",
             "variant",
             "start_fen",
+            "white_fide_id",
+            "black_fide_id",
+            "board",
+            "broadcast_name",
+            "game_url",
         )
     }
     index = pa.array(np.arange(first_game_index, first_game_index + n, dtype=np.int64))
@@ -530,7 +564,7 @@ def build(
         "game_index": index,
         "byte_offset": pa.array(np.asarray(byte_offsets, np.int64)),
         **header,
-        "platform": _platform(header["site"], header["event"]),
+        "platform": _platform(header["site"], header["event"], header["broadcast_name"]),
         "time_control_class": _derived_tc(header["time_control"]),
         "rating_band": _rating_band(header["white_elo"], header["black_elo"]),
         "date": _date(header["utc_date"], header["date_tag"]),

@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 import re
 import threading
+import time
+from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
@@ -105,11 +107,18 @@ class S3Server:
 
 
 class RangeHandler(BaseHTTPRequestHandler):
-    """GET and HEAD of files under `root`, with single byte ranges (206 + Content-Range)."""
+    """GET and HEAD of files under `root`, with single byte ranges (206 + Content-Range),
+    `ETag` and `Last-Modified` (an `If-Range` that does not match gets the whole file, as
+    RFC 9110 says). The body is sent in pieces (a file of gigabytes is never held in memory).
+    Faults: "503"; "cut" (half the body, then the connection is closed); "cut:N" (N bytes of
+    the body, then closed); "norange" (the range is ignored: 200 and the whole file);
+    "slow:SECONDS" (a pause after each piece of the body)."""
 
     root = "."
     faults: Faults | None = None
     protocol_version = "HTTP/1.1"
+    piece = 1 << 20  # bytes written at a time
+    delay = 0.0  # seconds slept after each piece (a slow server)
 
     def log_message(self, *args):  # quiet
         pass
@@ -118,14 +127,22 @@ class RangeHandler(BaseHTTPRequestHandler):
         path = os.path.join(self.root, self.path.lstrip("/").split("?", 1)[0])
         return path if os.path.isfile(path) else None
 
+    @staticmethod
+    def _validators(path):
+        st = os.stat(path)
+        return st.st_size, f'"{st.st_size:x}-{st.st_mtime_ns:x}"', formatdate(st.st_mtime, usegmt=True)
+
     def do_HEAD(self):
         path = self._file()
         if path is None:
             self.send_error(404)
             return
+        size, etag, modified = self._validators(path)
         self.send_response(200)
-        self.send_header("Content-Length", str(os.path.getsize(path)))
+        self.send_header("Content-Length", str(size))
         self.send_header("Accept-Ranges", "bytes")
+        self.send_header("ETag", etag)
+        self.send_header("Last-Modified", modified)
         self.end_headers()
 
     def do_GET(self):
@@ -140,33 +157,56 @@ class RangeHandler(BaseHTTPRequestHandler):
             self.send_header("Content-Length", "0")
             self.end_headers()
             return
-        size = os.path.getsize(path)
+        size, etag, modified = self._validators(path)
         start, end = 0, size - 1
         m = re.match(r"bytes=(\d+)-(\d*)$", rng or "")
+        if m and fault == "norange":
+            m = None
+        if m and self.headers.get("If-Range") not in (None, etag, modified):
+            m = None  # the file changed: the whole of it
         if m:
             start = int(m.group(1))
             end = min(int(m.group(2)) if m.group(2) else size - 1, size - 1)
-        with open(path, "rb") as fh:
-            fh.seek(start)
-            body = fh.read(end - start + 1)
+        length = end - start + 1
         self.send_response(206 if m else 200)
-        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Content-Length", str(length))
         self.send_header("Accept-Ranges", "bytes")
+        self.send_header("ETag", etag)
+        self.send_header("Last-Modified", modified)
         if m:
             self.send_header("Content-Range", f"bytes {start}-{end}/{size}")
         self.end_headers()
+        limit = length
         if fault == "cut":
-            self.wfile.write(body[: len(body) // 2])
-            self.wfile.flush()
+            limit = length // 2
+        elif fault and fault.startswith("cut:"):
+            limit = min(length, int(fault[4:]))
+        delay = float(fault[5:]) if fault and fault.startswith("slow:") else self.delay
+        sent = 0
+        try:
+            with open(path, "rb") as fh:
+                fh.seek(start)
+                while sent < limit:
+                    data = fh.read(min(self.piece, limit - sent))
+                    if not data:
+                        break
+                    self.wfile.write(data)
+                    sent += len(data)
+                    if delay:
+                        time.sleep(delay)
+        except (BrokenPipeError, ConnectionResetError):  # the client went away
             self.close_connection = True
             return
-        self.wfile.write(body)
+        if limit < length:
+            self.wfile.flush()
+            self.close_connection = True
 
 
 class HTTPRangeServer:
-    def __init__(self, root: str):
+    def __init__(self, root: str, piece: int = 1 << 20, delay: float = 0.0):
         self.faults = Faults()
-        handler = type("Handler", (RangeHandler,), {"root": root, "faults": self.faults})
+        attrs = {"root": root, "faults": self.faults, "piece": piece, "delay": delay}
+        handler = type("Handler", (RangeHandler,), attrs)
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"

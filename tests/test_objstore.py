@@ -18,9 +18,17 @@ import pytest
 
 pytest.importorskip(
     "s3fs",
-    reason="needs the optional extra draw-rule-analyzer[cloud] (s3fs); CI installs it via draw-rule-analyzer[test]",
+    reason="the object-storage tests need the extra draw-rule-analyzer[test-cloud] (s3fs, moto's S3 server): "
+    "pip install -e '.[test-cloud]' (CI installs it)",
 )
-pytest.importorskip("moto.moto_server.werkzeug_app", reason="needs moto[server] (in draw-rule-analyzer[test])")
+pytest.importorskip(
+    "moto.moto_server.werkzeug_app",
+    reason="the object-storage tests need the extra draw-rule-analyzer[test-cloud] (moto[server]): "
+    "pip install -e '.[test-cloud]' (CI installs it)",
+)
+pytest.importorskip(
+    "aiohttp", reason="the HTTP input tests need the extra draw-rule-analyzer[test-cloud] (aiohttp, fsspec's HTTP)"
+)
 
 import analyzer
 from analyzer import IncompleteDatasetWarning, engine

@@ -130,6 +130,12 @@ class ScanOptions:
     # called with the set of game kinds the run analyzes, before any unit runs (the command line
     # compiles their kernels there on a machine's first run); True if it compiled
     prepare: Callable[[set[str]], bool] | None = None
+    # called when a source's units are all analyzed, before its record commits it, with its
+    # InputInfo and what the run found (finalize_source's dict: games, records, files, ...;
+    # "input_sha256"; "digest": the reader's hashes): a reason not to commit it (the source is
+    # then removed from OUT and listed in the summary's "rejected"), or None (engine.sync)
+    accept: Callable[[Any, dict], str | None] | None = None
+    record: dict = field(default_factory=dict)  # what the caller adds to each source record it commits
 
 
 @functools.lru_cache(maxsize=16)
@@ -174,3 +180,10 @@ class UnitSpec:
     # every game start in the text (offsets from text_start), as the planner's scanner found them
     # (plan.GameStarts): the region uses them instead of scanning the text again (sequential inputs)
     game_starts: np.ndarray | None = None
+    # inputs read as one stream (InputInfo.stream, `analyzer sync`): the SHA-256 of the input's
+    # bytes read when the unit was cut, recorded with it, so that a rerun that reuses the unit can
+    # tell it was read from the same bytes as this run's (engine.sync)
+    input_prefix: str | None = None
+    # a Parquet source's unit (io.hf_parquet): the row groups it reads itself, as (file, index)
+    # pairs, in order; its text starts and ends with whole games (every row is one game)
+    row_groups: list | None = None

@@ -251,7 +251,7 @@ class LocalExecutor:
         if (
             isinstance(units, list)
             and units
-            and units[0].frames is not None
+            and (units[0].frames is not None or units[0].row_groups is not None)
             and forked.available(self.workers, progress)
         ):
             return forked.run_frame_units(units, reuse, cfg, self.workers, ident, progress)

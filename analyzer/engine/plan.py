@@ -61,6 +61,39 @@ def plan_frame_units(info: sources.InputInfo, frames: list, cfg: Config, edition
     ]
 
 
+def plan_row_group_units(info: sources.InputInfo, cfg: Config, editions: list) -> list[UnitSpec]:
+    """Units of a Parquet source (io.hf_parquet): runs of whole row groups of about
+    frame_unit_text_bytes of text (by their decoded size, which is about their text's), each
+    read by its worker, as a pzstd dump's frame units are. A row group larger than that is a
+    unit of its own."""
+    from analyzer.io import hf_parquet
+
+    groups = hf_parquet.row_groups(info.path, cfg.storage_options)
+    units: list[list] = []
+    acc = 0
+    for rg in groups:
+        if not units or acc >= cfg.frame_unit_text_bytes:
+            units.append([])
+            acc = 0
+        units[-1].append(rg)
+        acc += rg.size
+    return [
+        UnitSpec(
+            info.name,
+            info.game_type,
+            k,
+            info.path,
+            editions=list(editions),
+            row_groups=[(rg.path, rg.index) for rg in unit],
+            input_size=info.size,
+            input_bytes=sum(rg.compressed for rg in unit),
+            options=info.options(),
+            ends_input=k == len(units) - 1,
+        )
+        for k, unit in enumerate(units)
+    ]
+
+
 def _read_some(stream, n: int):
     """(up to n bytes, exception or None). Reads with read1 where available, so that the text
     decoded before a damaged or truncated spot is kept (gzip/bz2 `read(n)` raise and drop it)."""
@@ -218,7 +251,9 @@ def iter_sequential_units(
     their text, and the worker reads it; compressed inputs must still be decoded here.
 
     digest_into: a dict that gets "sha256", the SHA-256 of the input's bytes, once the input has
-    been read to its end (the reader hashes what it reads: no second pass)."""
+    been read to its end (the reader hashes what it reads: no second pass); for an input read as
+    one stream (InputInfo.stream), also "prefixes": unit -> the SHA-256 of the input's bytes read
+    when the unit was cut (UnitSpec.input_prefix)."""
     ranged = describe and info.compression == "none" and info.seekable and info.encoding == "utf-8"
 
     def unit(k: int, start: int, end: int, pieces: list, starts: np.ndarray | None, **kw) -> UnitSpec:
@@ -251,6 +286,16 @@ def iter_sequential_units(
     known = _NO_STARTS  # game starts from base on, ascending
     stream = sources.open_stream(info.path, info.compression, info.size, info.encoding, cfg.storage_options)
     counted = 0  # input bytes accounted to units so far
+    prefixes: dict[int, str] = {}
+    if digest_into is not None and info.stream:
+        digest_into["prefixes"] = prefixes
+
+    def prefix(k: int) -> str | None:
+        if not info.stream:
+            return None
+        prefixes[k] = stream.input_prefix_sha256()
+        return prefixes[k]
+
     try:
         while True:
             chunk, exc = _read_some(stream, min(READ_CHUNK, cfg.unit_text_bytes))
@@ -285,6 +330,7 @@ def iter_sequential_units(
                     leading_fragment=leading_fragment,
                     trailing_fragment=forced,
                     input_bytes=now - counted,
+                    input_prefix=prefix(k),
                 )
                 counted = now
                 leading_fragment = forced
@@ -300,6 +346,7 @@ def iter_sequential_units(
         new = scanner.finish()
         known = np.concatenate((known, new[new >= base])) if len(new) else known
         counted = stream.input_count() - counted
+        last_prefix = prefix(k)
         if digest_into is not None and damage is None:
             digest_into["sha256"] = stream.input_sha256()
     finally:
@@ -318,4 +365,5 @@ def iter_sequential_units(
         damage=damage,
         input_bytes=counted,
         ends_input=True,
+        input_prefix=last_prefix,
     )

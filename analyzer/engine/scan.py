@@ -23,11 +23,11 @@ from analyzer.engine.config import Config, ScanOptions, edition_ids, edition_par
 from analyzer.engine.dataset import Damage, Dataset, FileEntry, SourceRecord, StartedRecord, UnitRecord, names
 from analyzer.engine.executors import Job, make_executor
 from analyzer.engine.numbering import finalize_source
-from analyzer.engine.plan import iter_sequential_units, plan_frame_units
+from analyzer.engine.plan import iter_sequential_units, plan_frame_units, plan_row_group_units
 from analyzer.engine.progress import Progress
 from analyzer.engine.summary import SourceOutcome, make_summary
 from analyzer.errors import DamagedRecord, InputError, LockHeld, MissingExtra, RunError
-from analyzer.io import remote, sources
+from analyzer.io import hf_parquet, remote, sources
 from analyzer.tables import data_dictionary
 
 log = logging.getLogger("analyzer")
@@ -118,7 +118,7 @@ def _edition_from_params(kind: str, params: dict):
     return edition_type(**params)
 
 
-def _union_editions(kind: str, previous: SourceRecord, requested: list) -> tuple[list, list[str]]:
+def union_editions(kind: str, previous: SourceRecord, requested: list) -> tuple[list, list[str]]:
     """The editions a source holds after this run: the previous ones, then the new ones."""
     held_ids = previous.get("editions", [])
     held_params = previous.get("edition_params", {})
@@ -174,7 +174,7 @@ def plan_sources(
                 f"with other parameters: give the new ones other ids, or --force to replace"
             )
             continue
-        editions, added = _union_editions(info.game_type, prev, requested)
+        editions, added = union_editions(info.game_type, prev, requested)
         rehashed = None
         if deep_verify and prev_ident == ident and prev.get("input_sha256"):
             rehashed = sources.input_sha256(info, cfg.storage_options)
@@ -310,6 +310,18 @@ def run_scan(inputs: list[str], cfg: Config, options: ScanOptions | None = None,
     lock = ds.lock()
     lock.acquire()
     try:
+        return scan_locked(ds, infos, cfg, options, lock, t0)
+    finally:
+        lock.release()
+
+
+def scan_locked(
+    ds: Dataset, infos: list[sources.InputInfo], cfg: Config, options: ScanOptions, lock, t0: float | None = None
+) -> tuple[dict, int]:
+    """The scan of inspected inputs into OUT (`ds`, prepared) by a caller that holds its lock
+    (run_scan; engine.sync holds it across the months it scans). Returns (summary, exit code)."""
+    t0 = time.time() if t0 is None else t0
+    try:
         removed = ds.clean_temp()
         if removed:
             log.info("removed %d temporary file(s) left by an interrupted run", removed)
@@ -325,20 +337,22 @@ def run_scan(inputs: list[str], cfg: Config, options: ScanOptions | None = None,
         # were writing is removed now, under the lock, rather than by the next run.
         ds.clean_temp()
         raise
-    finally:
-        lock.release()
 
 
 def expand_inputs(inputs: list[str], storage_options: dict | None = None) -> list[str]:
     """Globs and URL prefixes -> the inputs they name (sorted), in the order given. A local
     path that exists is taken as it is (even with glob characters in its name); a pattern that
-    matches nothing is an error."""
+    matches nothing is an error. A folder or URL prefix of Parquet games in the Hugging Face
+    mirror's layout names its months (io.hf_parquet.expand: `year=YYYY/month=MM`)."""
     out: list[str] = []
     for p in inputs:
         q = remote.localize(p)
         if remote.is_url(q):
             try:
-                found = remote.expand(q, storage_options)
+                # a prefix of Parquet games (the Hugging Face mirror): its months, else its game files
+                found = (hf_parquet.expand(q, storage_options) if q.endswith("/") else None) or remote.expand(
+                    q, storage_options
+                )
             except MissingExtra as exc:
                 raise InputError(str(exc)) from None
             except FileNotFoundError:
@@ -348,6 +362,8 @@ def expand_inputs(inputs: list[str], storage_options: dict | None = None) -> lis
             if not found:
                 raise InputError(f"{p}: matches no object")
             out += found
+        elif os.path.isdir(q) and (months := hf_parquet.expand(q)):
+            out += months  # the month folders of a Parquet mirror (or the folder itself)
         elif q != "-" and not os.path.exists(q) and any(c in q for c in "*?["):
             found = sorted(f for f in glob.glob(q) if os.path.isfile(f))
             if not found:
@@ -374,10 +390,15 @@ def _frame_indexes(plans, storage_options: dict | None) -> dict:
     """Source name -> pzstd frames (or None) of the sources to run: URLs are walked several at
     a time (a walk is one ranged read per header, so latency-bound), local files in turn."""
     # (a UTF-16/32 text is transcoded as one stream: its frames are not cut apart)
+    # (an input opened as one stream, `analyzer sync`'s, is read in order whatever its layout)
     todo = [
         p.info
         for p in plans
-        if p.action == "run" and p.info.compression == "zstd" and p.info.seekable and p.info.encoding == "utf-8"
+        if p.action == "run"
+        and p.info.compression == "zstd"
+        and p.info.seekable
+        and not p.info.stream
+        and p.info.encoding == "utf-8"
     ]
     out = {}
 
@@ -416,6 +437,7 @@ def _run(
     progress = Progress(progress_mode, options.progress_interval, total, options.log_stream or sys.stderr)
     executor = make_executor(options.engine, options.workers, options.scheduler)
     failures: list[dict] = []
+    rejected: list[dict] = []  # sources the run's `accept` did not let it commit
     outcomes: dict[int, SourceOutcome] = {}
     try:
         try:
@@ -450,17 +472,21 @@ def _run(
             ident = info.identity()
             frames = indexes.get(info.name)
             digest: dict = {}
+            self_read = bool(frames)  # units that read their own input (frames, row groups)
             if frames:
                 units = plan_frame_units(info, frames, cfg, plan.editions)
+            elif info.compression == "parquet":  # row groups, each unit read by its worker as frames are
+                units = plan_row_group_units(info, cfg, plan.editions)
+                self_read = True
             else:
                 units = iter_sequential_units(info, cfg, plan.editions, describe=executor.describe, digest_into=digest)
             if plan.previous is None or plan.clear:  # not a repair: the source is unfinished from here on
                 ds.write_started(info.name, _started_record(info, plan, units, options))
             reused: list[UnitRecord] = []
             reuse = _counting(_reuse_fn(ds, cfg, ident, info.seekable, plan.kept), reused)
-            job = Job(info.name, units, reuse, ident, bool(frames), plan)
+            job = Job(info.name, units, reuse, ident, self_read, plan)
             job.index = i
-            job.engine = executor.engine_for(bool(frames), progress)
+            job.engine = executor.engine_for(self_read, progress)
             job.digest = digest
             jobs.append(job)
             outcomes[i] = SourceOutcome(plan, engine=job.engine, reused=reused, job=job)
@@ -481,6 +507,16 @@ def _run(
             out.compact_seconds = round(time.time() - t_fin, 3)
             out.files = len(fin["files"]) * len(names.TABLES)
             out.input_sha256 = sha
+            if options.accept is not None:
+                why = options.accept(info, {**fin, "input_sha256": sha, "digest": job.digest})
+                if why:
+                    # not committed: what the run wrote of the source goes (records first, so that
+                    # no reader or rerun trusts any of it), and OUT holds nothing of it
+                    ds.remove_source(info.name)
+                    out.records = None
+                    out.rejected = why
+                    rejected.append({"source": info.name, "reason": why})
+                    return
             ds.commit_source(
                 info.name,
                 {
@@ -498,6 +534,7 @@ def _run(
                     "command": options.command,
                     "rerun_args": options.rerun_args,
                     "cwd": os.getcwd(),
+                    **options.record,
                 },
             )
             ds.sweep(info.name, fin["files"])
@@ -520,11 +557,14 @@ def _run(
         compile_seconds,
     )
     summary["command"] = options.command
+    summary["rejected"] = rejected
     if getattr(lock, "lost", None):
         summary["accounting_errors"].append(lock.lost + "; its results may be mixed with that run's: rerun")
     ds.write_run_summary(summary)
     ds.write_data_dictionary({"tables": data_dictionary(), "layout": (names.__doc__ or "").strip()})
-    code = 1 if (failures or summary["damage"] or summary["accounting_errors"] or summary["warnings"]) else 0
+    code = (
+        1 if (failures or rejected or summary["damage"] or summary["accounting_errors"] or summary["warnings"]) else 0
+    )
     return summary, code
 
 
@@ -537,9 +577,9 @@ def _input_digest(job, info: sources.InputInfo, plan: SourcePlan, cfg: Config) -
         return job.digest["sha256"]
     if plan.kept and plan.previous is not None and plan.previous.get("input_sha256"):
         return plan.previous["input_sha256"]
-    if job.frames and not info.url and info.seekable:
+    if job.frames and not info.url and info.seekable and info.compression != "parquet":
         return sources.file_sha256(info.path)
     return None
 
 
-__all__ = ["LockHeld", "RunError", "ScanOptions", "plan_sources", "run_scan"]
+__all__ = ["LockHeld", "RunError", "ScanOptions", "plan_sources", "run_scan", "scan_locked"]

@@ -27,6 +27,7 @@ class SourceOutcome:
     compact_seconds: float | None = None
     files: int | None = None
     input_sha256: str | None = None
+    rejected: str | None = None  # why the run did not commit it (ScanOptions.accept)
 
 
 def _merge(into: dict, counts: dict) -> None:
@@ -114,6 +115,7 @@ def make_summary(
             "compact_seconds": o.compact_seconds,
             "files": o.files,
             "input_sha256": o.input_sha256,
+            "rejected": o.rejected,
             "units_failed": len(failed),
             "games_in_failed_units": sum(known),
             "failed_units_of_unknown_size": len(failed) - len(known),

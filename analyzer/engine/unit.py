@@ -155,7 +155,14 @@ def run_unit(spec: UnitSpec, cfg: Config, hold: bool = False) -> dict:
         else:
             if spec.leading_fragment:
                 ra.start_inside(after_oversized=True)
-            pieces = spec.payload if spec.text_range is None else _read_text_range(spec, cfg.storage_options)
+            if spec.row_groups is not None:  # a Parquet source's unit: its row groups' text
+                from analyzer.io import hf_parquet
+
+                pieces = hf_parquet.row_group_texts(spec.row_groups, cfg.storage_options)
+            elif spec.text_range is not None:
+                pieces = _read_text_range(spec, cfg.storage_options)
+            else:
+                pieces = spec.payload
             for piece in pieces or []:
                 view = memoryview(piece)
                 for k in range(0, len(piece), READ_CHUNK):
@@ -189,6 +196,8 @@ def run_unit(spec: UnitSpec, cfg: Config, hold: bool = False) -> dict:
         "seconds": round(time.time() - t0, 3),
         "fingerprint": unit_fingerprint(cfg, spec.editions),
     }
+    if spec.input_prefix is not None:
+        record["input_prefix"] = spec.input_prefix
     if hold:
         record["_held"] = tuple(w.table() for w in held)
         return record
@@ -269,6 +278,10 @@ def count(counts: dict, games: pa.Table, verdicts: pa.Table, events: pa.Table) -
     """Add a block's status, rule, event and outcome counts to the unit's record: counted over
     the dictionary codes with numpy, no per-row strings (this runs under the GIL per block)."""
     for batch in games.to_batches():
+        # games with a Site / GameURL tag: what a Lichess dump's counts.txt counts (engine.sync)
+        tags = counts.setdefault("tags", {})
+        for tag, column in (("Site", "site"), ("GameURL", "game_url")):
+            _add(tags, tag, batch.num_rows - batch.column(column).null_count)
         st_codes, st_names = _codes(batch.column("status"))
         for name, n in zip(st_names, np.bincount(st_codes, minlength=len(st_names))):
             _add(counts["status"], name, n)

@@ -90,6 +90,12 @@ def repair_command(out: str, name: str, record: dict, deep: bool) -> tuple[str, 
     it): this OUT, the source's input from here, its name, and the options it was scanned with
     (`rerun_args`, recorded by the command line; else its editions). (command, input, why the
     input is not given)."""
+    sync = record.get("sync")
+    if sync and sync.get("listing"):
+        # a month of `analyzer sync`: the same sync scans again the months it finds not whole
+        # (--deep-verify: by their files' SHA-256), each read from its listing and checked again
+        cmd = ["analyzer", "sync", sync["listing"], "--out", out, *(record.get("rerun_args") or []), "--deep-verify"]
+        return shlex.join(cmd), sync["listing"], None
     path, why = input_from_here(record)
     cmd = ["analyzer", "scan", path or ("-" if "standard input" in (why or "") else "INPUT"), "--out", out]
     cmd += ["--source-name", name]
@@ -139,6 +145,10 @@ def _input_changed(ds: Dataset, record: SourceRecord) -> str | None:
     want = record.get("input_sha256")
     path = (record.get("input") or {}).get("path")
     if not want or not path or path == "-":
+        return None
+    if record.get("sync") and "://" in path:
+        # a month `analyzer sync` read by HTTP: its SHA-256 was the listing's when it was read, and
+        # the sync notices a month republished with another (no download of a month here)
         return None
     try:
         info = sources.inspect(path, record.get("source"), ds.storage_options)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import zstandard
 
 from analyzer.errors import InputError
-from analyzer.io import remote
+from analyzer.io import lichess_db, remote
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 SKIPPABLE_LO = 0x184D2A50
@@ -38,7 +38,7 @@ log = logging.getLogger("analyzer")
 class InputInfo:
     path: str  # as given ("-" = stdin)
     name: str  # source name: file name without compression/PGN extensions, or --source-name
-    compression: str  # none | zstd | gzip | bz2
+    compression: str  # none | zstd | gzip | bz2 | parquet (games as Parquet rows: io.hf_parquet)
     size: int  # bytes on disk (-1 for streams)
     mtime: float
     game_type: str  # chess | russian_draughts (routing by extension or GameType tag)
@@ -47,10 +47,18 @@ class InputInfo:
     url: bool = False  # an object named by URL (read by ranged requests through fsspec)
     variant: str | None = None  # a Lichess variant dump (by its file name): the variant of untagged games
     encoding: str = "utf-8"  # the text's encoding, by its byte-order mark (text_encoding): others are transcoded
+    stream: bool = False  # read once, in order, from a stream opened for it (inspect_stream: `analyzer sync`'s
+    # dumps), even where it could be read by frames; a rerun reads it again to resume
 
     def options(self) -> dict:
-        """What the game kind reads of the source (analyzer.analysis.analyze_block options)."""
-        return {"default_variant": self.variant} if self.variant else {}
+        """What the analysis reads of the source (analyzer.analysis.analyze_block options): the
+        variant of a Lichess variant dump's untagged games, and the known data issues of a
+        Lichess dump's month (io.lichess_db), written as the games' `data_issue`."""
+        out: dict = {"default_variant": self.variant} if self.variant else {}
+        issues = lichess_db.issues_for_path(self.path)
+        if issues:
+            out["data_issues"] = issues
+        return out
 
     def identity(self) -> dict:
         """What a finished source must match to be skipped by a later run."""
@@ -263,8 +271,9 @@ def file_sha256(path: str, stop=None) -> str | None:
 
 def input_sha256(info: InputInfo, storage_options: dict | None = None) -> str | None:
     """The SHA-256 of an input's bytes as they are now (a local file, or an object read
-    through once); None for a stream, which cannot be read again."""
-    if not info.seekable:
+    through once); None for a stream, which cannot be read again, and for Parquet rows (what
+    is hashed is their text's source, not a file of it)."""
+    if not info.seekable or info.compression == "parquet":
         return None
     if info.url:
         with open_stream(info.path, "none", info.size, storage_options=storage_options) as fh:
@@ -328,19 +337,32 @@ def inspect(path: str, name: str | None = None, storage_options: dict | None = N
     A regular file is sniffed by reading its head (it is reopened later). Anything else
     (standard input, a FIFO, `<(...)`, a character device) is opened once here and the sniffed
     bytes are kept for the reader (`open_stream`), so nothing is lost."""
-    name = text_name(name) if name else source_name(path)
     if remote.is_url(path):
-        return _inspect_url(path, name, storage_options)
+        if path.endswith(("/", ".parquet")):
+            return _inspect_parquet(path, name, storage_options)
+        return _inspect_url(path, name or source_name(path), storage_options)
     try:
         if path == "-":
             st = None
         else:
             st = os.stat(path)
             if stat.S_ISDIR(st.st_mode):
+                from analyzer.io import hf_parquet
+
+                found = hf_parquet.expand(path) or []
+                if [os.path.normpath(f) for f in found] == [os.path.normpath(path)]:  # Parquet games (a month)
+                    return _inspect_parquet(path, name, storage_options)
                 raise InputError(f"{path}: is a directory, not a game file; {_glob_hint(path)}")
         if st is not None and stat.S_ISREG(st.st_mode):
             with open(path, "rb") as fh:
                 head = fh.read(8)
+            if head.startswith(PARQUET_MAGIC):
+                from analyzer.io import hf_parquet
+
+                if hf_parquet.has_movetext(path):  # games in Parquet (the mirror's layout); else refused below
+                    return _inspect_parquet(path, name, storage_options)
+        name = text_name(name) if name else source_name(path)
+        if st is not None and stat.S_ISREG(st.st_mode):
             comp = _sniff(head)
             try:
                 with open_stream(path, comp) as fh:
@@ -370,6 +392,7 @@ def inspect(path: str, name: str | None = None, storage_options: dict | None = N
         raise InputError(f"{path}: permission denied") from None
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    name = text_name(name) if name else source_name(path)
     comp = _sniff(head)
     _STREAMS[path] = _Prefixed(head, raw)
     sample = head
@@ -383,6 +406,81 @@ def inspect(path: str, name: str | None = None, storage_options: dict | None = N
     return InputInfo(
         path, name, comp, -1, 0.0, _game_type(path, _as_utf8(sample, encoding)), False, "", encoding=encoding
     )
+
+
+def _inspect_parquet(path: str, name: str | None, storage_options: dict | None) -> InputInfo:
+    """A source of games in Parquet (io.hf_parquet: a month of the Hugging Face mirror, a folder
+    of its files, or one file), read as the PGN text its rows make."""
+    from analyzer.io import hf_parquet
+
+    try:
+        files = hf_parquet.files_of(path, storage_options)
+    except remote.MissingExtra as exc:
+        raise InputError(str(exc)) from None
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file or folder") from None
+    except Exception as exc:  # noqa: BLE001 - network, credentials, ...: one line for the user
+        raise InputError(f"{path}: cannot read ({type(exc).__name__}: {exc})") from None
+    if not files.paths or not hf_parquet.has_movetext(files.paths[0], storage_options):
+        raise InputError(f"{path}: no Parquet file of games (with a movetext column) in it")
+    return InputInfo(
+        path,
+        text_name(name) if name else hf_parquet.source_name(path),
+        "parquet",
+        files.size,
+        files.mtime,
+        "chess",
+        True,
+        files.digest(),
+        url=remote.is_url(path),
+    )
+
+
+def inspect_stream(path: str, raw, name: str, size: int, mtime: float, digest: str, url: bool = False) -> InputInfo:
+    """An input read once, in order, from `raw` (an open raw stream of its bytes: a dump that
+    `analyzer sync` reads by HTTP or from a folder), sniffed from its head, which is kept for
+    its reader (open_stream), as a pipe's is. `size`, `mtime`, `digest`: its identity as the
+    caller knows it (the listing's SHA-256 for a dump). Unlike a pipe it can be read again by a
+    later run, so its finished units are reused (InputInfo.seekable), but never by frames."""
+    head = _read_head(raw, SNIFF_BYTES)
+    comp = _sniff(head)
+    _STREAMS[path] = _Prefixed(head, raw)
+    sample = head
+    if comp != "none":
+        try:
+            sample = _decoder(io.BufferedReader(_Prefixed(head, io.BytesIO())), comp).read(SNIFF_BYTES)
+        except Exception:  # noqa: BLE001 - the head alone may not decode; routing falls back to chess
+            sample = b""
+    encoding = text_encoding(sample)
+    try:
+        check_content(path, head, comp, _as_utf8(sample, encoding))
+    except InputError:
+        forget_stream(path)
+        raise
+    return InputInfo(
+        path,
+        name,
+        comp,
+        size,
+        mtime,
+        _game_type(path, _as_utf8(sample, encoding)),
+        True,
+        digest,
+        url=url,
+        variant=_variant_of(path),
+        encoding=encoding,
+        stream=True,
+    )
+
+
+def forget_stream(path: str) -> None:
+    """Close and drop a stream kept for a reader that will not come (inspect_stream)."""
+    kept = _STREAMS.pop(path, None)
+    if kept is not None:
+        try:
+            kept.close()
+        except Exception:  # noqa: BLE001 - closing a broken connection
+            pass
 
 
 def _glob_hint(path: str) -> str:
@@ -488,6 +586,10 @@ class _Counting(_Wrapper):
     def sha256(self) -> str | None:
         return self.hash.hexdigest() if self.at_end else None
 
+    def prefix_sha256(self) -> str:
+        """The SHA-256 of the bytes read so far (a copy of the running hash)."""
+        return self.hash.copy().hexdigest()
+
 
 def open_stream(
     path: str, compression: str, size: int | None = None, encoding: str = "utf-8", storage_options: dict | None = None
@@ -495,8 +597,14 @@ def open_stream(
     """A binary file object of decompressed bytes (reads across zstd frames), UTF-8 (text in
     another `encoding` is transcoded); its `input_count()` tells how many input bytes have been
     read, and `input_sha256()` their SHA-256 once the input has been read to its end (else
-    None). A non-seekable input inspected before is read from its kept stream, once (the bytes
-    sniffed then are part of the hash)."""
+    None), and `input_prefix_sha256()` the SHA-256 of the input bytes read so far. A
+    non-seekable input inspected before, or one opened by inspect_stream, is read from its kept
+    stream, once (the bytes sniffed then are part of the hash)."""
+    if compression == "parquet":
+        from analyzer.io import hf_parquet
+
+        text = hf_parquet.TextStream(path, storage_options)
+        return _TextOf(io.BufferedReader(text, buffer_size=READ_SIZE), text)
     kept = _STREAMS.pop(path, None)
     raw: io.RawIOBase
     if kept is not None:
@@ -515,6 +623,7 @@ def open_stream(
     try:
         stream.input_count = lambda: counting.count
         stream.input_sha256 = counting.sha256
+        stream.input_prefix_sha256 = counting.prefix_sha256
     except AttributeError:  # (a C type without a __dict__: wrap it)
         stream = _WithCount(stream, counting)
     return stream
@@ -530,6 +639,36 @@ class _WithCount(_Wrapper):
 
     def input_sha256(self) -> str | None:
         return self.counting.sha256()
+
+    def input_prefix_sha256(self) -> str:
+        return self.counting.prefix_sha256()
+
+    def read(self, n=-1):
+        return self.inner.read(n)
+
+    def read1(self, n=-1):
+        return self.inner.read1(n)
+
+    def readinto(self, b):
+        return self.inner.readinto(b)
+
+
+class _TextOf(_Wrapper):
+    """The text made from an input that is not text (Parquet rows: io.hf_parquet.TextStream):
+    `input_count()` is the input's bytes read so far; it has no SHA-256 of its own."""
+
+    def __init__(self, stream, source):
+        super().__init__(stream)
+        self.source = source
+
+    def input_count(self) -> int:
+        return self.source.count
+
+    def input_sha256(self) -> str | None:
+        return None
+
+    def input_prefix_sha256(self) -> str:
+        return ""
 
     def read(self, n=-1):
         return self.inner.read(n)

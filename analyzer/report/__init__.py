@@ -118,13 +118,22 @@ def _draw_all(rep: Report, fig_dir: str) -> list[dict]:
     return list(done.values())
 
 
-def write_report(out, report_dir: str | None = None, partial: bool = False, check: str = "digest") -> str:
+def write_report(
+    out,
+    report_dir: str | None = None,
+    partial: bool = False,
+    check: str = "digest",
+    exclude_data_issues: bool = False,
+) -> str:
     """Write the tables, figures and index.html under report_dir (default OUT/report, or
     ./report when OUT is a URL); returns the path of index.html. `out`: a Dataset
     (engine.dataset) or the folder or URL of one. `partial`: include what unfinished sources
     hold (the page says so; the CLI refuses such an OUT without it). `check`: how each table
-    file is checked before it is read ("digest", its SHA-256, by default)."""
+    file is checked before it is read ("digest", its SHA-256, by default).
+    `exclude_data_issues`: leave out the games of the Lichess database's known data issues that
+    change the measures (io.lichess_db; docs/lichess-data-issues.md); the coverage counts them."""
     from analyzer.engine.dataset import Dataset
+    from analyzer.io.lichess_db import MEASURE_ISSUES
 
     ds = out if isinstance(out, Dataset) else Dataset(out)
     out_dir = ds.root
@@ -134,7 +143,7 @@ def write_report(out, report_dir: str | None = None, partial: bool = False, chec
     report_dir = report_dir or ("report" if ds.remote else os.path.join(out_dir, "report"))
     fig_dir = os.path.join(report_dir, "figures")
     os.makedirs(fig_dir, exist_ok=True)
-    rep = build(ds, partial=partial, check=check)
+    rep = build(ds, partial=partial, check=check, exclude=MEASURE_ISSUES if exclude_data_issues else ())
     done = _draw_all(rep, fig_dir)
     written = []
     for name, df in rep.tables.items():

@@ -11,7 +11,8 @@ Aggregates (`collect(out_dir)` returns them as polars DataFrames):
 
   cube          source x game_type x platform x edition x month x time_control_class x
                 rating_band: games and the counts of every measure (analyzed games, status ok)
-  coverage      source x game_type x platform x status: games read
+  coverage      source x game_type x platform x status x data_issue: games read, and of them
+                the games left out by --exclude-data-issues
   pairs         game_type x platform x edition pair: games compared, games whose verdict differs
                 (missed, avoided, claimed, automatic end), example Site URLs
   missed_results  game_type x platform x edition x missed rule x result of the side that missed
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -105,6 +107,7 @@ _GAME_COLS = [
     "event",
     "white",
     "black",
+    "data_issue",
 ]
 _VERDICT_COLS = [
     "edition",
@@ -166,9 +169,17 @@ def _scan(ds, chunk, table: str, schema, cols: list[str]) -> pl.LazyFrame:
     return lf
 
 
-def _queries(ds, chunk, editions: dict[str, list[str]]) -> dict[str, pl.LazyFrame]:
-    """The aggregates of one chunk, as lazy queries (run together by collect_all)."""
-    g = _scan(ds, chunk, "games", tables.GAMES_SCHEMA, _GAME_COLS)
+def excluded(issues: tuple[str, ...]) -> pl.Expr:
+    """Games that carry one of the known data issues `issues` (games.data_issue: ids joined by ';')."""
+    pattern = "(^|;)(" + "|".join(re.escape(i) for i in issues) + ")(;|$)"
+    return pl.col("data_issue").fill_null("").str.contains(pattern)
+
+
+def _queries(ds, chunk, editions: dict[str, list[str]], exclude: tuple[str, ...] = ()) -> dict[str, pl.LazyFrame]:
+    """The aggregates of one chunk, as lazy queries (run together by collect_all). `exclude`:
+    known data issues whose games are left out of every aggregate but the coverage."""
+    g_all = _scan(ds, chunk, "games", tables.GAMES_SCHEMA, _GAME_COLS)
+    g = g_all.filter(~excluded(exclude)) if exclude else g_all
     v = _scan(ds, chunk, "verdicts", tables.VERDICTS_SCHEMA, _VERDICT_COLS)
     e = _scan(ds, chunk, "events", tables.EVENTS_SCHEMA, values.EVENT_COLS)
     e = e.filter(pl.col("kind") != "offer")
@@ -217,7 +228,9 @@ def _queries(ds, chunk, editions: dict[str, list[str]]) -> dict[str, pl.LazyFram
         .alias("result_changed"),
         *[pl.col(c).sum().alias(c) for c in COUNTS[COUNTS.index("board_chance") :]],
     )
-    q["coverage"] = g.group_by("source", "game_type", "platform", "status").agg(pl.len().alias("games"))
+    q["coverage"] = g_all.group_by("source", "game_type", "platform", "status", "data_issue").agg(
+        pl.len().alias("games"), (excluded(exclude) if exclude else pl.lit(False)).sum().alias("games_left_out")
+    )
     q["missed_results"] = (
         ge.filter(pl.col("first_missed_claim_ply").is_not_null())
         .group_by("game_type", "platform", "edition", "missed_claim_rule", "missed_claim_result")
@@ -399,7 +412,7 @@ def _batches(chunks: list, batch: int) -> list[list]:
 # The keys each aggregate is added up by across chunks (the cube and coverage carry the source).
 _SUM_BY = {
     "cube": CUBE_DIMS,
-    "coverage": ["source", "game_type", "platform", "status"],
+    "coverage": ["source", "game_type", "platform", "status", "data_issue"],
     "missed_results": ["game_type", "platform", "edition", "missed_claim_rule", "missed_claim_result"],
     "rule_outcomes": ["game_type", "platform", "edition", "rule", "kind", "outcome"],
     "rules_reached": ["game_type", "platform", "edition"],
@@ -428,12 +441,14 @@ def _detached(df: pl.DataFrame) -> pl.DataFrame:
     return pl.read_ipc(buf)
 
 
-def reduce_chunks(ds, chunks: list, editions: dict[str, list[str]], batch: int = 8) -> dict[str, list[pl.DataFrame]]:
+def reduce_chunks(
+    ds, chunks: list, editions: dict[str, list[str]], batch: int = 8, exclude: tuple[str, ...] = ()
+) -> dict[str, list[pl.DataFrame]]:
     """Every chunk's aggregates, by name; the additive ones added up as they come (at most 64
     frames held per name), every one detached from the chunk it came from."""
     parts: dict[str, list[pl.DataFrame]] = {}
     for group in _batches(chunks, batch):
-        queries = [_queries(ds, c, editions) for c in group]
+        queries = [_queries(ds, c, editions, exclude) for c in group]
         names = [(i, n) for i, q in enumerate(queries) for n in q]
         frames = pl.collect_all([queries[i][n] for i, n in names])
         for (_, n), df in zip(names, frames):
@@ -443,17 +458,21 @@ def reduce_chunks(ds, chunks: list, editions: dict[str, list[str]], batch: int =
     return parts
 
 
-def collect(ds, batch: int = 8, partial: bool = False, check: str = "digest", states=None) -> Collected:
+def collect(
+    ds, batch: int = 8, partial: bool = False, check: str = "digest", states=None, exclude: tuple[str, ...] = ()
+) -> Collected:
     """The aggregates of every source of a Dataset (a folder or an object-store URL), added
     up (see the module docstring). Every file is checked before it is read (`check`, by the
     Dataset), the games read per source are compared with its record, and a file that cannot
-    be read is a DatasetError, never a number: a damaged OUT gives no report."""
+    be read is a DatasetError, never a number: a damaged OUT gives no report. `exclude`: the
+    known data issues (io.lichess_db ids) whose games are left out of every aggregate but the
+    coverage, which counts them (`games_left_out`)."""
     states = ds.sources() if states is None else states
     chunks = ds.chunks(CHUNK_GAMES, partial=partial, check=check, states=states)
     counterfactual: set[str] = set()
     try:
         editions = _editions(ds, chunks, counterfactual)
-        parts = reduce_chunks(ds, chunks, editions, batch)
+        parts = reduce_chunks(ds, chunks, editions, batch, exclude)
     except (pl.exceptions.PolarsError, OSError, pa.ArrowException) as exc:
         raise DatasetError(
             f"{ds.root}: a table file could not be read ({type(exc).__name__}: {str(exc).splitlines()[0]}); "
@@ -475,7 +494,9 @@ def collect(ds, batch: int = 8, partial: bool = False, check: str = "digest", st
                 "game_type": pl.String,
                 "platform": pl.String,
                 "status": pl.String,
+                "data_issue": pl.String,
                 "games": pl.UInt32,
+                "games_left_out": pl.UInt32,
             }
         ),
     )

@@ -204,6 +204,8 @@ class Report:
     styles: Styles = field(default_factory=lambda: Styles({}, []))  # one look per series, report-wide
     # a report of an unfinished run (--partial): per unfinished source, games so far and expected
     partial: list[dict] = field(default_factory=list)
+    # the known data issues (io.lichess_db ids) whose games were left out (--exclude-data-issues)
+    excluded_issues: tuple[str, ...] = ()
 
     @property
     def editions(self) -> dict[str, list[str]]:
@@ -491,15 +493,17 @@ def missed_by_rule(cube: pl.DataFrame) -> pl.DataFrame:
 SUMMARY_BY = {"time_control_class": "summary_by_time_control", "rating_band": "summary_by_rating_band"}
 
 
-def build(ds, partial: bool = False, check: str = "digest") -> Report:
+def build(ds, partial: bool = False, check: str = "digest", exclude: tuple[str, ...] = ()) -> Report:
     """The report's tables from a Dataset (engine.dataset; or its folder or URL), every file
-    checked (`check`)."""
+    checked (`check`); the games of the known data issues `exclude` left out (the coverage
+    counts them)."""
     from analyzer.engine.dataset import as_dataset
 
     ds = as_dataset(ds)
     states = ds.sources()
-    c = collect(ds, partial=partial, check=check, states=states)
+    c = collect(ds, partial=partial, check=check, states=states, exclude=exclude)
     rep = Report(collected=c)
+    rep.excluded_issues = tuple(exclude)
     if partial:
         rep.partial = [
             {"source": s.name, "games": s.games, "expected_games": s.expected_games, "note": s.note}
@@ -522,7 +526,7 @@ def build(ds, partial: bool = False, check: str = "digest") -> Report:
     for dim, name in SUMMARY_BY.items():
         t[name] = _sort_pop(cube_.rollup(cube, [dim], MEASURES))
     t["missed_by_rule"] = missed_by_rule(cube)
-    t["coverage"] = coverage.sort("source", "game_type", "platform", "status")
+    t["coverage"] = coverage.sort("source", "game_type", "platform", "status", "data_issue", nulls_last=False)
     mr = c.tables.get("missed_results")
     t["missed_results"] = _sort_pop(mr) if mr is not None else pl.DataFrame()
     t["rules"] = _rules(c)

@@ -587,6 +587,20 @@ def _values(rep: Report) -> dict:
     return out
 
 
+def _left_out(rep: Report) -> str:
+    """What --exclude-data-issues left out: "N games (id: n, ...)", or "" when nothing was."""
+    if not rep.excluded_issues:
+        return ""
+    cov = rep.table("coverage")
+    if not cov.height or "games_left_out" not in cov.columns:
+        return "no game"
+    hit = cov.filter(pl.col("games_left_out") > 0)
+    total = int(hit["games_left_out"].sum()) if hit.height else 0
+    by = hit.group_by("data_issue").agg(pl.col("games_left_out").sum()).sort("data_issue")
+    parts = ", ".join(f"{i}: {n:,}" for i, n in by.iter_rows())
+    return f"{total:,} games" + (f" ({parts})" if parts else "")
+
+
 def render(
     rep: Report, out_dir: str, figures: list[dict], files: list[dict], games: dict[str, str] | None = None
 ) -> str:
@@ -659,5 +673,6 @@ def render(
         "values": _values(rep),
         "files": files,
         "partial": [{"text": partial_text(p)} for p in rep.partial],
+        "left_out": _left_out(rep),
     }
     return env().get_template("report.html.j2").render(**ctx)

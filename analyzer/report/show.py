@@ -163,7 +163,9 @@ def _with_moves(view: GameView, ds, text: str | None, read: bool) -> GameView:
         return view
     why = None
     if text is None and read:
-        texts, why = ds.game_texts(view.source, [view.game["byte_offset"]], window=MAX_GAME)
+        texts, why = ds.game_texts(
+            view.source, [view.game["byte_offset"]], window=MAX_GAME, games=[view.game["game_index"]]
+        )
         text = texts.get(view.game["byte_offset"])
     if text is None:
         view.note = why or "the game's text was not read"
@@ -492,7 +494,12 @@ def write_example_pages(ds, rep, games_dir: str) -> dict[str, str]:
         try:
             views = _rows(tables, source, idx)
             chess_offsets = [v.game["byte_offset"] for v in views.values() if v.game["game_type"] == "chess"]
-            texts, why = ds.game_texts(source, chess_offsets, REPORT_READ_BUDGET) if chess_offsets else ({}, None)
+            chess_games = [v.game["game_index"] for v in views.values() if v.game["game_type"] == "chess"]
+            texts, why = (
+                ds.game_texts(source, chess_offsets, REPORT_READ_BUDGET, games=chess_games)
+                if chess_offsets
+                else ({}, None)
+            )
             for gi, view in views.items():
                 off = view.game["byte_offset"]
                 _with_moves(view, ds, texts.get(off), read=False)

@@ -305,6 +305,9 @@ class Dataset:
     def write_run_summary(self, summary: dict) -> None:
         self.write_record(names.RUN_RECORD, summary)
 
+    def write_sync_summary(self, summary: dict) -> None:
+        self.write_record(names.SYNC_RECORD, summary)
+
     def write_data_dictionary(self, dictionary: dict) -> None:
         self.write_record(names.DATASET, dictionary)
 
@@ -788,7 +791,15 @@ class Dataset:
             empty = pl.from_arrow(tables.SCHEMAS[table].empty_table())
             assert isinstance(empty, pl.DataFrame)  # from a Table, not an Array: a DataFrame
             return empty.lazy().select(pl.lit(None, pl.String).alias("source"), pl.all())
-        return pl.concat(frames, how="vertical_relaxed") if len(frames) > 1 else frames[0]
+        if len(frames) == 1:
+            return frames[0]
+        # sources written by earlier versions may lack columns added since (null there)
+        from analyzer import tables
+
+        lf = pl.concat(frames, how="diagonal_relaxed")
+        names = lf.collect_schema().names()
+        order = ["source"] + [c for c in tables.SCHEMAS[table].names if c in names]
+        return lf.select(order + [c for c in names if c not in order])
 
     def scan_files(self, files: list[str]) -> pl.LazyFrame:
         """Some of OUT's table files (names relative to OUT, checked by the caller) as one
@@ -837,17 +848,23 @@ class Dataset:
         return Chunk(source, files, games, filtered)
 
     def game_texts(
-        self, source: str, offsets: list[int], budget: int | None = None, window: int | None = None
+        self,
+        source: str,
+        offsets: list[int],
+        budget: int | None = None,
+        window: int | None = None,
+        games: list[int] | None = None,
     ) -> tuple[dict[int, str], str | None]:
         """The text at each offset of the source's decompressed input (in the input's own
-        encoding, as the scan read it), and why some could not be read (engine.dataset.gametext)."""
+        encoding, as the scan read it), and why some could not be read (engine.dataset.gametext).
+        `games`: the game_index of each offset (a Parquet source reads a game by its row)."""
         from analyzer.engine.dataset import gametext
 
         try:
             record = self.source_record(source) or {}
         except (DamagedRecord, UnsafePath):
             record = {}
-        return gametext.read_texts(dict(record), offsets, budget, window)
+        return gametext.read_texts(dict(record), offsets, budget, window, games)
 
 
 def _named_files(ds: Dataset, rec: dict) -> set[str]:

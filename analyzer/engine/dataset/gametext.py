@@ -90,18 +90,51 @@ def _take(fh, pos: int, want: list[int], window: int, out: dict[int, str]) -> No
             out[off] = bytes(buf[:window]).decode("utf-8", "replace")
 
 
+def _parquet_texts(info: dict, offsets: list[int], games: list[int]) -> tuple[dict[int, str], str | None]:
+    """A Parquet source's games by their rows (io.hf_parquet.game_text: every row is one game,
+    so a game's index is its row), keyed by their offsets."""
+    from analyzer.io import hf_parquet
+
+    path = info["path"]
+    try:
+        files = hf_parquet.files_of(path)
+    except OSError:
+        return {}, f"the input {path} is not here any more"
+    if files.digest() != info.get("digest"):
+        return {}, f"the input {path} changed since the scan"
+    out: dict[int, str] = {}
+    try:
+        for off, g in zip(offsets, games):
+            text = hf_parquet.game_text(path, int(g))
+            if text is not None:
+                out[off] = text
+    except Exception as exc:  # noqa: BLE001 - a damaged or unreadable input: shown as such, never a crash
+        return out, f"the input {path} could not be read ({type(exc).__name__})"
+    missing = len(set(offsets)) - len(out)
+    return out, (f"{missing} game(s) not found in the input" if missing else None)
+
+
 def read_texts(
-    record: dict, offsets: list[int], budget: int | None = None, window: int | None = None
+    record: dict,
+    offsets: list[int],
+    budget: int | None = None,
+    window: int | None = None,
+    games: list[int] | None = None,
 ) -> tuple[dict[int, str], str | None]:
     """The text from each offset (`window` bytes) in the source's decompressed input, and why
     some could not be read. A pzstd input is decoded from the frame unit holding each offset;
-    any other input in one pass up to the last offset (offsets at or beyond `budget` are left
-    out)."""
+    a Parquet source (games by rows: io.hf_parquet) reads each game by its index (`games`,
+    the game_index of each offset); any other input in one pass up to the last offset (offsets
+    at or beyond `budget` are left out)."""
     window = window or WINDOW
     info = record.get("input")
     if not info or not info.get("path"):
         return {}, "the scan's record of its input is missing"
+    if info.get("compression") == "parquet" and games is not None and not info.get("url"):
+        return _parquet_texts(info, offsets, games)
     path = info["path"]
+    if "://" in path:
+        return {}, f"the input {path} was read by URL: its games' text is not downloaded again here"
     if path == "-" or not os.path.isfile(path):
         return {}, f"the input {path} is not here any more"
     st = os.stat(path)

@@ -13,6 +13,7 @@ them); only the Dataset (engine.dataset) turns a name into a path of its store.
     _manifest/<dir>/started.json                 how a run started the source
     _manifest/<dir>/source.json                  a finished source: the files of its tables
     _manifest/run.json                           the last run's summary
+    _manifest/sync.json                          the last `analyzer sync`'s summary (engine.sync)
 
 Every table file carries a token of its own (12 hex digits, new for every write), so a file the
 analyzer writes never takes the name of a file that is already there, and a file is the
@@ -35,6 +36,7 @@ STAGING = "_staging"
 LOCK = ".lock"
 DATASET = "_dataset.json"
 RUN_RECORD = f"{MANIFEST}/run.json"
+SYNC_RECORD = f"{MANIFEST}/sync.json"
 TEMP_PREFIX = ".analyzer-tmp-"
 TOP_FOLDERS = (MANIFEST, STAGING, *TABLES)
 

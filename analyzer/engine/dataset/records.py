@@ -69,6 +69,7 @@ class UnitRecord(TypedDict, total=False):
     checks: dict[str, FileCheck]  # table -> its part as written
     finalized: list[int]  # [game_base, text_start] once its parts carry the source's numbering
     group: list[int]  # [first, end) units whose compacted files hold its rows (written there directly)
+    input_prefix: str  # a stream input's bytes read up to the unit's cut, their SHA-256 (UnitSpec.input_prefix)
     _held: tuple  # (in memory only, never written) a held unit's tables, one per TABLES
 
 

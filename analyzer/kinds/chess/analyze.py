@@ -41,6 +41,12 @@ TAG_NAMES = (
     "Variant",
     "FEN",
     "SetUp",
+    # Lichess broadcasts (over-the-board games relayed on Lichess; their monthly dumps)
+    "WhiteFideId",
+    "BlackFideId",
+    "Board",
+    "BroadcastName",
+    "GameURL",
 )
 
 _STANDARD_VARIANTS = {"", "standard", "chess", "from position", "fromposition", "normal"}
@@ -337,6 +343,11 @@ def analyze_block(
         "start_fen": tags.text("FEN"),
         "white_elo": tags.ints("WhiteElo"),
         "black_elo": tags.ints("BlackElo"),
+        "white_fide_id": tags.text("WhiteFideId"),
+        "black_fide_id": tags.text("BlackFideId"),
+        "board": tags.text("Board"),
+        "broadcast_name": tags.dictionary("BroadcastName")[0],
+        "game_url": tags.text("GameURL"),
     }
     result_code = np.full(n, codes.RESULT_UNKNOWN, np.int64)
     result_texts = result.dictionary.to_pylist()
