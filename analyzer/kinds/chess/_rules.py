@@ -71,8 +71,8 @@ from analyzer.kinds.chess._replay import (
     FLAG_STALEMATE,
     FLAG_WINDOW97,
     FLAG_WINDOW_START,
-    repetition_count,
 )
+from analyzer.kinds.chess._reptable import new_table, occurrences
 
 JIT: dict[str, Any] = {"cache": True, "nogil": True}
 HOT: dict[str, Any] = {"cache": True, "nogil": True, "_nrt": False}  # helpers that do not allocate (see _board.HOT)
@@ -115,19 +115,30 @@ def _game_span(pos_off, g, out, n_columns):
 
 
 @njit(inline="always", **HOT)
-def _occurrences(keys, p, window_start, ws, seen0, seen1):
+def _occurrences(keys, p, window_start, ws, seen0, seen1, tab):
     """How often position p has occurred in its repetition window, walking a game forward: the
     window state (ws, and the seen-sets of repetition_count for even and odd p) comes in from
-    p - 1 and goes out to p + 1. A window start at p restarts the window there."""
+    p - 1 and goes out to p + 1. A window start at p restarts the window there. A long window
+    is counted in `tab` (_reptable: constant time per position)."""
     if window_start:
         ws = p
         seen0 = np.uint64(0)
         seen1 = np.uint64(0)
     if p & 1:
-        reps, seen1 = repetition_count(keys, p, ws, keys[p], seen1)
+        reps, seen1 = occurrences(tab, keys, p, ws, ws, keys[p], seen1)
     else:
-        reps, seen0 = repetition_count(keys, p, ws, keys[p], seen0)
+        reps, seen0 = occurrences(tab, keys, p, ws, ws, keys[p], seen0)
     return reps, ws, seen0, seen1
+
+
+@njit(**JIT)
+def _window_table(pos_off):
+    """A table (_reptable) for the longest game's windows: 2 slots per position (a load of
+    at most 1/2), a token one if no game has a long window."""
+    longest = 0
+    for g in range(len(pos_off) - 1):
+        longest = max(longest, pos_off[g + 1] - pos_off[g])
+    return new_table(longest, 2 * longest, False)
 
 
 @njit(**JIT)
@@ -175,6 +186,7 @@ def apply_rules(
     keys = key
     window_flag = FLAG_WINDOW97 if params[P_IDENTITY] == IDENTITY_1997 else FLAG_WINDOW_START
     nexts = rep_next97 if params[P_IDENTITY] == IDENTITY_1997 else rep_next
+    tab = _window_table(pos_off)
     ne = 0
     for g in range(n_games):
         g0, g1 = _game_span(pos_off, g, out, N_VERDICT)
@@ -186,7 +198,7 @@ def apply_rules(
             i = p - g0
             side = (stm0[g] + i) % 2
             f = flags[p]
-            reps, ws, seen0, seen1 = _occurrences(keys, p, f & window_flag, ws, seen0, seen1)
+            reps, ws, seen0, seen1 = _occurrences(keys, p, f & window_flag, ws, seen0, seen1, tab)
             has_move = (f & FLAG_HAS_MOVE) != 0
             # Threefold: a claim on the board (the position is an N-th occurrence: python-chess
             # is_repetition), or on a written move that makes one (can_claim_threefold_repetition).
@@ -304,6 +316,7 @@ def game_facts(pos_off, key, hmc, flags, clock, out, has_clock):
     the final position's repetition count, clock and checkmate/stalemate/insufficient flags.
     has_clock[g]: some position of game g has a %clk time (clock not NaN); read in the same walk
     (a numpy cumsum over every position's clock cost ~40 M instructions per 50,000 games)."""
+    tab = _window_table(pos_off)
     for g in range(len(pos_off) - 1):
         g0, g1 = _game_span(pos_off, g, out, out.shape[1])
         has_clock[g] = False
@@ -314,7 +327,7 @@ def game_facts(pos_off, key, hmc, flags, clock, out, has_clock):
         for p in range(g0, g1):
             i = p - g0
             timed |= not np.isnan(clock[p])
-            reps, ws, seen0, seen1 = _occurrences(key, p, flags[p] & FLAG_WINDOW_START, ws, seen0, seen1)
+            reps, ws, seen0, seen1 = _occurrences(key, p, flags[p] & FLAG_WINDOW_START, ws, seen0, seen1, tab)
             if reps >= 3 and out[g, F_THIRD] < 0:
                 out[g, F_THIRD] = i
             if reps >= 5 and out[g, F_FIFTH] < 0:
