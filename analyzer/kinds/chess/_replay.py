@@ -7,8 +7,8 @@ every position p of every game (p = 0 is the start position, p = k after the k-t
                      castling rights, and the e.p. file only when an e.p. capture is legal
   hmc        int32   halfmove clock (python-chess `halfmove_clock`)
   flags      uint16  FLAG_* bits below
-  rep_next   int8    the most earlier occurrences (>= 2, else 0) of a position that one legal move
-                     reaches (for the intended-move claim 9.2.1.1); `rep_next97` the same under
+  rep_next   int8    the most earlier occurrences (>= 2, else 0; at most REP_NEXT_MAX) of a position
+                     that one legal move reaches (for the intended-move claim 9.2.1.1); `rep_next97` the same under
                      the 1997-2005 identity (see FLAG_WINDOW97)
   clock      float32 seconds on the clock of the side to move (from %clk), NaN if unknown
 
@@ -101,6 +101,10 @@ FLAG_FIFTY_LOOKED = 512  # FLAG_FIFTY_INTENDED was evaluated at this position
 # the right to castle are not the same.
 CASTLE_NOW_SHIFT = 10
 FLAG_WINDOW97 = 1 << 14
+# rep_next and rep_next97 are int8: counts above this (a generated game of thousands of plies
+# repeating a position) are stored as it, not wrapped to negative numbers. Rule kernels compare
+# them with an edition's claim count - 1, so a claim count up to 128 reads them exactly.
+REP_NEXT_MAX = 127
 
 
 _NAN32 = np.float32(np.nan)
@@ -633,8 +637,8 @@ def _record(bb, mb, st, ct, pkey, p, ws, ws97, window_start, window97, facts, fi
             f |= FLAG_FIFTY_LOOKED
             if _fifty_intended(bb, mb, st, ct, moves, nm, scratch, bb2, mb2, st2):
                 f |= FLAG_FIFTY_INTENDED
-    rep_next[pu] = rn
-    rep_next97[pu] = rn97
+    rep_next[pu] = min(rn, REP_NEXT_MAX)
+    rep_next97[pu] = min(rn97, REP_NEXT_MAX)
     flags[pu] = f
     clock[pu] = clk_now
 

@@ -91,6 +91,10 @@ P_IDENTITY = 9
 REP_MODE_ANY = 0  # N occurrences anywhere since the last irreversible move (2018 text)
 IDENTITY_1997 = 1  # castling possible right now is part of the position (1997-2005 texts)
 N_RULES_CHESS = 6  # threefold, fifty, fivefold, seventyfive, offer, insufficient_material
+# The tables' repetition counts (events.repetition_count, games.final_repetition_count) are
+# int16: a larger count (a generated game repeating a position 32,768 times or more) is written
+# as this, not wrapped (a wrapped one read as a negative number, or null).
+REPS_MAX = 32767
 
 
 @njit(**HOT)
@@ -282,7 +286,7 @@ def apply_rules(
                     ev_kind[ne] = kind
                     # An offer is made by the side that just moved; claims belong to the side to move.
                     ev_side[ne] = (1 - side) if r == R_OFFER else side
-                    ev_reps[ne] = reps
+                    ev_reps[ne] = min(reps, REPS_MAX)
                     ev_hmc[ne] = hmc[p]
                     ev_clock[ne] = clock[p]
                 ne += 1
@@ -338,7 +342,7 @@ def game_facts(pos_off, key, hmc, flags, clock, out, has_clock):
                 out[g, F_CLOCK150] = i
         has_clock[g] = timed
         f = flags[g1 - 1]
-        out[g, F_FINAL_REPS] = reps
+        out[g, F_FINAL_REPS] = min(reps, REPS_MAX)
         out[g, F_FINAL_HMC] = hmc[g1 - 1]
         out[g, F_FINAL_MATE] = 1 if f & FLAG_CHECKMATE else 0
         out[g, F_FINAL_STALEMATE] = 1 if f & FLAG_STALEMATE else 0

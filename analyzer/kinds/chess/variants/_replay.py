@@ -33,6 +33,7 @@ from analyzer.kinds.chess._replay import (
     FLAG_STALEMATE,
     FLAG_WINDOW97,
     FLAG_WINDOW_START,
+    REP_NEXT_MAX,
     S_INTERNAL,
     S_UNTERMINATED,
     TOK_END,
@@ -447,8 +448,8 @@ def _record(v, bb, mb, st, p, ws, window_start, facts, clk_now, vflags, fifty_mi
             if any_legal(v, bb3, mb3, st3, pseudo, bb2, mb2, st2):
                 f |= FLAG_FIFTY_INTENDED
                 break
-    rep_next[p] = rn
-    rep_next97[p] = rn
+    rep_next[p] = min(rn, REP_NEXT_MAX)
+    rep_next97[p] = min(rn, REP_NEXT_MAX)
     flags[p] = f
     clock[p] = clk_now
     vf = variant_outcome(v, bb, st, vend, has_move, chk)
