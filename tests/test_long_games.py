@@ -1,5 +1,5 @@
 """Games with one long reversible stretch (issue 36, point 5): the kernels count occurrences in a
-long repetition window from a hash table (analyzer/kinds/chess/_reptable.py), not by walking
+long repetition window from a hash table (analyzer/kinds/_reptable.py), not by walking
 back, and must give exactly what a slow, obviously correct count gives.
 
 The games are generated (tests/long_games.py: walker rooks sliding along their ranks, knights
@@ -32,7 +32,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import long_games as lg
 import reference as ref
 from analyzer.api import analyze_bytes
-from analyzer.kinds.chess._reptable import LONG_WINDOW
+from analyzer.kinds._reptable import LONG_WINDOW
 from analyzer.kinds.chess.editions import custom_edition
 
 REP_NEXT_MAX = 127
@@ -216,3 +216,22 @@ def test_counts_past_int16_are_capped():
     got = _counts_from_events(res, "count09")
     want = {p: min(p // 4 + 1, REPS_MAX) for p in range(n + 1) if p // 4 + 1 >= 2}
     assert got == want
+
+
+def test_draughts_king_shuffle_counts():
+    """Russian draughts, kings only (W: K13, K1, K2; B: K28), 13-31 28-32 31-13 32-28 repeated
+    for 140,000 plies: the replay's count of each position (every position of the window, both
+    sides to move: _reptable with by_parity False) is p // 4 + 1, and its intended-move count
+    (the cycle's next position, one more occurrence) (p + 1) // 4 + 1; both int16, at most 32767."""
+    n = 140_000
+    cycle = ["13-31", "28-32", "31-13", "32-28"]
+    body = " ".join(f"{i // 2 + 1}. {cycle[i % 4]}" if i % 2 == 0 else cycle[i % 4] for i in range(n))
+    text = f'[Event "t"]\n[GameType "25"]\n[Result "1-1"]\n[FEN "W:WK13,K1,K2:BK28"]\n\n{body} 1-1\n\n'
+    res = analyze_bytes(text.encode(), kind="russian_draughts", editions=("fshr_russian",), keep_facts=True)
+    facts = res.facts["facts"]
+    game = res.games.to_pylist()[0]
+    assert game["status"] == "ok" and game["plies"] == n
+    p = np.arange(n + 1)
+    np.testing.assert_array_equal(facts.rep[: n + 1], np.minimum(p // 4 + 1, REPS_MAX))
+    np.testing.assert_array_equal(facts.intended[: n + 1], np.minimum((p + 1) // 4 + 1, REPS_MAX))
+    assert game["final_repetition_count"] == REPS_MAX

@@ -24,6 +24,7 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from analyzer.codes import S_AMBIGUOUS, S_BAD_TOKEN, S_ILLEGAL, S_INTERNAL, S_NO_MOVES, S_OK, S_UNTERMINATED
+from analyzer.kinds._reptable import count_back, lookup, new_table, occurrences, tabled
 from analyzer.kinds.chess._board import (
     HOT,
     JIT,
@@ -56,7 +57,6 @@ from analyzer.kinds.chess._board import (
     rook_attacks,
     side_boards,
 )
-from analyzer.kinds.chess._reptable import count_back, lookup, new_table, occurrences, tabled
 from analyzer.kinds.chess._tables import (
     BB_BISHOPS,
     BB_KINGS,

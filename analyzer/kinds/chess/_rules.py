@@ -62,6 +62,7 @@ from analyzer.codes import (
     V_THREEFOLD,
     V_THREEFOLD_CLAIM,
 )
+from analyzer.kinds._reptable import new_table, occurrences
 from analyzer.kinds.chess._replay import (
     FLAG_CHECKMATE,
     FLAG_FIFTY_INTENDED,
@@ -72,7 +73,6 @@ from analyzer.kinds.chess._replay import (
     FLAG_WINDOW97,
     FLAG_WINDOW_START,
 )
-from analyzer.kinds.chess._reptable import new_table, occurrences
 
 JIT: dict[str, Any] = {"cache": True, "nogil": True}
 HOT: dict[str, Any] = {"cache": True, "nogil": True, "_nrt": False}  # helpers that do not allocate (see _board.HOT)

@@ -21,6 +21,7 @@ import analyzer._numba_env  # NUMBA_CACHE_DIR before numba loads or compiles ker
 import numpy as np
 from numba import njit
 
+from analyzer.kinds._reptable import count_back, lookup, new_table, occurrences, tabled
 from analyzer.kinds.chess._board import HOT, JIT, ST_CASTLE, ST_EP, ST_HMC, ST_STM, U0, U1, bit, side_boards
 from analyzer.kinds.chess._replay import (
     FLAG_CHECK,
@@ -48,7 +49,6 @@ from analyzer.kinds.chess._replay import (
     _pass_turn,
     next_move_token,
 )
-from analyzer.kinds.chess._reptable import count_back, lookup, new_table, occurrences, tabled
 from analyzer.kinds.chess._tables import (
     BB_BLACK,
     BB_KINGS,

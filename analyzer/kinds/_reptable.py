@@ -3,7 +3,7 @@
 A repetition window is the run of positions since the last irreversible move; a position's
 occurrence count is how often its key occurred in its window among the positions of its parity
 (the side to move). Real games have short windows (almost all under 20 positions): there the
-kernels walk back over the window (`_replay.count_back`, filtered by a 64-bit seen-set), which is
+kernels walk back over the window (`count_back`, filtered by a 64-bit seen-set), which is
 the fastest thing to do. A generated or garbage game can hold one window of millions of
 positions, and a walk per position (and per legal move of the intended-move look-ahead) made the
 replay quadratic: 100,000 plies of `Nf3 Nf6 Ng1 Ng8` took 17 s.
@@ -16,18 +16,26 @@ tabled window has its own generation number, and a slot whose tag is of another 
 empty. The 1997-2005 identity's windows (FLAG_WINDOW97) are sub-windows of the 2009 ones: a slot
 also holds the count since the current 1997 window start (with that window's generation).
 
+The chess replay, its variants' replay and the chess rule kernels count among the positions of
+p's parity, as their walk does (stepping back by 2); the Russian draughts replay counts every
+position of the window, as its walk does (`by_parity` False).
+
 Every function here takes the table as one tuple `tab = (t_key, t_tag, t_cnt, t_tag97, t_cnt97,
 state)` (`new_table`) and none allocates (they run on the `_nrt=False` paths).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import analyzer._numba_env  # NUMBA_CACHE_DIR before numba loads or compiles kernels
 
 import numpy as np
 from numba import njit
 
-from analyzer.kinds.chess._board import HOT, JIT, U1
+U1 = np.uint64(1)
+JIT: dict[str, Any] = {"cache": True, "nogil": True}
+HOT: dict[str, Any] = {"cache": True, "nogil": True, "_nrt": False}  # helpers that do not allocate (see chess._board)
 
 # Windows of at most this many positions are walked; longer ones are tabled (from their
 # LONG_WINDOW + 1-th position on). A walk of a short window is cheaper than hashing: real games
@@ -166,12 +174,13 @@ def _start97(tab, ws97):
 
 
 @njit(**HOT)
-def count_tabled(tab, keys, p, ws, ws97, k):
-    """Occurrences of k = keys[p] among the positions ws..p of p's parity, for a position p more
-    than LONG_WINDOW positions into its window (p - ws >= LONG_WINDOW), recorded in the table;
-    positions are recorded in order, one call per position from the first long one on. The
-    window's earlier positions go in when it first gets here; ws97 (>= ws): the current 1997
-    window start (pass ws if unused). -1 if the window does not fit (the caller walks it)."""
+def count_tabled(tab, keys, p, ws, ws97, k, by_parity):
+    """Occurrences of k = keys[p] among the positions ws..p of p's parity (every position if not
+    by_parity: keys that hold the side to move), for a position p more than LONG_WINDOW positions
+    into its window (p - ws >= LONG_WINDOW), recorded in the table; positions are recorded in
+    order, one call per position from the first long one on. The window's earlier positions go
+    in when it first gets here; ws97 (>= ws): the current 1997 window start (pass ws if unused).
+    -1 if the window does not fit (the caller walks it)."""
     state = tab[5]
     if state[T_WS] != ws:
         if state[T_FULL] == ws:
@@ -183,13 +192,13 @@ def count_tabled(tab, keys, p, ws, ws97, k):
         state[T_WS97] = -1
         _start97(tab, ws97)
         for q in range(ws, p):
-            if _add(tab, keys[q], q & 1, q >= ws97) < 0:
+            if _add(tab, keys[q], (q & 1) if by_parity else 0, q >= ws97) < 0:
                 state[T_WS] = -1
                 state[T_FULL] = ws
                 return -1
     else:
         _start97(tab, ws97)
-    c = _add(tab, k, p & 1, True)
+    c = _add(tab, k, (p & 1) if by_parity else 0, True)
     if c < 0:
         state[T_WS] = -1
         state[T_FULL] = ws
@@ -203,7 +212,7 @@ def occurrences(tab, keys, p, ws, ws97, k, seen):
     the window is long (positions in order, each once; ws97: the current 1997 window start, or
     ws). The seen-set is not kept up to date in a long window (it is of no use there)."""
     if p - ws >= LONG_WINDOW:
-        c = count_tabled(tab, keys, p, ws, ws97, k)
+        c = count_tabled(tab, keys, p, ws, ws97, k, True)
         if c < 0:
             c = count_back(keys, p, ws, k)
         return c, seen
