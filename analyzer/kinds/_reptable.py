@@ -151,8 +151,8 @@ def lookup(tab, k, parity):
     tag = np.int32(2 * gen + parity)
     s = _slot(t_key, t_tag, k, tag)
     if t_tag[s] != tag:
-        return 0, 0
-    c97 = 0
+        return np.int64(0), np.int64(0)
+    c97 = np.int64(0)
     if len(t_tag97) > 1 and t_tag97[s] == np.int32(state[T_GEN97]):
         c97 = np.int64(t_cnt97[s])
     return np.int64(t_cnt[s]), c97

@@ -239,7 +239,7 @@ def replay(view: GameView, text: str) -> None:
     if want:
         b = start.copy()
         seen: collections.Counter = collections.Counter()  # keys[: q + 1]
-        for q, mv in enumerate([*mainline, None]):
+        for q, nxt in enumerate([*mainline, None]):
             seen[keys[q]] += 1
             if q in want:
                 moves = []
@@ -249,9 +249,9 @@ def replay(view: GameView, text: str) -> None:
                         moves.append(cand)
                     b.pop()
                 view.written[q] = [b.san(m) for m in moves[:3]]
-            if mv is None or q >= len(sans):
+            if nxt is None or q >= len(sans):
                 break
-            b.push(mv)
+            b.push(nxt)
 
 
 def _board_svg(board) -> str:
