@@ -16,8 +16,8 @@ time and the replay kernel's and the rule kernels' (apply_rules + game_facts) ow
 1 --edition fide_2018` end to end (wall: interpreter start, kernels from the numba cache, the
 scan, Parquet). Each revision's kernels are compiled first (an untimed run, its own
 NUMBA_CACHE_DIR). The old code's time grows with the square of the length: a measurement whose
-time, extrapolated from the previous length (x (ratio of lengths)^2), exceeds --old-budget
-seconds is not run; the table shows the extrapolation instead ("~").
+CPU time, extrapolated from the previous length (x (ratio of lengths)^2), exceeds --old-budget
+seconds is not run; the table shows the extrapolation instead ("~"). Every move is numbered.
 
 Revisions as in ab_scan.py (`git archive`; `worktree` = this checkout with its edits).
 Prints a Markdown table for RESULTS.md and one JSON line.
@@ -43,13 +43,22 @@ import long_games  # noqa: E402  (tests/long_games.py)
 from ab_scan import export  # noqa: E402
 
 
+def _shuffle(plies: int) -> str:
+    return long_games.knight_shuffle(plies, max_number=None)
+
+
+def _distinct(plies: int) -> str:
+    return long_games.gray_cycle_game(plies, 7, 4, 6, 4, max_number=None)
+
+
 def _cycle(plies: int) -> str:
-    return long_games.gray_cycle_game(plies, 7, 3, 7, 3)
+    return long_games.gray_cycle_game(plies, 7, 3, 7, 3, max_number=None)
 
 
+# (every move numbered, as a PGN writer does: 1,000,000 plies are 7.9 and 9.9 MB of text)
 GAMES = {
-    "shuffle": ("1. Nf3 Nf6 2. Ng1 Ng8 ... (4 positions)", long_games.knight_shuffle),
-    "distinct": ("rooks on Gray cycles 7^4 x 6^4 (all positions new)", long_games.gray_cycle_game),
+    "shuffle": ("1. Nf3 Nf6 2. Ng1 Ng8 ... (4 positions)", _shuffle),
+    "distinct": ("rooks on Gray cycles 7^4 x 6^4 (all positions new)", _distinct),
     "cycle": ("rooks on Gray cycles 7^3 x 7^3 (a 686-position cycle)", _cycle),
 }
 
@@ -183,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
                         r["scan_wall"] = scan_once(code, cache, path, args, tmp, timeout)
                     row[name] = r
                     if r is not None:
-                        last[name] = (n, r["wall"])
+                        last[name] = (n, r["cpu"])
                     print(f"[long] {game} {n:,} {name}: {r}", file=sys.stderr, flush=True)
                 rows.append(row)
                 os.remove(path)

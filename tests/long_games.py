@@ -79,15 +79,22 @@ def fen(world: str, white: tuple[int, ...], black: tuple[int, ...], pawns: dict 
     return f"{'/'.join(rows)} w {rights} - 0 1"
 
 
-def pgn(moves: list[str], start_fen: str | None = None, result: str = "1/2-1/2", event: str = "long game") -> str:
-    """One game's PGN text, 8 moves a line, with move numbers up to 9999 (python-chess reads the
-    "0000" in a move number of 10000 or more as a null move: the later ones are left out)."""
+def pgn(
+    moves: list[str],
+    start_fen: str | None = None,
+    result: str = "1/2-1/2",
+    event: str = "long game",
+    max_number: int | None = 9999,
+) -> str:
+    """One game's PGN text, 8 moves a line, with move numbers up to `max_number` (None: all).
+    python-chess reads the "0000" in a move number of 10000 or more as a null move, so by
+    default the later moves have none (the analyzer reads both alike)."""
     head = [f'[Event "{event}"]', '[Site "generated"]', f'[Result "{result}"]']
     if start_fen is not None:
         head += ['[SetUp "1"]', f'[FEN "{start_fen}"]']
     parts = []
     for i, m in enumerate(moves):
-        if i % 2 == 0 and i < 19998:
+        if i % 2 == 0 and (max_number is None or i // 2 + 1 <= max_number):
             parts.append(f"{i // 2 + 1}. {m}")
         else:
             parts.append(m)
@@ -101,9 +108,9 @@ def _slide(world: str, colour: int, digit: int, f0: int, f1: int) -> str:
     return f"R{files[f0]}{rank}{files[f1]}{rank}"
 
 
-def knight_shuffle(plies: int) -> str:
+def knight_shuffle(plies: int, max_number: int | None = 9999) -> str:
     cycle = ("Nf3", "Nf6", "Ng1", "Ng8")
-    return pgn([cycle[i % 4] for i in range(plies)], event="knight shuffle")
+    return pgn([cycle[i % 4] for i in range(plies)], event="knight shuffle", max_number=max_number)
 
 
 def gray_cycle_game(
@@ -113,6 +120,7 @@ def gray_cycle_game(
     black_radix: int = 6,
     black_digits: int = 4,
     world: str = "plain",
+    max_number: int | None = 9999,
 ) -> str:
     """Both sides walk their Gray cycles in turn (see the module's docstring)."""
     cycles = (gray_cycle(white_radix, white_digits), gray_cycle(black_radix, black_digits))
@@ -131,7 +139,8 @@ def gray_cycle_game(
         d = next(j for j in range(len(cur)) if cur[j] != nxt[j])
         moves.append(_slide(world, c, d, cur[d], nxt[d]))
         idx[c] = (idx[c] + 1) % len(cyc)
-    return pgn(moves, start, event=f"gray cycles {white_radix}^{white_digits} {black_radix}^{black_digits}")
+    event = f"gray cycles {white_radix}^{white_digits} {black_radix}^{black_digits}"
+    return pgn(moves, start, event=event, max_number=max_number)
 
 
 def random_walk_game(
