@@ -49,6 +49,7 @@ T_LIVE = 2  # (key, parity) pairs of that window in the table
 T_WS97 = 3  # start of the 1997 window whose counts t_cnt97 holds
 T_GEN97 = 4  # its generation (t_tag97)
 T_FULL = 5  # start of a window that did not fit in the table (walked: never the case with new_table's sizes)
+T_NEXT = 6  # the next position of the window to go in (positions go in lazily: sync)
 N_STATE = 8
 
 
@@ -158,12 +159,6 @@ def lookup(tab, k, parity):
     return np.int64(t_cnt[s]), c97
 
 
-@njit(inline="always", **HOT)
-def tabled(tab, ws):
-    """The window that starts at ws is in the table."""
-    return tab[5][T_WS] == ws
-
-
 @njit(**HOT)
 def _start97(tab, ws97):
     """The 1997 window now starts at ws97 (a new generation of t_cnt97 if it moved)."""
@@ -174,49 +169,71 @@ def _start97(tab, ws97):
 
 
 @njit(**HOT)
-def count_tabled(tab, keys, p, ws, ws97, k, by_parity):
-    """Occurrences of k = keys[p] among the positions ws..p of p's parity (every position if not
-    by_parity: keys that hold the side to move), for a position p more than LONG_WINDOW positions
-    into its window (p - ws >= LONG_WINDOW), recorded in the table; positions are recorded in
-    order, one call per position from the first long one on. The window's earlier positions go
-    in when it first gets here; ws97 (>= ws): the current 1997 window start (pass ws if unused).
-    -1 if the window does not fit (the caller walks it)."""
+def sync(tab, keys, p, ws, ws97, by_parity):
+    """Make the table hold the positions ws..p of the window that starts at ws (a new generation
+    if another window is there; the positions not in it yet go in, in order): True, or False if
+    the window does not fit (then the caller walks it). Positions go in lazily, whenever a count
+    or a lookup needs them, so that the callers' common path (a position seen for the first
+    time, by its seen-set) does not touch the table. by_parity: counts per parity of the
+    position index (the chess kernels), else over every position (draughts). ws97 (>= ws): the
+    current 1997 window start, or ws; the 1997 counts hold the positions from it on."""
     state = tab[5]
     if state[T_WS] != ws:
         if state[T_FULL] == ws:
-            return -1
-        # A new window: a new generation, and its positions so far.
+            return False
         state[T_WS] = ws
         state[T_GEN] += 1
         state[T_LIVE] = 0
+        state[T_NEXT] = ws
         state[T_WS97] = -1
-        _start97(tab, ws97)
-        for q in range(ws, p):
-            if _add(tab, keys[q], (q & 1) if by_parity else 0, q >= ws97) < 0:
-                state[T_WS] = -1
-                state[T_FULL] = ws
-                return -1
-    else:
-        _start97(tab, ws97)
-    c = _add(tab, k, (p & 1) if by_parity else 0, True)
+    # (every position inserted so far is before ws97 if it moved since: they were inserted by a
+    # call for an earlier position, when ws97 was still the old one)
+    _start97(tab, ws97)
+    for q in range(state[T_NEXT], p + 1):
+        if _add(tab, keys[q], (q & 1) if by_parity else 0, q >= ws97) < 0:
+            state[T_WS] = -1
+            state[T_FULL] = ws
+            return False
+    state[T_NEXT] = max(state[T_NEXT], p + 1)
+    return True
+
+
+@njit(inline="always", **HOT)
+def tabled(tab, ws):
+    """The window that starts at ws is in the table (as far as the last sync put it there)."""
+    return tab[5][T_WS] == ws
+
+
+@njit(**HOT)
+def count_tabled(tab, keys, p, ws, ws97, k, by_parity):
+    """Occurrences of k = keys[p] among the positions ws..p of p's parity (every position if not
+    by_parity) from the table (sync), or -1 if the window does not fit (the caller walks it)."""
+    if not sync(tab, keys, p, ws, ws97, by_parity):
+        return -1
+    return lookup(tab, k, (p & 1) if by_parity else 0)[0]
+
+
+@njit(**HOT)
+def _count_long(tab, keys, p, ws, ws97, k):
+    """count_tabled per parity, or the walk if the window does not fit."""
+    c = count_tabled(tab, keys, p, ws, ws97, k, True)
     if c < 0:
-        state[T_WS] = -1
-        state[T_FULL] = ws
+        c = count_back(keys, p, ws, k)
     return c
 
 
-@njit(forceinline=True, **HOT)
+@njit(inline="always", **HOT)
 def occurrences(tab, keys, p, ws, ws97, k, seen):
-    """(occurrences of k = keys[p] among the positions ws..p of p's parity, seen): walked
-    (repetition_count, with the seen-set of p's parity) in a short window, from the table once
-    the window is long (positions in order, each once; ws97: the current 1997 window start, or
-    ws). The seen-set is not kept up to date in a long window (it is of no use there)."""
-    if p - ws >= LONG_WINDOW:
-        c = count_tabled(tab, keys, p, ws, ws97, k, True)
-        if c < 0:
-            c = count_back(keys, p, ws, k)
-        return c, seen
-    return repetition_count(keys, p, ws, k, seen)
+    """(occurrences of k = keys[p] among the positions ws..p of p's parity, seen with k's bit):
+    repetition_count, whose walk back (only for a key whose seen-set bit is set) is a table
+    lookup once the window is long (sync: ws97 the current 1997 window start, or ws). Positions
+    seen for the first time, by the seen-set, cost what they did before the table."""
+    bit = U1 << (k >> np.uint64(58))
+    if seen & bit:
+        if p - ws >= LONG_WINDOW:
+            return _count_long(tab, keys, p, ws, ws97, k), seen
+        return count_back(keys, p, ws, k), seen
+    return 1, seen | bit
 
 
 analyzer._numba_env.plain_calls(globals())

@@ -24,7 +24,7 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from analyzer.codes import S_AMBIGUOUS, S_BAD_TOKEN, S_ILLEGAL, S_INTERNAL, S_NO_MOVES, S_OK, S_UNTERMINATED
-from analyzer.kinds._reptable import count_back, lookup, new_table, occurrences, tabled
+from analyzer.kinds._reptable import LONG_WINDOW, count_back, lookup, new_table, occurrences, sync
 from analyzer.kinds.chess._board import (
     HOT,
     JIT,
@@ -513,7 +513,7 @@ def _lookahead_repeat(bb, mb, st, ct, pkey, key, p, ws, ws97, cnow, moves, nmove
     rights = st[ST_CASTLE]
     if p - 1 < ws:
         return best, best97
-    in_table = tabled(tab, ws)
+    in_table = p - ws >= LONG_WINDOW and sync(tab, key, p, ws, ws97, True)
     c97 = 0
     for i in range(nmoves):
         m = moves[i]
@@ -551,7 +551,7 @@ def _lookahead_repeat(bb, mb, st, ct, pkey, key, p, ws, ws97, cnow, moves, nmove
                         best97 = c97
     if not want97:
         best97 = best
-    return best, best97
+    return min(best, REP_NEXT_MAX), min(best97, REP_NEXT_MAX)
 
 
 @njit(**HOT)
@@ -637,8 +637,8 @@ def _record(bb, mb, st, ct, pkey, p, ws, ws97, window_start, window97, facts, fi
             f |= FLAG_FIFTY_LOOKED
             if _fifty_intended(bb, mb, st, ct, moves, nm, scratch, bb2, mb2, st2):
                 f |= FLAG_FIFTY_INTENDED
-    rep_next[pu] = min(rn, REP_NEXT_MAX)
-    rep_next97[pu] = min(rn97, REP_NEXT_MAX)
+    rep_next[pu] = rn
+    rep_next97[pu] = rn97
     flags[pu] = f
     clock[pu] = clk_now
 

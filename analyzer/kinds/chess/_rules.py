@@ -176,6 +176,19 @@ def apply_rules(
     If the event arrays are too small, events past their capacity are counted but not written:
     the caller compares the return value with the capacity and calls again with room.
     """
+    facts = (key, hmc, flags, rep_next, rep_next97, clock)
+    events = (ev_game, ev_ply, ev_rule, ev_kind, ev_side, ev_reps, ev_hmc, ev_clock)
+    games = (pos_off, stm0, result_code, time_forfeit, auto_rep_on)
+    return _apply_rules(games, params, facts, out, events, _window_table(pos_off))
+
+
+@njit(**HOT)
+def _apply_rules(games, params, facts, out, events, tab):
+    """apply_rules without the numba runtime: no reference counting in the loop over positions
+    (the arrays come grouped in tuples; tab: the table of long repetition windows, _reptable)."""
+    pos_off, stm0, result_code, time_forfeit, auto_rep_on = games
+    key, hmc, flags, rep_next, rep_next97, clock = facts
+    ev_game, ev_ply, ev_rule, ev_kind, ev_side, ev_reps, ev_hmc, ev_clock = events
     n_games = len(stm0)
     cap = len(ev_game)
     claim_reps = params[P_CLAIM_REPS]
@@ -190,7 +203,6 @@ def apply_rules(
     keys = key
     window_flag = FLAG_WINDOW97 if params[P_IDENTITY] == IDENTITY_1997 else FLAG_WINDOW_START
     nexts = rep_next97 if params[P_IDENTITY] == IDENTITY_1997 else rep_next
-    tab = _window_table(pos_off)
     ne = 0
     for g in range(n_games):
         g0, g1 = _game_span(pos_off, g, out, N_VERDICT)
@@ -320,7 +332,12 @@ def game_facts(pos_off, key, hmc, flags, clock, out, has_clock):
     the final position's repetition count, clock and checkmate/stalemate/insufficient flags.
     has_clock[g]: some position of game g has a %clk time (clock not NaN); read in the same walk
     (a numpy cumsum over every position's clock cost ~40 M instructions per 50,000 games)."""
-    tab = _window_table(pos_off)
+    _game_facts(pos_off, key, hmc, flags, clock, out, has_clock, _window_table(pos_off))
+
+
+@njit(**HOT)
+def _game_facts(pos_off, key, hmc, flags, clock, out, has_clock, tab):
+    """game_facts without the numba runtime (no reference counting in the loop over positions)."""
     for g in range(len(pos_off) - 1):
         g0, g1 = _game_span(pos_off, g, out, out.shape[1])
         has_clock[g] = False

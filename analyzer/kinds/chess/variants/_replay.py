@@ -21,7 +21,7 @@ import analyzer._numba_env  # NUMBA_CACHE_DIR before numba loads or compiles ker
 import numpy as np
 from numba import njit
 
-from analyzer.kinds._reptable import count_back, lookup, new_table, occurrences, tabled
+from analyzer.kinds._reptable import LONG_WINDOW, count_back, lookup, new_table, occurrences, sync
 from analyzer.kinds.chess._board import HOT, JIT, ST_CASTLE, ST_EP, ST_HMC, ST_STM, U0, U1, bit, side_boards
 from analyzer.kinds.chess._replay import (
     FLAG_CHECK,
@@ -388,7 +388,7 @@ def _record(v, bb, mb, st, p, ws, window_start, facts, clk_now, vflags, fifty_mi
             base ^= ZOBRIST_EP_FILE[st[ST_EP] % 8]
         rights = st[ST_CASTLE]
         twice = key_bits[2 + ((p - 1) & 1)]  # top-6-bit filter of the keys seen twice, that parity
-        in_table = tabled(tab, ws)  # a long window: counts from the table, not walked
+        in_table = p - ws >= LONG_WINDOW and sync(tab, key, p, ws, ws, True)  # a long window: counts from the table
         for i in range(nm):
             m = moves[i]
             zero = is_zeroing(bb, st, m)
