@@ -8,13 +8,16 @@ the fastest thing to do. A generated or garbage game can hold one window of mill
 positions, and a walk per position (and per legal move of the intended-move look-ahead) made the
 replay quadratic: 100,000 plies of `Nf3 Nf6 Ng1 Ng8` took 17 s.
 
-So once a window holds more than LONG_WINDOW positions, its keys go into an open-addressing hash
-table, (key, parity) -> occurrences so far, and every later position of the window costs one
-insertion and each look-ahead move one lookup. The table is allocated once per batch (the
-replay) or per call (the rule kernels), sized to the longest game, and never cleared: each
-tabled window has its own generation number, and a slot whose tag is of another generation is
-empty. The 1997-2005 identity's windows (FLAG_WINDOW97) are sub-windows of the 2009 ones: a slot
-also holds the count since the current 1997 window start (with that window's generation).
+So once a window holds more than LONG_WINDOW positions, a count that would walk back (the key's
+seen-set bit is set) or a look-ahead move asks an open-addressing hash table, (key, parity) ->
+occurrences so far, instead: the table gets the window's positions in order, each once, when a
+count or a lookup first needs them (`sync`), so a position costs one insertion and a lookup
+at most, and positions the seen-set says are new cost what they did before the table. The
+table is allocated once per batch (the replays) or per call (the rule kernels), sized to the
+longest game, and never cleared: each tabled window has its own generation number, and a slot
+whose tag is of another generation is empty. The 1997-2005 identity's windows (FLAG_WINDOW97)
+are sub-windows of the 2009 ones: a slot also holds the count since the current 1997 window
+start (with that window's generation).
 
 The chess replay, its variants' replay and the chess rule kernels count among the positions of
 p's parity, as their walk does (stepping back by 2); the Russian draughts replay counts every
