@@ -11,6 +11,7 @@ the game's byte offset; when that input is gone or changed, the timeline is show
 
 from __future__ import annotations
 
+import collections
 import io
 import os
 import re
@@ -220,31 +221,39 @@ def replay(view: GameView, text: str) -> None:
     occ: dict[str, list[int]] = {}
     for q, k in enumerate(keys):
         occ.setdefault(k, []).append(q)
+    # Each position seen three times, drawn at its third occurrence. One pass over the moves for
+    # them all, and counts kept as the moves go: a long game repeats thousands of positions.
+    mainline = list(game.mainline_moves())
     start = game.board()
-    for k, plies in occ.items():
-        if len(plies) >= 3:
-            b = start.copy()
-            for mv in list(game.mainline_moves())[: plies[2]]:
-                b.push(mv)
-            view.repetitions.append(Repetition(k, plies, plies[2], labels[plies[2]], _board_svg(b)))
+    thirds = {plies[2]: k for k, plies in occ.items() if len(plies) >= 3}
+    if thirds:
+        b = start.copy()
+        last = max(thirds)
+        for q in range(last + 1):
+            if q in thirds:
+                k = thirds[q]
+                view.repetitions.append(Repetition(k, occ[k], q, labels[q], _board_svg(b)))
+            if q < last:
+                b.push(mainline[q])
     view.repetitions.sort(key=lambda r: r.nth)
     # written-move chances: the moves whose position would occur a third time (threefold)
     want = {ev["ply"] for ev in view.events if ev["kind"] == "claim_intended" and ev["rule"] == "threefold"}
     if want:
         b = start.copy()
-        for q, mv in enumerate([*game.mainline_moves(), None]):
+        seen: collections.Counter = collections.Counter()  # keys[: q + 1]
+        for q, nxt in enumerate([*mainline, None]):
+            seen[keys[q]] += 1
             if q in want:
-                seen = keys[: q + 1]
                 moves = []
                 for cand in b.legal_moves:
                     b.push(cand)
-                    if seen.count(_key(b)) >= 2:
+                    if seen[_key(b)] >= 2:
                         moves.append(cand)
                     b.pop()
                 view.written[q] = [b.san(m) for m in moves[:3]]
-            if mv is None or q >= len(sans):
+            if nxt is None or q >= len(sans):
                 break
-            b.push(mv)
+            b.push(nxt)
 
 
 def _board_svg(board) -> str:

@@ -7,8 +7,8 @@ every position p of every game (p = 0 is the start position, p = k after the k-t
                      castling rights, and the e.p. file only when an e.p. capture is legal
   hmc        int32   halfmove clock (python-chess `halfmove_clock`)
   flags      uint16  FLAG_* bits below
-  rep_next   int8    the most earlier occurrences (>= 2, else 0) of a position that one legal move
-                     reaches (for the intended-move claim 9.2.1.1); `rep_next97` the same under
+  rep_next   int8    the most earlier occurrences (>= 2, else 0; at most REP_NEXT_MAX) of a position
+                     that one legal move reaches (for the intended-move claim 9.2.1.1); `rep_next97` the same under
                      the 1997-2005 identity (see FLAG_WINDOW97)
   clock      float32 seconds on the clock of the side to move (from %clk), NaN if unknown
   eval       int16   the first valid "[%eval V]" of the comments after the move that led here
@@ -28,6 +28,7 @@ from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from analyzer.codes import S_AMBIGUOUS, S_BAD_TOKEN, S_ILLEGAL, S_INTERNAL, S_NO_MOVES, S_OK, S_UNTERMINATED
+from analyzer.kinds._reptable import LONG_WINDOW, count_back, lookup, new_table, occurrences, sync
 from analyzer.kinds.chess._board import (
     HOT,
     JIT,
@@ -107,6 +108,10 @@ FLAG_FIFTY_LOOKED = 512  # FLAG_FIFTY_INTENDED was evaluated at this position
 # the right to castle are not the same.
 CASTLE_NOW_SHIFT = 10
 FLAG_WINDOW97 = 1 << 14
+# rep_next and rep_next97 are int8: counts above this (a generated game of thousands of plies
+# repeating a position) are stored as it, not wrapped to negative numbers. Rule kernels compare
+# them with an edition's claim count - 1, so a claim count up to 128 reads them exactly.
+REP_NEXT_MAX = 127
 
 
 _NAN32 = np.float32(np.nan)
@@ -495,30 +500,6 @@ def _key_delta(mb, st, m):
 
 
 @njit(**HOT)
-def count_back(keys, p, ws, k):
-    """Occurrences of k among positions ws..p with p's parity (stepping back by 2)."""
-    n = 0
-    q = p
-    while q >= ws:
-        if keys[q] == k:
-            n += 1
-        q -= 2
-    return n
-
-
-@njit(forceinline=True, **HOT)
-def repetition_count(keys, p, ws, k, seen):
-    """(count_back(keys, p, ws, k) for keys[p] == k, seen with k's bit set), filtered: `seen`
-    holds one bit (the key's top 6 bits) per position of p's parity since the window start ws
-    (the caller keeps one word per parity and clears both there); a clear bit means k occurs
-    for the first time, so most positions skip the walk back."""
-    bit = U1 << (k >> np.uint64(58))
-    if seen & bit:
-        return count_back(keys, p, ws, k), seen
-    return 1, seen | bit
-
-
-@njit(**HOT)
 def _copy_board(bb, mb, st, bb2, mb2, st2):
     """bb2, mb2, st2 = copies of the position (scratch arrays: helpers here do not allocate)."""
     for i in range(8):
@@ -530,15 +511,18 @@ def _copy_board(bb, mb, st, bb2, mb2, st2):
 
 
 @njit(**HOT)
-def _lookahead_repeat(bb, mb, st, ct, pkey, key, p, ws, ws97, cnow, moves, nmoves, bb2, mb2, st2, want97):
+def _lookahead_repeat(bb, mb, st, ct, pkey, key, p, ws, ws97, cnow, moves, nmoves, bb2, mb2, st2, want97, tab):
     """Max earlier occurrences (>= 2) of the position reached by a reversible legal move, in
-    the 2009+ window and in the 1997 window (where the move must not change castling-now)."""
+    the 2009+ window and in the 1997 window (where the move must not change castling-now):
+    walked back in a short window, looked up in `tab` (_reptable) once the window is long."""
     best = 0
     best97 = 0
     stm = st[ST_STM]
     rights = st[ST_CASTLE]
     if p - 1 < ws:
         return best, best97
+    in_table = p - ws >= LONG_WINDOW and sync(tab, key, p, ws, ws97, True)
+    c97 = 0
     for i in range(nmoves):
         m = moves[i]
         frm = m_from(m)
@@ -555,7 +539,10 @@ def _lookahead_repeat(bb, mb, st, ct, pkey, key, p, ws, ws97, cnow, moves, nmove
             ^ ZOBRIST_WHITE_TO_MOVE
             ^ ZOBRIST_CASTLE[rights]
         )
-        c = count_back(key, p - 1, ws, nk)
+        if in_table:
+            c, c97 = lookup(tab, nk, (p - 1) & 1)
+        else:
+            c = count_back(key, p - 1, ws, nk)
         if c >= 2:
             if c > best:
                 best = c
@@ -566,12 +553,13 @@ def _lookahead_repeat(bb, mb, st, ct, pkey, key, p, ws, ws97, cnow, moves, nmove
                     make_move(bb2, mb2, st2, ct, m)
                     same_cnow = castle_now_bits(bb2, rights, ct) == cnow
                 if same_cnow:
-                    c97 = count_back(key, p - 1, ws97, nk)
+                    if not in_table:
+                        c97 = count_back(key, p - 1, ws97, nk)
                     if c97 >= 2 and c97 > best97:
                         best97 = c97
     if not want97:
         best97 = best
-    return best, best97
+    return min(best, REP_NEXT_MAX), min(best97, REP_NEXT_MAX)
 
 
 @njit(**HOT)
@@ -598,11 +586,12 @@ def _record(bb, mb, st, ct, pkey, p, ws, ws97, window_start, window97, facts, fi
 
     facts: the output arrays (key, hmc, flags, rep_next, rep_next97, clock); work: the arrays the
     replay loop lends it (moves, scratch, n_twice, key_bits, pin_out, bb2, mb2, st2: scratch, key_bits
-    the seen-set of repetition_count; last_clk: the players' last clock readings). Passed as two
+    the seen-set of repetition_count; last_clk: the players' last clock readings; tab: the
+    table of long repetition windows, _reptable). Passed as two
     tuples so that the three call sites do not each spell out fifteen arrays; _record is inlined on
     the hot path, where the tuples cost nothing."""
     key, hmc, flags, rep_next, rep_next97, clock = facts
-    moves, scratch, n_twice, key_bits, pin_out, bb2, mb2, st2, last_clk = work
+    moves, scratch, n_twice, key_bits, pin_out, bb2, mb2, st2, last_clk, tab = work
     clk_now = last_clk[st[ST_STM]]
     stm = st[ST_STM]
     legal_ep = has_legal_ep(bb, st) if st[ST_EP] >= 0 else False
@@ -639,7 +628,7 @@ def _record(bb, mb, st, ct, pkey, p, ws, ws97, window_start, window97, facts, fi
         if insufficient_material(bb):
             f |= FLAG_INSUFFICIENT
     # Repetition bookkeeping for the intended-move lookahead.
-    c, key_bits[p & 1] = repetition_count(key, p, ws, k, key_bits[p & 1])
+    c, key_bits[p & 1] = occurrences(tab, key, p, ws, ws97, k, key_bits[p & 1])
     if c == 2:
         n_twice[stm] += 1
     rn = 0
@@ -649,7 +638,9 @@ def _record(bb, mb, st, ct, pkey, p, ws, ws97, window_start, window97, facts, fi
     if need_rep or need_fifty:
         nm = gen_legal(bb, mb, st, ct, moves, 256)
         if need_rep:
-            rn, rn97 = _lookahead_repeat(bb, mb, st, ct, pkey, key, p, ws, ws97, cnow, moves, nm, bb2, mb2, st2, want97)
+            rn, rn97 = _lookahead_repeat(
+                bb, mb, st, ct, pkey, key, p, ws, ws97, cnow, moves, nm, bb2, mb2, st2, want97, tab
+            )
         if need_fifty:
             f |= FLAG_FIFTY_LOOKED
             if _fifty_intended(bb, mb, st, ct, moves, nm, scratch, bb2, mb2, st2):
@@ -1148,10 +1139,18 @@ def replay_batch(
     mb = np.empty(64, dtype=np.int8)
     mb2 = np.empty(64, dtype=np.int8)
     ct = np.empty(CT_SIZE, dtype=np.int64)
+    # The table of long repetition windows, sized to the longest game (at most mt_len // 3 + 2
+    # positions: a move takes 3 bytes or more; analyze.py sizes the facts the same way).
+    longest = 0
+    for g in range(len(mt_start)):
+        if init_idx[g] >= 0:
+            longest = max(longest, (mt_end[g] - mt_start[g]) // 3 + 2)
+    longest = min(longest, len(key))
+    tab = new_table(longest, longest, want97)
     starts = (init_bb, init_mb, init_st, init_ct)
     errors = (status, err_ply, err_s, err_e)
     facts = (key, hmc, flags, rep_next, rep_next97, clock)
-    workspaces = (ws_i64, ws_u64, ws_f64, moves, mb, mb2, ct)
+    workspaces = (ws_i64, ws_u64, ws_f64, moves, mb, mb2, ct, tab)
     finals = (final_bb, final_st)
     return _replay_games(
         buf,
@@ -1182,7 +1181,7 @@ def _replay_games(
     status, err_ply, err_s, err_e = errors
     final_bb, final_st = finals
     key, _hmc, flags, _rep_next, _rep_next97, clock = facts  # (the loop itself uses these three)
-    ws_i64, ws_u64, ws_f64, moves, mb, mb2, ct = workspaces
+    ws_i64, ws_u64, ws_f64, moves, mb, mb2, ct, tab = workspaces
     n_games = len(mt_start)
     cap = len(key)
     st = ws_i64[0:4]
@@ -1195,7 +1194,7 @@ def _replay_games(
     pin_out = ws_u64[16:17]
     key_bits = ws_u64[17:19]
     last_clk = ws_f64[0:2]
-    work = (moves, scratch, n_twice, key_bits, pin_out, bb2, mb2, st2, last_clk)
+    work = (moves, scratch, n_twice, key_bits, pin_out, bb2, mb2, st2, last_clk, tab)
     ct_idx = -1  # the start position whose castling table is in ct
     p = 0
     for g in range(n_games):

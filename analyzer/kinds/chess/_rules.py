@@ -66,6 +66,7 @@ from analyzer.codes import (
     V_THREEFOLD,
     V_THREEFOLD_CLAIM,
 )
+from analyzer.kinds._reptable import new_table, occurrences
 from analyzer.kinds.chess._replay import (
     FLAG_CHECKMATE,
     FLAG_FIFTY_INTENDED,
@@ -75,7 +76,6 @@ from analyzer.kinds.chess._replay import (
     FLAG_STALEMATE,
     FLAG_WINDOW97,
     FLAG_WINDOW_START,
-    repetition_count,
 )
 
 JIT: dict[str, Any] = {"cache": True, "nogil": True}
@@ -99,6 +99,10 @@ P_LIMITS = 13  # the rows: (material signature, claim plies, automatic plies; -1
 REP_MODE_ANY = 0  # N occurrences anywhere since the last irreversible move (2018 text)
 IDENTITY_1997 = 1  # castling possible right now is part of the position (1997-2005 texts)
 N_RULES_CHESS = 6  # threefold, fifty, fivefold, seventyfive, offer, insufficient_material
+# The tables' repetition counts (events.repetition_count, games.final_repetition_count) are
+# int16: a larger count (a generated game repeating a position 32,768 times or more) is written
+# as this, not wrapped (a wrapped one read as a negative number, or null).
+REPS_MAX = 32767
 
 
 @njit(**HOT)
@@ -123,18 +127,19 @@ def _game_span(pos_off, g, out, n_columns):
 
 
 @njit(inline="always", **HOT)
-def _occurrences(keys, p, window_start, ws, seen0, seen1):
+def _occurrences(keys, p, window_start, ws, seen0, seen1, tab):
     """How often position p has occurred in its repetition window, walking a game forward: the
     window state (ws, and the seen-sets of repetition_count for even and odd p) comes in from
-    p - 1 and goes out to p + 1. A window start at p restarts the window there."""
+    p - 1 and goes out to p + 1. A window start at p restarts the window there. A long window
+    is counted in `tab` (_reptable: constant time per position)."""
     if window_start:
         ws = p
         seen0 = np.uint64(0)
         seen1 = np.uint64(0)
     if p & 1:
-        reps, seen1 = repetition_count(keys, p, ws, keys[p], seen1)
+        reps, seen1 = occurrences(tab, keys, p, ws, ws, keys[p], seen1)
     else:
-        reps, seen0 = repetition_count(keys, p, ws, keys[p], seen0)
+        reps, seen0 = occurrences(tab, keys, p, ws, ws, keys[p], seen0)
     return reps, ws, seen0, seen1
 
 
@@ -148,6 +153,16 @@ def _window_limits(params, n_limits, sig, claim_plies, auto_plies):
             a = params[row + 2]
             return (c if c >= 0 else claim_plies), (a if a >= 0 else auto_plies)
     return claim_plies, auto_plies
+
+
+@njit(**JIT)
+def _window_table(pos_off):
+    """A table (_reptable) for the longest game's windows: 2 slots per position (a load of
+    at most 1/2), a token one if no game has a long window."""
+    longest = 0
+    for g in range(len(pos_off) - 1):
+        longest = max(longest, pos_off[g + 1] - pos_off[g])
+    return new_table(longest, 2 * longest, False)
 
 
 @njit(**JIT)
@@ -187,6 +202,19 @@ def apply_rules(
     If the event arrays are too small, events past their capacity are counted but not written:
     the caller compares the return value with the capacity and calls again with room.
     """
+    facts = (key, hmc, flags, rep_next, rep_next97, clock)
+    events = (ev_game, ev_ply, ev_rule, ev_kind, ev_side, ev_reps, ev_hmc, ev_clock)
+    games = (pos_off, stm0, result_code, time_forfeit, auto_rep_on)
+    return _apply_rules(games, params, facts, out, events, _window_table(pos_off))
+
+
+@njit(**HOT)
+def _apply_rules(games, params, facts, out, events, tab):
+    """apply_rules without the numba runtime: no reference counting in the loop over positions
+    (the arrays come grouped in tuples; tab: the table of long repetition windows, _reptable)."""
+    pos_off, stm0, result_code, time_forfeit, auto_rep_on = games
+    key, hmc, flags, rep_next, rep_next97, clock = facts
+    ev_game, ev_ply, ev_rule, ev_kind, ev_side, ev_reps, ev_hmc, ev_clock = events
     n_games = len(stm0)
     cap = len(ev_game)
     claim_reps = params[P_CLAIM_REPS]
@@ -218,7 +246,7 @@ def apply_rules(
             i = p - g0
             side = (stm0[g] + i) % 2
             f = flags[p]
-            reps, ws, seen0, seen1 = _occurrences(keys, p, f & window_flag, ws, seen0, seen1)
+            reps, ws, seen0, seen1 = _occurrences(keys, p, f & window_flag, ws, seen0, seen1, tab)
             has_move = (f & FLAG_HAS_MOVE) != 0
             # The move limits of this window (by its material, for editions that have such limits).
             claim_plies = base_claim
@@ -311,7 +339,7 @@ def apply_rules(
                     ev_kind[ne] = kind
                     # An offer is made by the side that just moved; claims belong to the side to move.
                     ev_side[ne] = (1 - side) if r == R_OFFER else side
-                    ev_reps[ne] = reps
+                    ev_reps[ne] = min(reps, REPS_MAX)
                     ev_hmc[ne] = hmc[p]
                     ev_clock[ne] = clock[p]
                 ne += 1
@@ -350,6 +378,12 @@ def game_facts(pos_off, key, hmc, flags, clock, out, has_clock):
     the final position's repetition count, clock and checkmate/stalemate/insufficient flags.
     has_clock[g]: some position of game g has a %clk time (clock not NaN); read in the same walk
     (a numpy cumsum over every position's clock cost ~40 M instructions per 50,000 games)."""
+    _game_facts(pos_off, key, hmc, flags, clock, out, has_clock, _window_table(pos_off))
+
+
+@njit(**HOT)
+def _game_facts(pos_off, key, hmc, flags, clock, out, has_clock, tab):
+    """game_facts without the numba runtime (no reference counting in the loop over positions)."""
     for g in range(len(pos_off) - 1):
         g0, g1 = _game_span(pos_off, g, out, out.shape[1])
         has_clock[g] = False
@@ -360,7 +394,7 @@ def game_facts(pos_off, key, hmc, flags, clock, out, has_clock):
         for p in range(g0, g1):
             i = p - g0
             timed |= not np.isnan(clock[p])
-            reps, ws, seen0, seen1 = _occurrences(key, p, flags[p] & FLAG_WINDOW_START, ws, seen0, seen1)
+            reps, ws, seen0, seen1 = _occurrences(key, p, flags[p] & FLAG_WINDOW_START, ws, seen0, seen1, tab)
             if reps >= 3 and out[g, F_THIRD] < 0:
                 out[g, F_THIRD] = i
             if reps >= 5 and out[g, F_FIFTH] < 0:
@@ -371,7 +405,7 @@ def game_facts(pos_off, key, hmc, flags, clock, out, has_clock):
                 out[g, F_CLOCK150] = i
         has_clock[g] = timed
         f = flags[g1 - 1]
-        out[g, F_FINAL_REPS] = reps
+        out[g, F_FINAL_REPS] = min(reps, REPS_MAX)
         out[g, F_FINAL_HMC] = hmc[g1 - 1]
         out[g, F_FINAL_MATE] = 1 if f & FLAG_CHECKMATE else 0
         out[g, F_FINAL_STALEMATE] = 1 if f & FLAG_STALEMATE else 0

@@ -36,6 +36,7 @@ from analyzer.codes import (
     S_OK,
     S_TRUNCATED,
 )
+from analyzer.kinds._reptable import LONG_WINDOW, count_tabled, lookup, new_table, tabled
 from analyzer.kinds.russian_draughts._board import (
     ZOBRIST,
     ZOBRIST_BLACK,
@@ -47,6 +48,7 @@ from analyzer.kinds.russian_draughts._board import (
 )
 
 RES_NONE = -1  # no termination token (the result codes are analyzer.codes.RESULT_*)
+REP_MAX = 32767  # p_rep and p_intended are int16: a larger count is stored as this, not wrapped
 
 _MAX_TOKSQ = 16
 
@@ -190,6 +192,16 @@ def _variation_end(buf, pos, end):
 
 
 @numba.njit(cache=True, nogil=True)
+def _count(keys, a, b, k):
+    """Occurrences of key k among keys[a..b]."""
+    n = 0
+    for q in range(a, b + 1):
+        if keys[q] == k:
+            n += 1
+    return n
+
+
+@numba.njit(cache=True, nogil=True)
 def replay_batch(
     buf,
     mt_start,
@@ -220,6 +232,13 @@ def replay_batch(
     """Replay games i with active[i]; facts of game i go to slots ply_off[i]..ply_off[i+1]-1."""
     mv_from, mv_to, mv_capt, mv_promo, mv_path, mv_plen = move_buffers()
     sqs = np.empty(_MAX_TOKSQ, np.int64)
+    # A window (the positions since the last man move or capture) longer than LONG_WINDOW is
+    # counted in a hash table (analyzer.kinds._reptable), not walked per position and per move.
+    longest = 0
+    for g in range(len(mt_start)):
+        if active[g]:
+            longest = max(longest, ply_off[g + 1] - ply_off[g])
+    tab = new_table(longest, longest, False)
     for g in range(len(mt_start)):
         g_status[g] = S_OK
         g_plies[g] = 0
@@ -255,11 +274,14 @@ def replay_batch(
             p_matclock[slot] = matclock
             # material signature: white men | white kings << 4 | black men << 8 | black kings << 12
             p_material[slot] = popcount(wm) | (popcount(wk) << 4) | (popcount(bm) << 8) | (popcount(bk) << 12)
-            cnt = 0
-            for q in range(base + last_irrev, slot + 1):
-                if p_key[q] == key:
-                    cnt += 1
-            p_rep[slot] = cnt
+            ws = base + last_irrev
+            cnt = -1
+            if slot - ws >= LONG_WINDOW:
+                cnt = count_tabled(tab, p_key, slot, ws, ws, key, False)
+            if cnt < 0:
+                cnt = _count(p_key, ws, slot, key)
+            in_table = tabled(tab, ws)
+            p_rep[slot] = min(cnt, REP_MAX)
             n = generate_moves(wm, wk, bm, bk, stm, mv_from, mv_to, mv_capt, mv_promo, mv_path, mv_plen, True)
             p_nlegal[slot] = n
             # intended move: the largest occurrence count a legal (king, quiet) move would give
@@ -273,13 +295,10 @@ def replay_batch(
                 if not (own_k & fb):
                     continue
                 nk = key ^ ZOBRIST[colour, 1, mv_from[i]] ^ ZOBRIST[colour, 1, mv_to[i]] ^ ZOBRIST_BLACK
-                c2 = 1
-                for q in range(base + last_irrev, slot + 1):
-                    if p_key[q] == nk:
-                        c2 += 1
+                c2 = 1 + (lookup(tab, nk, 0)[0] if in_table else _count(p_key, ws, slot, nk))
                 if c2 > best:
                     best = c2
-            p_intended[slot] = best
+            p_intended[slot] = min(best, REP_MAX)
             # ---- next move token
             got_move = False
             nsq = 0

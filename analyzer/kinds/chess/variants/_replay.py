@@ -21,6 +21,7 @@ import analyzer._numba_env  # NUMBA_CACHE_DIR before numba loads or compiles ker
 import numpy as np
 from numba import njit
 
+from analyzer.kinds._reptable import LONG_WINDOW, count_back, lookup, new_table, occurrences, sync
 from analyzer.kinds.chess._board import HOT, JIT, ST_CASTLE, ST_EP, ST_HMC, ST_STM, U0, U1, bit, side_boards
 from analyzer.kinds.chess._replay import (
     EVAL_NONE,
@@ -34,6 +35,7 @@ from analyzer.kinds.chess._replay import (
     FLAG_STALEMATE,
     FLAG_WINDOW97,
     FLAG_WINDOW_START,
+    REP_NEXT_MAX,
     S_INTERNAL,
     S_UNTERMINATED,
     TOK_END,
@@ -46,9 +48,7 @@ from analyzer.kinds.chess._replay import (
     _move_failed,
     _note_null_move,
     _pass_turn,
-    count_back,
     next_move_token,
-    repetition_count,
 )
 from analyzer.kinds.chess._tables import (
     BB_BLACK,
@@ -322,15 +322,25 @@ def resolve_san(v, bb, mb, st, buf, a, b, pseudo, bb2, mb2, st2):
     return found, count
 
 
+@njit(inline="always", **HOT)
+def _count_before(tab, in_table, key, p, ws, nk):
+    """Occurrences of nk among the positions ws..p-1 of p-1's parity: looked up in the table of
+    long windows (in_table: the window is there, positions up to p) or walked back."""
+    if in_table:
+        return lookup(tab, nk, (p - 1) & 1)[0]
+    return count_back(key, p - 1, ws, nk)
+
+
 @njit(**HOT)
 def _record(v, bb, mb, st, p, ws, window_start, facts, clk_now, vflags, fifty_min_clock, work):
     """Facts of the position now on the board, stored at index p.
 
     facts: the output arrays as the chess _record takes them (key, hmc, flags, rep_next,
     rep_next97, clock); work: the scratch arrays (moves, moves2, pseudo, bb2, mb2, st2, bb3, mb3,
-    st3, n_twice, key_bits). Two tuples, so that the three call sites do not each spell out twenty."""
+    st3, n_twice, key_bits) and the table of long repetition windows (tab, _reptable). Two
+    tuples, so that the three call sites do not each spell out twenty."""
     key, hmc, flags, rep_next, rep_next97, clock = facts
-    moves, moves2, pseudo, bb2, mb2, st2, bb3, mb3, st3, n_twice, key_bits = work
+    moves, moves2, pseudo, bb2, mb2, st2, bb3, mb3, st3, n_twice, key_bits, tab = work
     stm = st[ST_STM]
     vend = variant_end(v, bb, st)
     legal_ep = st[ST_EP] >= 0 and has_legal_ep(v, bb, mb, st, bb2, mb2, st2)
@@ -360,7 +370,7 @@ def _record(v, bb, mb, st, p, ws, window_start, facts, clk_now, vflags, fifty_mi
         f |= FLAG_STALEMATE
     if insufficient_material(v, bb, st):
         f |= FLAG_INSUFFICIENT
-    c, key_bits[p & 1] = repetition_count(key, p, ws, k, key_bits[p & 1])
+    c, key_bits[p & 1] = occurrences(tab, key, p, ws, ws, k, key_bits[p & 1])
     if c == 2:
         n_twice[stm] += 1
         key_bits[2 + (p & 1)] |= U1 << (k >> np.uint64(58))
@@ -379,6 +389,7 @@ def _record(v, bb, mb, st, p, ws, window_start, facts, clk_now, vflags, fifty_mi
             base ^= ZOBRIST_EP_FILE[st[ST_EP] % 8]
         rights = st[ST_CASTLE]
         twice = key_bits[2 + ((p - 1) & 1)]  # top-6-bit filter of the keys seen twice, that parity
+        in_table = p - ws >= LONG_WINDOW and sync(tab, key, p, ws, ws, True)  # a long window: counts from the table
         for i in range(nm):
             m = moves[i]
             zero = is_zeroing(bb, st, m)
@@ -395,7 +406,7 @@ def _record(v, bb, mb, st, p, ws, window_start, facts, clk_now, vflags, fifty_mi
                     ^ Z_POCKET[stm, pt, (cnt0 - 1) & 63]
                 )
                 if twice & (U1 << (nk >> np.uint64(58))):
-                    cnt = count_back(key, p - 1, ws, nk)
+                    cnt = _count_before(tab, in_table, key, p, ws, nk)
             elif (
                 m_flag(m) == 0
                 and m_promo(m) == 0
@@ -407,11 +418,11 @@ def _record(v, bb, mb, st, p, ws, window_start, facts, clk_now, vflags, fifty_mi
                 if v == V_CRAZYHOUSE and (bb[BB_PROMOTED] & bit(frm)):
                     nk ^= Z_PROMOTED[frm] ^ Z_PROMOTED[to]
                 if twice & (U1 << (nk >> np.uint64(58))):
-                    cnt = count_back(key, p - 1, ws, nk)
+                    cnt = _count_before(tab, in_table, key, p, ws, nk)
                 if cnt >= 2 and v == V_THREECHECK:
                     copy_pos(bb, mb, st, bb3, mb3, st3)
                     make_move(v, bb3, mb3, st3, m)
-                    cnt = count_back(key, p - 1, ws, position_key(v, bb3, mb3, st3, False))
+                    cnt = _count_before(tab, in_table, key, p, ws, position_key(v, bb3, mb3, st3, False))
             elif v == V_CRAZYHOUSE:
                 # Captures and pawn moves are reversible in Crazyhouse (python-chess
                 # is_irreversible = loss of castling rights only): play them.
@@ -421,7 +432,7 @@ def _record(v, bb, mb, st, p, ws, window_start, facts, clk_now, vflags, fifty_mi
                     lep = st3[2] >= 0 and has_legal_ep(v, bb3, mb3, st3, bb2, mb2, st2)
                     nk = position_key(v, bb3, mb3, st3, lep)
                     if twice & (U1 << (nk >> np.uint64(58))):
-                        cnt = count_back(key, p - 1, ws, nk)
+                        cnt = _count_before(tab, in_table, key, p, ws, nk)
             # Any other move is irreversible: its position differs from every position of the
             # window (material, pawns, castling rights or e.p.), as in python-chess.
             if cnt >= 2 and cnt > rn and is_legal_move(v, bb, mb, st, m, bb2, mb2, st2):
@@ -438,8 +449,8 @@ def _record(v, bb, mb, st, p, ws, window_start, facts, clk_now, vflags, fifty_mi
             if any_legal(v, bb3, mb3, st3, pseudo, bb2, mb2, st2):
                 f |= FLAG_FIFTY_INTENDED
                 break
-    rep_next[p] = rn
-    rep_next97[p] = rn
+    rep_next[p] = min(rn, REP_NEXT_MAX)
+    rep_next97[p] = min(rn, REP_NEXT_MAX)
     flags[p] = f
     clock[p] = clk_now
     vf = variant_outcome(v, bb, st, vend, has_move, chk)
@@ -495,9 +506,17 @@ def replay_batch(
     n_twice = np.zeros(2, np.int64)
     key_bits = np.zeros(4, np.uint64)
     last_clk = np.empty(2, np.float64)
+    # The table of long repetition windows (_reptable), sized to the longest game (at most
+    # mt_len // 2 + 2 positions, as variants/analyze.py sizes the facts).
+    longest = 0
+    for g in range(n_games):
+        if init_idx[g] >= 0:
+            longest = max(longest, (mt_end[g] - mt_start[g]) // 2 + 2)
+    longest = min(longest, cap)
+    tab = new_table(longest, longest, False)
     p = 0
     facts = (key, hmc, flags, rep_next, rep_next97, clock)
-    work = (moves, moves2, pseudo, bb2, mb2, st2, bb3, mb3, st3, n_twice, key_bits)
+    work = (moves, moves2, pseudo, bb2, mb2, st2, bb3, mb3, st3, n_twice, key_bits, tab)
     for g in range(n_games):
         _begin_game(g, p, pos_off, status, err_ply, err_s, err_e, last_clk)
         ii = init_idx[g]
