@@ -205,13 +205,14 @@ def apply_rules(
     facts = (key, hmc, flags, rep_next, rep_next97, clock)
     events = (ev_game, ev_ply, ev_rule, ev_kind, ev_side, ev_reps, ev_hmc, ev_clock)
     games = (pos_off, stm0, result_code, time_forfeit, auto_rep_on)
-    return _apply_rules(games, params, facts, out, events, _window_table(pos_off))
+    return _apply_rules(games, params, facts, out, events, _window_table(pos_off), material)
 
 
 @njit(**HOT)
-def _apply_rules(games, params, facts, out, events, tab):
+def _apply_rules(games, params, facts, out, events, tab, material):
     """apply_rules without the numba runtime: no reference counting in the loop over positions
-    (the arrays come grouped in tuples; tab: the table of long repetition windows, _reptable)."""
+    (the arrays come grouped in tuples; tab: the table of long repetition windows, _reptable;
+    material: as apply_rules takes it)."""
     pos_off, stm0, result_code, time_forfeit, auto_rep_on = games
     key, hmc, flags, rep_next, rep_next97, clock = facts
     ev_game, ev_ply, ev_rule, ev_kind, ev_side, ev_reps, ev_hmc, ev_clock = events
