@@ -36,6 +36,9 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "scan": (
         "apply_rules",
         "game_facts",
+        "dead_candidates",
+        "classify_batch",
+        "certificate_texts",
         "apply_measures",
         "find_games",
         "parse_tags",

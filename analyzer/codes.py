@@ -53,6 +53,10 @@ RULES = (
     "main_diagonal",
     "small_ending",
     "king_moves",
+    # chess: a dead position ends the game (FIDE 5.2.2; 9.6 before 2014), and a loss on time is a
+    # draw when the winner could not checkmate by any series of legal moves (FIDE 6.9)
+    "dead_position",
+    "timeout_vs_unwinnable",
 )
 (
     R_THREEFOLD,
@@ -66,6 +70,8 @@ RULES = (
     R_MAIN_DIAGONAL,
     R_SMALL_ENDING,
     R_KING_MOVES,
+    R_DEAD_POSITION,
+    R_TIMEOUT_UNWINNABLE,
 ) = range(len(RULES))
 
 # What kind of chance an event is.
@@ -107,6 +113,7 @@ DRAW_REASONS = (
     "main_diagonal",
     "small_ending",
     "king_moves",
+    "dead_position",  # the final position is dead (no mate possible), under editions that end games there
 )
 (
     DR_TIMEOUT_VS_INSUFFICIENT,
@@ -122,6 +129,7 @@ DRAW_REASONS = (
     DR_MAIN_DIAGONAL,
     DR_SMALL_ENDING,
     DR_KING_MOVES,
+    DR_DEAD_POSITION,
 ) = range(len(DRAW_REASONS))
 
 # The verdict matrix a rule kernel fills, one row per game (int32, -1 = null), in this order.
@@ -149,6 +157,10 @@ VERDICT_COLUMNS = (
     # the first chance whose outcome is `claimed` (analyzer.measures), beside the missed columns
     "claimed_ply",
     "claimed_rule",
+    # chess: the first dead position, under editions that end the game there (FIDE), and whether
+    # a loss on time went to a winner who could not mate (1) or could (0), by the edition's test
+    "dead_position_ply",
+    "timeout_unwinnable",
 )
 (
     V_THREEFOLD,
@@ -172,6 +184,8 @@ VERDICT_COLUMNS = (
     V_AVOIDED_SIDE,
     V_CLAIMED_PLY,
     V_CLAIMED_RULE,
+    V_DEAD_POSITION,
+    V_TIMEOUT_UNWINNABLE,
 ) = range(len(VERDICT_COLUMNS))
 N_VERDICT = len(VERDICT_COLUMNS)
 # Which verdict columns hold codes (and of which vocabulary); the others are plies.
@@ -184,6 +198,13 @@ VERDICT_CODED = {
     "avoided_claim_side": SIDES,
     "claimed_rule": RULES,
 }
+# Verdict columns that are booleans (1 / 0, -1 = null).
+VERDICT_BOOL = ("timeout_unwinnable",)
+
+# Can a side still checkmate (chess; analyzer.kinds.chess._unwinnable): the answer for a
+# position and an intended winner.
+WINNABILITY = ("winnable", "unwinnable", "unknown")
+W_WINNABLE, W_UNWINNABLE, W_UNKNOWN = range(len(WINNABILITY))
 
 # Edition-independent facts of a game a replay reports (games table, int32, -1 = null).
 GAME_FACT_COLUMNS = (

@@ -33,16 +33,30 @@ ENTRIES: dict[str, tuple[str, str, str, str]] = {
         "replay_batch",
         "i8",
         "u1[:]r i8[:] i8[:] i8[:] u8[:,:] i1[:,:] i8[:,:] i8[:,:] i8 b1 "  # text, games, start positions, options
-        "i8[:] i1[:] i4[:] i8[:] i8[:] u8[:] i4[:] u2[:] i1[:] i1[:] f4[:] u8[:,:] i8[:,:]",  # outputs
+        "i8[:] i1[:] i4[:] i8[:] i8[:] u8[:] i4[:] u2[:] i1[:] i1[:] f4[:] u8[:,:] i8[:,:] "  # outputs
+        "i8[:] i4[:] u8[:,:] i8[:,:] i8[:]",  # dead-position candidates
     ),
     "apply_rules": (
         "analyzer.kinds.chess._rules",
         "apply_rules",
         "i8",
-        "i8[:] i8[:] i8[:] b1[:] b1[:] i8[:] u8[:] i4[:] u2[:] i1[:] i1[:] f4[:] "  # games, facts
+        "i8[:] i8[:] i8[:] b1[:] b1[:] i4[:] i1[:] i1[:] i8[:] u8[:] i4[:] u2[:] i1[:] i1[:] f4[:] "  # games, facts
         "i4[:,:] i8[:] i4[:] i1[:] i1[:] i1[:] i2[:] i4[:] f4[:]",  # verdicts, events
     ),
     "game_facts": ("analyzer.kinds.chess._rules", "game_facts", "none", "i8[:] u8[:] i4[:] u2[:] f4[:] i4[:,:] b1[:]"),
+    "dead_candidates": ("analyzer.kinds.chess._unwinnable", "dead_candidates", "none", "u8[:,:] i8[:,:] i1[:,:]"),
+    "classify_batch": (
+        "analyzer.kinds.chess._unwinnable",
+        "classify_batch",
+        "i8",
+        "u8[:,:] i8[:,:] i8[:,:] i8[:] i1[:] i8 i1[:] i1[:] i8[:] i8[:] i4[:]",
+    ),
+    "certificate_texts": (
+        "analyzer.kinds.chess._unwinnable",
+        "certificate_texts",
+        "i8",
+        "i8[:] i1[:] i8[:] i4[:] i8[:,:] i8[:] i4[:] u1[:] u1[:]",
+    ),
     "apply_measures": (
         "analyzer.measures",
         "apply_measures",

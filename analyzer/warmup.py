@@ -418,6 +418,11 @@ def _compile_chess_replay() -> None:
         fb["clock"],
         np.zeros((1, 8), np.uint64),
         np.zeros((1, 4), np.int64),
+        np.empty(4, np.int64),
+        np.empty(4, np.int32),
+        np.empty((4, 8), np.uint64),
+        np.empty((4, 4), np.int64),
+        np.zeros(1, np.int64),
     )
 
 
@@ -448,6 +453,7 @@ def _side_compile(other_kinds: list[str] | None = None) -> None:
             arg[name][:n] = 0
         arg["clock"][:n] = np.nan
         arg["final_st"][:] = -1  # no board: the final-position rules skip every game
+        arg["cand_n"][:] = 0  # no dead-position candidates
         return n
 
     replay = replay_kernels.replay_batch
