@@ -60,6 +60,7 @@ from analyzer.kinds.chess._board import (
     king_square,
     lsb,
     make_move,
+    msb,
     piece_key,
     rook_attacks,
 )
@@ -114,6 +115,11 @@ for _i, _t in enumerate(PROOF_TEXT):
     _TEXT_BYTES[_i, : len(_t)] = np.frombuffer(_t.encode(), np.uint8)
     _TEXT_LEN[_i] = len(_t)
 _PROMO_LETTER = np.frombuffer(b" pnbrqk", np.uint8).copy()
+
+# Stages of the depth-first search: (beam at W's nodes, at L's nodes, longest line, mode).
+_STAGES = np.array([[2, 2, 16, 0], [2, 2, 20, 2], [2, 2, 16, 3], [4, 4, 12, 0], [99, 99, 6, 0]], np.int64)
+
+_WALK_ORDER = np.array([1, 0, 2, 3], np.int64)
 
 MAXPLY = 96  # longest line of the walks and of the depth-first search
 TT_BITS = 16
@@ -463,13 +469,56 @@ def _mate_in_one(SBB, SMB, SST, c, ct, W, moves, scratch, sets):
 # Move ordering: which moves bring W's mate nearer (a guess; it only decides what is tried first)
 
 
+# Walk and search modes: where L's king goes and what W does first.
+MODE_MEET = 0  # L's king walks to W's king; W's pieces come nearer
+MODE_STAY = 1  # L's king stays (its other pieces move); W's pieces come
+MODE_PROMOTE = 2  # W pushes its pawns and queens; its king takes the L pawns in their way
+MODE_CORNER = 3  # L's king goes to the nearest corner, its pawns forward (blockers for a minor piece)
+N_MODES = 4
+
+
+@njit(inline="always", **HOT)
+def _nearest_corner(sq):
+    f = 0 if (sq & 7) < 4 else 7
+    r = 0 if (sq >> 3) < 4 else 7
+    return r * 8 + f
+
+
 @njit(**HOT)
-def _order(SBB, SMB, SST, c, ct, moves, n, scores, W, target, sets):
+def _targets(bb, W, mode):
+    """(where L's king goes, where W's king goes) in `mode`."""
+    L = 1 - W
+    lk = king_square(bb, L)
+    wk = king_square(bb, W)
+    if mode == MODE_STAY:
+        return lk, lk
+    if mode == MODE_CORNER:
+        return _nearest_corner(lk), lk
+    if mode == MODE_PROMOTE:
+        wp = bb[BB_PAWNS] & bb[BB_WHITE + W]
+        lp = bb[BB_PAWNS] & bb[BB_WHITE + L]
+        if wp:
+            # W's most advanced pawn: L's king heads for its promotion square
+            if W == 0:
+                lead = (msb(wp) & 7) + 56
+                blockers = lp & (wp << _EIGHT)
+            else:
+                sq = lsb(wp)
+                lead = sq & 7
+                blockers = lp & (wp >> _EIGHT)
+            wt = lsb(blockers) if blockers else lk
+            return lead, wt
+        return wk, lk
+    return wk, lk
+
+
+@njit(**HOT)
+def _order(SBB, SMB, SST, c, ct, moves, n, scores, W, mode, sets):
     """Score and sort (best first) the n moves at level c. W: a queen promotion first, pawns
     forward, king and pieces nearer L's king (no nearer than two squares), no check that does
-    not mate, no piece left where L takes it. L: its king towards `target` and the edge, other
-    moves after king moves (pieces next to the king block its flight squares), never a
-    capture of W's material nor a check."""
+    not mate, no piece left where L takes it. L: its king towards its target and the edge,
+    other moves after king moves (pieces next to the king block its flight squares), never a
+    capture of W's material nor a check. `mode` (MODE_*) sets the kings' targets and weights."""
     bb = SBB[c]
     mb = SMB[c]
     st = SST[c]
@@ -477,12 +526,16 @@ def _order(SBB, SMB, SST, c, ct, moves, n, scores, W, target, sets):
     L = 1 - W
     lk = king_square(bb, L)
     wk = king_square(bb, W)
+    ltarget, wtarget = _targets(bb, W, mode)
     if stm == W:
         _check_sets(bb, W, lk, sets)
         la = attacked_by(bb, L)
     else:
         _check_sets(bb, L, wk, sets)
         la = U0
+    promote = mode == MODE_PROMOTE
+    wp = bb[BB_PAWNS] & bb[BB_WHITE + W]
+    ahead = (wp << _EIGHT) if W == 0 else (wp >> _EIGHT)  # squares right in front of W's pawns
     for i in range(n):
         m = moves[i]
         frm = m & 63
@@ -497,9 +550,11 @@ def _order(SBB, SMB, SST, c, ct, moves, n, scores, W, target, sets):
             elif promo:
                 s -= 300
             if pt == 1:
-                s += 30 + 5 * ((to >> 3) if W == 0 else 7 - (to >> 3))
+                s += (200 if promote else 30) + (20 if promote else 5) * ((to >> 3) if W == 0 else 7 - (to >> 3))
             elif pt == 6:
-                s += 20 * (_capped(_cheb(frm, lk)) - _capped(_cheb(to, lk)))
+                s += (60 if promote else 20) * (_capped(_cheb(frm, wtarget)) - _capped(_cheb(to, wtarget)))
+                if promote and cap == 1:
+                    s += 100
             else:
                 s += 60 * (_capped(_cheb(frm, lk)) - _capped(_cheb(to, lk)))
                 if la & bit(to):
@@ -515,8 +570,9 @@ def _order(SBB, SMB, SST, c, ct, moves, n, scores, W, target, sets):
             if cap:
                 s -= 500
             if pt == 6:
-                s += 60 * (_capped(_cheb(frm, target)) - _capped(_cheb(to, target)))
-                s += 20 * (_edge(frm) - _edge(to))
+                s += 60 * (_capped(_cheb(frm, ltarget)) - _capped(_cheb(to, ltarget)))
+                if mode != MODE_CORNER:
+                    s += 20 * (_edge(frm) - _edge(to))
             else:
                 s -= 30
                 if _cheb(to, lk) == 1:
@@ -524,8 +580,15 @@ def _order(SBB, SMB, SST, c, ct, moves, n, scores, W, target, sets):
                 if _cheb(frm, lk) == 1:
                     s -= 20
                 if pt == 1:
-                    s -= 10
-            if promo and promo != 5:
+                    s += 20 if mode == MODE_CORNER else -10
+                if promo and mode == MODE_CORNER and (promo == 2 or promo == 3):
+                    s += 60
+            if promote:
+                if ahead & bit(frm):
+                    s += 100  # out of a W pawn's way
+                if ahead & bit(to):
+                    s -= 100
+            if promo == 5 or (promo and mode != MODE_CORNER):
                 s -= 50
             if _gives_check(bb, mb, st, ct, m, L, wk, sets, SBB[c + 1], SMB[c + 1], SST[c + 1]):
                 s -= 100
@@ -567,8 +630,7 @@ def _walk(W, ct, stack, mode, lookahead, nodes, budget):
         n = gen_legal(SBB[c], SMB[c], SST[c], ct, MV[c], 256)
         if n == 0:
             return -1, nodes
-        target = king_square(SBB[c], W) if mode == 0 else king_square(SBB[c], 1 - W)
-        _order(SBB, SMB, SST, c, ct, MV[c], n, SC[c], W, target, sets)
+        _order(SBB, SMB, SST, c, ct, MV[c], n, SC[c], W, mode, sets)
         if stm != W and lookahead > 0 and _cheb(king_square(SBB[c], W), king_square(SBB[c], 1 - W)) <= 4:
             lim = n if n < lookahead else lookahead
             for i in range(lim):
@@ -613,13 +675,12 @@ def _walk(W, ct, stack, mode, lookahead, nodes, budget):
 
 
 @njit(**HOT)
-def _dfs(D, beam_w, beam_l, W, ct, stack, tt_key, tt_val, stamp, nodes, budget):
+def _dfs(D, beam_w, beam_l, W, ct, stack, tt_key, tt_val, stamp, nodes, budget, mode):
     """Depth-first search of helpmates of D plies (the last W's) from level 0, trying only the
     first beam_w (beam_l) moves by _order at W's (L's) nodes, and at the last ply W's checking
     moves. Returns (1 found | 0 exhausted | -1 budget, nodes); when found, CERT[0:D] holds
     the line."""
     SBB, SMB, SST, MV, SC, NI, KEYS, CERT, scratch, sets, _aux = stack
-    target0 = king_square(SBB[0], W)
     KEYS[0] = _key(SBB[0], SMB[0], SST[0])
     lv = 0
     while True:
@@ -637,7 +698,7 @@ def _dfs(D, beam_w, beam_l, W, ct, stack, tt_key, tt_val, stamp, nodes, budget):
                     j += 1
             n = j
         else:
-            _order(SBB, SMB, SST, lv, ct, MV[lv], n, SC[lv], W, king_square(SBB[lv], W) if target0 >= 0 else 0, sets)
+            _order(SBB, SMB, SST, lv, ct, MV[lv], n, SC[lv], W, mode, sets)
             b = beam_w if SST[lv, ST_STM] == W else beam_l
             if n > b:
                 n = b
@@ -803,23 +864,27 @@ def classify(bb, st, ct, W, budget, stack, tt_key, tt_val, bfs, ctr):
     if st[ST_STM] != W and gen_legal(SBB[0], SMB[0], SST[0], ct, scratch, 1) == 0 and in_check(bb, 1 - W):
         return WINNABLE, PROOF_MATE, 0, 0  # W has mated already: the empty line
     nodes = 0
-    # Walks.
-    for mode in range(2):
+    # Walks, one per mode (promotion and the corner only where they may help).
+    has_pawns = (bb[BB_PAWNS] & bb[BB_WHITE + W]) != U0
+    for mi in range(N_MODES):
+        mode = _WALK_ORDER[mi]
+        if mode == MODE_PROMOTE and not has_pawns:
+            continue
         _load(SBB, SMB, SST, 0, bb, st)
-        length, nodes = _walk(W, ct, stack, mode, 8, nodes, budget)
+        length, nodes = _walk(W, ct, stack, mode, 4, nodes, budget)
         if length > 0:
             return WINNABLE, PROOF_MATE, length, nodes
-    # Depth-first search with beams: (beam at W's nodes, at L's, deepest line).
-    for stage in range(3):
-        bw = 2 if stage == 0 else (4 if stage == 1 else 99)
-        bl = 2 if stage == 0 else (4 if stage == 1 else 99)
-        maxd = 16 if stage == 0 else (12 if stage == 1 else 6)
-        stage_budget = nodes + (budget - nodes) // (4 - stage)
+    # Depth-first search with beams: (beam at W's nodes, at L's, deepest line, mode).
+    for stage in range(len(_STAGES)):
+        bw, bl, maxd, mode = _STAGES[stage]
+        if mode == MODE_PROMOTE and not has_pawns:
+            continue
+        stage_budget = nodes + (budget - nodes) // (len(_STAGES) + 1 - stage)
         D = 1 if st[ST_STM] == W else 2
         while maxd >= D:
             ctr[0] += 1
             _load(SBB, SMB, SST, 0, bb, st)
-            found, nodes = _dfs(D, bw, bl, W, ct, stack, tt_key, tt_val, ctr[0], nodes, stage_budget)
+            found, nodes = _dfs(D, bw, bl, W, ct, stack, tt_key, tt_val, ctr[0], nodes, stage_budget, mode)
             if found == 1:
                 return WINNABLE, PROOF_MATE, D, nodes
             if found < 0:
