@@ -44,7 +44,12 @@ ENTRIES: dict[str, tuple[str, str, str, str]] = {
         "i4[:,:] i8[:] i4[:] i1[:] i1[:] i1[:] i2[:] i4[:] f4[:]",  # verdicts, events
     ),
     "game_facts": ("analyzer.kinds.chess._rules", "game_facts", "none", "i8[:] u8[:] i4[:] u2[:] f4[:] i4[:,:] b1[:]"),
-    "dead_candidates": ("analyzer.kinds.chess._unwinnable", "dead_candidates", "none", "u8[:,:] i8[:,:] i1[:,:]"),
+    "dead_candidates": (
+        "analyzer.kinds.chess._unwinnable",
+        "dead_candidates",
+        "none",
+        "u8[:,:] i8[:,:] i8[:,:] i8[:] i8 i1[:,:]",
+    ),
     "classify_batch": (
         "analyzer.kinds.chess._unwinnable",
         "classify_batch",

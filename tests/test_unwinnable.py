@@ -359,3 +359,59 @@ def test_dead_position_when_a_capture_leaves_insufficient_material():
     assert [(e["ply"], e["certificate"]) for e in events if e["rule"] == "dead_position"] == [
         (1, "unwinnable:insufficient_material")
     ]
+
+
+# ---------------------------------------------------------------------------------------------
+# `analyzer show` and the report
+
+
+@pytest.fixture(scope="module")
+def out_dir(tmp_path_factory):
+    from report_checks import cli
+
+    d = tmp_path_factory.mktemp("unwinnable")
+    games = [
+        _pgn("1. g4 Kd7 2. Kd2 Kc7 3. Kc3 Kb6", "4k3/8/8/p1p1p1p1/P1P1P3/6P1/8/4K3 w - - 0 1", "1-0", "Time forfeit"),
+        _pgn("1. Qg5 Kd7", "4k3/8/8/8/8/8/3Q4/4K3 w - - 0 1", "1-0", "Time forfeit"),
+    ]
+    games[1] = games[1].replace(b"abcdefgh", b"bcdefghi")
+    (d / "mine.pgn").write_bytes(b"".join(games))
+    out = d / "out"
+    proc, _ = cli("scan", str(d / "mine.pgn"), "--out", str(out), "--edition", "fide_2018,lichess")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return out
+
+
+def test_show_prints_the_proof_or_the_certificate(out_dir, tmp_path):
+    from report_checks import cli
+
+    proc, _ = cli("show", str(out_dir), "mine#0")
+    assert proc.returncode == 0, proc.stderr
+    text = proc.stdout
+    assert "Dead position from ply 1 (after 1. g4): no series of legal moves leads to mate (unwinnable:blocked)" in text
+    assert "the game went on for 5 more plies" in text
+    assert "Lost on time: White, the winner, could not mate by any series of legal moves (unwinnable:blocked)" in text
+    page = tmp_path / "g.html"
+    proc, _ = cli("show", str(out_dir), "mine#1", "--html", str(page))
+    assert proc.returncode == 0, proc.stderr
+    assert "Lost on time: White, the winner, could still mate (FIDE 6.9: a win), e.g. by 2." in proc.stdout
+    assert "(python-chess replays it to mate)" in proc.stdout
+    assert "Dead position and flag fall" in page.read_text(encoding="utf-8")
+
+
+def test_the_report_counts_wins_on_time_and_dead_positions_by_time_control(out_dir):
+    import polars as pl
+
+    from analyzer.report import build_tables
+
+    t = build_tables(str(out_dir))["unwinnable_by_time_control"]
+    rows = {
+        (r["edition"], r["time_control_class"]): r
+        for r in t.filter(pl.col("platform") == "lichess").iter_rows(named=True)
+    }
+    fide, lich = rows[("fide_2018", "all")], rows[("lichess", "all")]
+    assert (fide["games"], fide["lost_on_time"], fide["timeout_unwinnable"], fide["timeout_unknown"]) == (2, 2, 1, 0)
+    assert (lich["lost_on_time"], lich["timeout_unwinnable"]) == (2, 0)
+    assert (fide["dead_position"], fide["played_on_after_dead"]) == (1, 1)
+    assert fide["timeout_unwinnable_of_lost_on_time_rate"] == 0.5
+    assert rows[("fide_2018", "blitz")]["lost_on_time"] == 2  # 180+0: blitz

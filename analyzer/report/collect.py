@@ -87,6 +87,15 @@ COUNTS = [
     "missed_threefold",
     "board_chance_fifty",
     "missed_fifty",
+    # chess, dead positions and flag fall (docs/rules.md): games lost on time (1-0/0-1,
+    # Termination "Time forfeit") whose final position was checked; of them, the winner could not
+    # mate by the edition's test, or the kernel's answer is unknown; games with a dead position
+    # (the games fact, the same under every edition); of them, games played on after it
+    "lost_on_time",
+    "timeout_unwinnable",
+    "timeout_unknown",
+    "dead_position",
+    "played_on_after_dead",
 ]
 
 _GAME_COLS = [
@@ -105,6 +114,8 @@ _GAME_COLS = [
     "event",
     "white",
     "black",
+    "dead_position_ply",
+    "timeout_winner_can_mate",
 ]
 _VERDICT_COLS = [
     "edition",
@@ -122,6 +133,7 @@ _VERDICT_COLS = [
     "result_changed",
     "draw_reason",
     "first_threefold_claim_ply",
+    "timeout_unwinnable",
     *REACHED.values(),
 ]
 
@@ -188,6 +200,9 @@ def _queries(ds, chunk, editions: dict[str, list[str]]) -> dict[str, pl.LazyFram
         .with_columns(pl.col(flag_cols).fill_null(False))
     )
     res = pl.col("missed_claim_result")
+    # lost on time, its final position checked (the scan answers for every standard and
+    # Chess960 game lost on time that was replayed to its end)
+    lost_on_time = pl.col("timeout_winner_can_mate").is_not_null()
     q: dict[str, pl.LazyFrame] = {}
     q["cube"] = ge.group_by(CUBE_DIMS).agg(
         pl.len().alias("games"),
@@ -203,7 +218,15 @@ def _queries(ds, chunk, editions: dict[str, list[str]]) -> dict[str, pl.LazyFram
         pl.col("end_ply").is_not_null().sum().alias("automatic_end"),
         pl.col("result").is_in(["1-0", "0-1"]).sum().alias("decisive"),
         pl.col("result_changed").fill_null(False).sum().alias("result_changed"),
-        *[pl.col(c).sum().alias(c) for c in COUNTS[COUNTS.index("board_chance") :]],
+        *[pl.col(c).sum().alias(c) for c in COUNTS[COUNTS.index("board_chance") : COUNTS.index("lost_on_time")]],
+        lost_on_time.sum().alias("lost_on_time"),
+        pl.col("timeout_unwinnable").fill_null(False).sum().alias("timeout_unwinnable"),
+        (pl.col("timeout_unwinnable").is_null() & (pl.col("timeout_winner_can_mate") == "unknown"))
+        .fill_null(False)
+        .sum()
+        .alias("timeout_unknown"),
+        pl.col("dead_position_ply").is_not_null().sum().alias("dead_position"),
+        (pl.col("plies") > pl.col("dead_position_ply")).fill_null(False).sum().alias("played_on_after_dead"),
     )
     q["coverage"] = g.group_by("source", "game_type", "platform", "status").agg(pl.len().alias("games"))
     q["missed_results"] = (

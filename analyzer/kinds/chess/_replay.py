@@ -1079,15 +1079,21 @@ def replay_batch(
 @njit(inline="always", **HOT)
 def _note_dead_candidate(bb, st, f, g, ply, cands):
     """Keep position `ply` of game g if it may be a dead position that insufficient material does
-    not explain: a legal move exists, pawns are on the board and every pawn has a pawn right in
-    front of it (the blocked proof of kinds.chess._unwinnable needs this; a bit test per position)."""
+    not explain (a few bit tests per position): a legal move exists, and either pawns are on the
+    board and every pawn has a pawn right in front of it (the blocked proof of
+    kinds.chess._unwinnable needs this), or the side to move is in check with at most one pawn,
+    rook or queen on the board (a forced capture of the last mating material: searched)."""
+    if not (f & FLAG_HAS_MOVE) or (f & FLAG_INSUFFICIENT):
+        return
     pawns = bb[0]
-    if not pawns or not (f & FLAG_HAS_MOVE) or (f & FLAG_INSUFFICIENT):
-        return
-    wp = pawns & bb[6]
-    bp = pawns & bb[7]
-    if ((wp << np.uint64(8)) & ~pawns) or ((bp >> np.uint64(8)) & ~pawns):
-        return
+    heavy = pawns | bb[3] | bb[4]
+    if not ((f & FLAG_CHECK) and not (heavy & (heavy - np.uint64(1)))):
+        if not pawns:
+            return
+        wp = pawns & bb[6]
+        bp = pawns & bb[7]
+        if ((wp << np.uint64(8)) & ~pawns) or ((bp >> np.uint64(8)) & ~pawns):
+            return
     cand_game, cand_ply, cand_bb, cand_st, cand_n = cands
     k = cand_n[0]
     if k < len(cand_game):

@@ -901,20 +901,71 @@ def classify(bb, st, ct, W, budget, stack, tt_key, tt_val, bfs, ctr):
 
 
 @njit(**JIT)
-def dead_candidates(cand_bb, cand_st, out):
-    """The static proofs for both sides of each candidate position of the replay: out[i, c] =
-    PROOF_INSUFFICIENT or PROOF_BLOCKED when side c provably cannot mate there, else -1. A
-    position is dead when both are proved."""
+def dead_candidates(cand_bb, cand_st, ct_table, ct_idx, budget, out):
+    """Both sides' proofs for each candidate position of the replay: out[i, c] =
+    PROOF_INSUFFICIENT, PROOF_BLOCKED or PROOF_SEARCH when side c provably cannot mate there, else
+    -1; a position is dead when both are proved. The static proofs first; a candidate with at
+    most one pawn, rook or queen on the board (in check: perhaps a forced capture of it) gets the
+    complete search too, for a side without a proof, within `budget` positions."""
     aux = np.zeros(4, np.int64)
+    have_ws = False
+    stack = _stack()
+    bfs = _bfs_store(1)
+    ctr = np.zeros(2, np.int64)
     for i in range(len(cand_bb)):
-        blocked = frozen_analysis(cand_bb[i], cand_st[i], aux)
+        bb = cand_bb[i]
+        blocked = frozen_analysis(bb, cand_st[i], aux)
         for c in range(2):
-            if _side_insufficient(cand_bb[i], c):
+            if _side_insufficient(bb, c):
                 out[i, c] = PROOF_INSUFFICIENT
             elif blocked and aux[c]:
                 out[i, c] = PROOF_BLOCKED
             else:
                 out[i, c] = -1
+        heavy = bb[BB_PAWNS] | bb[BB_ROOKS] | bb[BB_QUEENS]
+        if (out[i, 0] < 0 or out[i, 1] < 0) and not (heavy & (heavy - U1)):
+            if not have_ws:
+                bfs = _bfs_store(Q_CAP)
+                have_ws = True
+            for c in range(2):
+                if out[i, c] < 0:
+                    ctr[1] += 1
+                    found, _length, _nodes = _bfs(bb, cand_st[i], c, ct_table[ct_idx[i]], stack, bfs, ctr[1], 0, budget)
+                    if found == 0:
+                        out[i, c] = PROOF_SEARCH
+                    else:
+                        break  # winnable or too big: not dead
+
+
+@njit(**JIT)
+def _stack():
+    """The search's workspace: the line's positions, moves and scores, keys, the certificate."""
+    return (
+        np.zeros((MAXPLY + 2, 8), np.uint64),
+        np.zeros((MAXPLY + 2, 64), np.int8),
+        np.zeros((MAXPLY + 2, 4), np.int64),
+        np.zeros((MAXPLY + 2, 256), np.int32),
+        np.zeros((MAXPLY + 2, 256), np.int32),
+        np.zeros((MAXPLY + 2, 2), np.int64),
+        np.zeros(MAXPLY + 2, np.uint64),
+        np.zeros(CERT_CAP + MAXPLY, np.int32),
+        np.zeros(256, np.int32),
+        np.zeros(8, np.uint64),
+        np.zeros(4, np.int64),
+    )
+
+
+@njit(**JIT)
+def _bfs_store(cap):
+    """The complete search's store of positions (cap of them) and its hash table."""
+    return (
+        np.empty((cap, 8), np.uint64),
+        np.empty(cap, np.int64),
+        np.empty(cap, np.int32),
+        np.empty(cap, np.int32),
+        np.empty(H_SIZE if cap > 1 else 1, np.uint64),
+        np.zeros(H_SIZE if cap > 1 else 1, np.int64),
+    )
 
 
 @njit(**JIT)
@@ -926,29 +977,12 @@ def classify_batch(pos_bb, pos_st, ct_table, ct_idx, side, budget, verdict, proo
     certificate moves; if that exceeds len(cert_moves), the moves past it were not written (call
     again with room)."""
     n = len(side)
-    SBB = np.zeros((MAXPLY + 2, 8), np.uint64)
-    SMB = np.zeros((MAXPLY + 2, 64), np.int8)
-    SST = np.zeros((MAXPLY + 2, 4), np.int64)
-    MV = np.zeros((MAXPLY + 2, 256), np.int32)
-    SC = np.zeros((MAXPLY + 2, 256), np.int32)
-    NI = np.zeros((MAXPLY + 2, 2), np.int64)
-    KEYS = np.zeros(MAXPLY + 2, np.uint64)
-    CERT = np.zeros(CERT_CAP + MAXPLY, np.int32)
-    scratch = np.zeros(256, np.int32)
-    sets = np.zeros(8, np.uint64)
-    aux = np.zeros(4, np.int64)
-    stack = (SBB, SMB, SST, MV, SC, NI, KEYS, CERT, scratch, sets, aux)
+    stack = _stack()
+    CERT = stack[7]
     tt_key = np.zeros(TT_SIZE, np.uint64)
     tt_val = np.zeros(TT_SIZE, np.int64)
     ctr = np.zeros(2, np.int64)
-    bfs = (
-        np.empty((Q_CAP, 8), np.uint64),
-        np.empty(Q_CAP, np.int64),
-        np.empty(Q_CAP, np.int32),
-        np.empty(Q_CAP, np.int32),
-        np.empty(H_SIZE, np.uint64),
-        np.zeros(H_SIZE, np.int64),
-    )
+    bfs = _bfs_store(Q_CAP)
     cap = len(cert_moves)
     total = 0
     for i in range(n):

@@ -134,6 +134,9 @@ _workspace = threading.local()
 # of each game lost on time: past it the answer is `unknown` (docs/rules.md). Part of the results,
 # so a constant of the code, not an option.
 UNWINNABLE_BUDGET = 20_000
+# The complete search's budget (positions) for a dead-position candidate with at most one pawn,
+# rook or queen on the board (a forced capture of it is found in a few positions).
+DEAD_SEARCH_BUDGET = 256
 
 
 def _fact_buffers(cap: int) -> dict:
@@ -483,6 +486,11 @@ DEAD_PROOFS = (
     "unwinnable:blocked",
     "unwinnable:insufficient_material+blocked",
     "unwinnable:blocked+insufficient_material",
+    "unwinnable:search",
+    "unwinnable:insufficient_material+search",
+    "unwinnable:search+insufficient_material",
+    "unwinnable:blocked+search",
+    "unwinnable:search+blocked",
 )
 
 
@@ -516,15 +524,15 @@ def _final_positions(
     # Candidates with every pawn blocked: the static proofs for both sides.
     if len(cands["game"]):
         proofs = np.empty((len(cands["game"]), 2), np.int8)
-        kernels.dead_candidates(cands["bb"], cands["st"], proofs)
+        cand_ct = np.maximum(init_idx[cands["game"]], 0).astype(np.int64)
+        kernels.dead_candidates(cands["bb"], cands["st"], init_ct, cand_ct, DEAD_SEARCH_BUDGET, proofs)
         dead = (proofs[:, 0] >= 0) & (proofs[:, 1] >= 0)
         for i in np.flatnonzero(dead).tolist():  # in game and ply order: the first per game wins
             gi, ply = int(cands["game"][i]), int(cands["ply"][i])
             if dead_ply[gi] < 0 or ply < dead_ply[gi]:
-                a, b = int(proofs[i, 0]), int(proofs[i, 1])
+                a, b = unw.PROOFS[int(proofs[i, 0])], unw.PROOFS[int(proofs[i, 1])]
                 dead_ply[gi] = ply
-                ins = unw.PROOF_INSUFFICIENT
-                dead_code[gi] = (0 if a == ins else 1) if a == b else (2 if a == ins else 3)
+                dead_code[gi] = DEAD_PROOFS.index(f"unwinnable:{a}" if a == b else f"unwinnable:{a}+{b}")
     # Games lost on time: can the winner mate?
     decisive = (result_code == codes.RESULT_WHITE) | (result_code == codes.RESULT_BLACK)
     lost_on_time = np.flatnonzero(
