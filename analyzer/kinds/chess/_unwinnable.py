@@ -76,9 +76,11 @@ from analyzer.kinds.chess._tables import (
     BETWEEN,
     BISHOP_EMPTY,
     CT_CHESS960,
+    DARK_SQUARES,
     FILE_MASKS,
     KING_ATTACKS,
     KNIGHT_ATTACKS,
+    LIGHT_SQUARES,
     LINE,
     MF_NORMAL,
     PAWN_ATTACKS,
@@ -116,9 +118,23 @@ for _i, _t in enumerate(PROOF_TEXT):
     _TEXT_LEN[_i] = len(_t)
 _PROMO_LETTER = np.frombuffer(b" pnbrqk", np.uint8).copy()
 
-# Stages of the depth-first search: (beam at W's nodes, at L's nodes, longest line, mode).
-_STAGES = np.array([[2, 2, 16, 0], [2, 2, 20, 2], [2, 2, 16, 3], [4, 4, 12, 0], [99, 99, 6, 0]], np.int64)
+# The searches after the walks: (kind, beam at W's nodes, at L's nodes, longest line, mode, limit):
+# kind 0 a depth-first search with beams (iterative deepening), 1 the best-first search; limit > 0
+# nodes, < 0 minus the percentage of the budget left. The complete search gets what remains.
+_PHASES = np.array(
+    [
+        [0, 2, 2, 12, 0, 1500],
+        [1, 0, 0, 0, 3, -50],
+        [1, 0, 0, 0, 0, -60],
+        [0, 2, 2, 20, 2, -25],
+        [0, 2, 2, 16, 3, -33],
+        [0, 4, 4, 12, 0, -50],
+    ],
+    np.int64,
+)
 
+LOCAL_SEARCHES = 0  # complete searches per walk, once the kings have met
+LOCAL_NODES = 1500  # nodes each
 _WALK_ORDER = np.array([1, 0, 2, 3], np.int64)
 
 MAXPLY = 96  # longest line of the walks and of the depth-first search
@@ -484,6 +500,16 @@ def _nearest_corner(sq):
     return r * 8 + f
 
 
+_LIGHT_CORNERS = np.array([7, 56], np.int64)  # h1, a8
+_DARK_CORNERS = np.array([0, 63], np.int64)  # a1, h8
+
+
+@njit(inline="always", **HOT)
+def _nearest_of(sq, corners):
+    a, b = corners[0], corners[1]
+    return a if _cheb(sq, a) <= _cheb(sq, b) else b
+
+
 @njit(**HOT)
 def _targets(bb, W, mode):
     """(where L's king goes, where W's king goes) in `mode`."""
@@ -493,6 +519,12 @@ def _targets(bb, W, mode):
     if mode == MODE_STAY:
         return lk, lk
     if mode == MODE_CORNER:
+        # a bishop mates on its own colour: the nearest corner of that colour
+        bishops = bb[BB_BISHOPS] & bb[BB_WHITE + W]
+        if bishops and not (bishops & DARK_SQUARES):
+            return _nearest_of(lk, _LIGHT_CORNERS), lk
+        if bishops and not (bishops & LIGHT_SQUARES):
+            return _nearest_of(lk, _DARK_CORNERS), lk
         return _nearest_corner(lk), lk
     if mode == MODE_PROMOTE:
         wp = bb[BB_PAWNS] & bb[BB_WHITE + W]
@@ -514,7 +546,24 @@ def _targets(bb, W, mode):
 
 @njit(**HOT)
 def _order(SBB, SMB, SST, c, ct, moves, n, scores, W, mode, sets):
-    """Score and sort (best first) the n moves at level c. W: a queen promotion first, pawns
+    """_score, then the moves sorted best first."""
+    _score(SBB, SMB, SST, c, ct, moves, n, scores, W, mode, sets, scores)
+    for i in range(1, n):
+        m = moves[i]
+        s = scores[i]
+        j = i - 1
+        while j >= 0 and scores[j] < s:
+            moves[j + 1] = moves[j]
+            scores[j + 1] = scores[j]
+            j -= 1
+        moves[j + 1] = m
+        scores[j + 1] = s
+
+
+@njit(**HOT)
+def _score(SBB, SMB, SST, c, ct, moves, n, scores, W, mode, sets, checks):
+    """Score the n moves at level c (higher first); checks[i] = 1 if W's move i gives check
+    (W to move; `checks` may be `scores` itself when not wanted). W: a queen promotion first, pawns
     forward, king and pieces nearer L's king (no nearer than two squares), no check that does
     not mate, no piece left where L takes it. L: its king towards its target and the edge,
     other moves after king moves (pieces next to the king block its flight squares), never a
@@ -564,8 +613,10 @@ def _order(SBB, SMB, SST, c, ct, moves, n, scores, W, mode, sets):
                     s -= 50
                 else:
                     s += 5
-            if _gives_check(bb, mb, st, ct, m, W, lk, sets, SBB[c + 1], SMB[c + 1], SST[c + 1]):
+            chk = _gives_check(bb, mb, st, ct, m, W, lk, sets, SBB[c + 1], SMB[c + 1], SST[c + 1])
+            if chk:
                 s -= 80
+            checks[i] = 1 if chk else 0
         else:
             if cap:
                 s -= 500
@@ -593,58 +644,94 @@ def _order(SBB, SMB, SST, c, ct, moves, n, scores, W, mode, sets):
             if _gives_check(bb, mb, st, ct, m, L, wk, sets, SBB[c + 1], SMB[c + 1], SST[c + 1]):
                 s -= 100
         scores[i] = s
-    for i in range(1, n):
-        m = moves[i]
-        s = scores[i]
-        j = i - 1
-        while j >= 0 and scores[j] < s:
-            moves[j + 1] = moves[j]
-            scores[j + 1] = scores[j]
-            j -= 1
-        moves[j + 1] = m
-        scores[j + 1] = s
 
 
 # ---------------------------------------------------------------------------------------------
 # Phase 2: walks
 
 
+_TRIED = np.int32(-(1 << 30))
+
+
+@njit(inline="always", **HOT)
+def _next_best(scores, n):
+    """The index of the best move not tried yet (its score then marked tried), or -1."""
+    best = -1
+    top = _TRIED
+    for i in range(n):
+        if scores[i] > top:
+            top = scores[i]
+            best = i
+    if best >= 0:
+        scores[best] = _TRIED
+    return best
+
+
 @njit(**HOT)
-def _walk(W, ct, stack, mode, lookahead, nodes, budget):
-    """One line from level 0, at each ply the best-ordered move that keeps W's mating material,
-    repeats no position of the line and leaves the opponent a legal move. mode 0: L's king
-    walks to W's king; 1: it stays (L moves other pieces). Returns (certificate length or -1,
-    nodes)."""
+def _walk(W, ct, stack, mode, lookahead, nodes, budget, tt_key, tt_val, ctr):
+    """One line from level 0, at each ply the best move by _score that keeps W's mating
+    material, repeats no position of the line and leaves the opponent a legal move; at W's plies
+    a mating move is taken first, at L's plies near W's king (kings at most four squares apart)
+    a move of the best `lookahead` after which W mates. `mode`: MODE_*. Returns (certificate
+    length or -1, nodes)."""
     SBB, SMB, SST, MV, SC, _NI, KEYS, CERT, scratch, sets, _aux = stack
     KEYS[0] = _key(SBB[0], SMB[0], SST[0])
-    for c in range(MAXPLY - 2):
+    local = LOCAL_SEARCHES
+    for c in range(MAXPLY - 8):
         if nodes > budget:
             return -1, nodes
         stm = SST[c, ST_STM]
-        if stm == W:
-            m = _mate_in_one(SBB, SMB, SST, c, ct, W, MV[c + 1], scratch, sets)
-            nodes += 1
-            if m:
-                CERT[c] = m
-                return c + 1, nodes
+        if local > 0 and c >= 4 and _cheb(king_square(SBB[c], W), king_square(SBB[c], 1 - W)) <= 2:
+            # the kings have met: a small complete search finishes what the walk started
+            local -= 1
+            ctr[0] += 1
+            D = 3 if stm == W else 4
+            lim = nodes + LOCAL_NODES if nodes + LOCAL_NODES < budget else budget
+            found, nodes = _dfs(D, 99, 99, W, ct, stack, tt_key, tt_val, ctr[0], nodes, lim, mode, c)
+            if found == 1:
+                return c + D, nodes
         n = gen_legal(SBB[c], SMB[c], SST[c], ct, MV[c], 256)
         if n == 0:
             return -1, nodes
-        _order(SBB, SMB, SST, c, ct, MV[c], n, SC[c], W, mode, sets)
-        if stm != W and lookahead > 0 and _cheb(king_square(SBB[c], W), king_square(SBB[c], 1 - W)) <= 4:
-            lim = n if n < lookahead else lookahead
-            for i in range(lim):
-                m = MV[c, i]
-                _copy(SBB, SMB, SST, c, c + 1)
-                make_move(SBB[c + 1], SMB[c + 1], SST[c + 1], ct, m)
-                nodes += 1
-                mm = _mate_in_one(SBB, SMB, SST, c + 1, ct, W, MV[c + 2], scratch, sets)
-                if mm:
-                    CERT[c] = m
-                    CERT[c + 1] = mm
-                    return c + 2, nodes
+        scores = SC[c]
+        if stm == W:
+            checks = SC[c + 1]  # (the next level's scores: free until then)
+            _score(SBB, SMB, SST, c, ct, MV[c], n, scores, W, mode, sets, checks)
+            nodes += 1
+            for i in range(n):
+                if checks[i]:
+                    m = MV[c, i]
+                    _copy(SBB, SMB, SST, c, c + 1)
+                    make_move(SBB[c + 1], SMB[c + 1], SST[c + 1], ct, m)
+                    if gen_legal(SBB[c + 1], SMB[c + 1], SST[c + 1], ct, scratch, 1) == 0:
+                        CERT[c] = m
+                        return c + 1, nodes
+        else:
+            _score(SBB, SMB, SST, c, ct, MV[c], n, scores, W, mode, sets, scores)
+            if lookahead > 0 and _cheb(king_square(SBB[c], W), king_square(SBB[c], 1 - W)) <= 2:
+                saved = SC[c + 2]  # the scores, kept for the choice below
+                for i in range(n):
+                    saved[i] = scores[i]
+                for _ in range(lookahead):
+                    i = _next_best(scores, n)
+                    if i < 0:
+                        break
+                    m = MV[c, i]
+                    _copy(SBB, SMB, SST, c, c + 1)
+                    make_move(SBB[c + 1], SMB[c + 1], SST[c + 1], ct, m)
+                    nodes += 1
+                    mm = _mate_in_one(SBB, SMB, SST, c + 1, ct, W, MV[c + 2], scratch, sets)
+                    if mm:
+                        CERT[c] = m
+                        CERT[c + 1] = mm
+                        return c + 2, nodes
+                for i in range(n):
+                    scores[i] = saved[i]
         chosen = np.int32(0)
-        for i in range(n):
+        while True:
+            i = _next_best(scores, n)
+            if i < 0:
+                break
             m = MV[c, i]
             _copy(SBB, SMB, SST, c, c + 1)
             make_move(SBB[c + 1], SMB[c + 1], SST[c + 1], ct, m)
@@ -675,17 +762,17 @@ def _walk(W, ct, stack, mode, lookahead, nodes, budget):
 
 
 @njit(**HOT)
-def _dfs(D, beam_w, beam_l, W, ct, stack, tt_key, tt_val, stamp, nodes, budget, mode):
-    """Depth-first search of helpmates of D plies (the last W's) from level 0, trying only the
-    first beam_w (beam_l) moves by _order at W's (L's) nodes, and at the last ply W's checking
-    moves. Returns (1 found | 0 exhausted | -1 budget, nodes); when found, CERT[0:D] holds
-    the line."""
+def _dfs(D, beam_w, beam_l, W, ct, stack, tt_key, tt_val, stamp, nodes, budget, mode, l0):
+    """Depth-first search of helpmates of D plies (the last W's) from the position at level l0,
+    trying only the first beam_w (beam_l) moves by _order at W's (L's) nodes, and at the last ply
+    W's checking moves; no position of levels 0..l0 is repeated. Returns (1 found | 0 exhausted
+    | -1 budget, nodes); when found, CERT[l0:l0 + D] holds the line."""
     SBB, SMB, SST, MV, SC, NI, KEYS, CERT, scratch, sets, _aux = stack
-    KEYS[0] = _key(SBB[0], SMB[0], SST[0])
-    lv = 0
+    KEYS[l0] = _key(SBB[l0], SMB[l0], SST[l0])
+    lv = l0
     while True:
         # Set up level lv's moves.
-        r = D - lv
+        r = D - (lv - l0)
         n = gen_legal(SBB[lv], SMB[lv], SST[lv], ct, MV[lv], 256)
         if r == 1:
             lk = king_square(SBB[lv], 1 - W)
@@ -710,8 +797,8 @@ def _dfs(D, beam_w, beam_l, W, ct, stack, tt_key, tt_val, stamp, nodes, budget, 
                 k = KEYS[lv]
                 h = k & np.uint64(TT_SIZE - 1)
                 tt_key[h] = k
-                tt_val[h] = stamp * 256 + (D - lv)
-                if lv == 0:
+                tt_val[h] = stamp * 256 + (D - (lv - l0))
+                if lv == l0:
                     return 0, nodes
                 lv -= 1
                 continue
@@ -724,7 +811,7 @@ def _dfs(D, beam_w, beam_l, W, ct, stack, tt_key, tt_val, stamp, nodes, budget, 
             nodes += 1
             if nodes > budget:
                 return -1, nodes
-            rc = D - c
+            rc = D - (c - l0)
             if rc == 0:
                 if gen_legal(SBB[c], SMB[c], SST[c], ct, scratch, 1) == 0 and in_check(SBB[c], 1 - W):
                     return 1, nodes
@@ -850,11 +937,230 @@ def _bfs(bb0, st0, W, ct, stack, bfs, stamp, nodes, budget):
 
 
 # ---------------------------------------------------------------------------------------------
+# Phase 3b: best-first search
+
+
+# _estimate's weights: free flight square, distance from the edge, kings' distance beyond two, no
+# check, a pawn's distance from queening, no piece; and the search's weight of the estimate
+# against the plies played (the priority is _EST[6] * estimate + plies).
+_EST = np.array([6, 6, 4, 12, 12, 20, 2], np.int64)
+
+
+@njit(**HOT)
+def _estimate(bb, W):
+    """A guess of how far W's mate is (lower is nearer; used only to order a best-first search):
+    L's king's free flight squares (not occupied by L, not attacked by W), its distance from the
+    edge, W's king's distance from two squares of it, whether it is in check, and, when W has no
+    piece but pawns, how far its leading pawn is from queening."""
+    L = 1 - W
+    lk = king_square(bb, L)
+    wk = king_square(bb, W)
+    if lk < 0 or wk < 0:
+        return 1000
+    wa = attacked_by(bb, W)
+    free = KING_ATTACKS[lk] & ~bb[BB_WHITE + L] & ~wa
+    n_free = 0
+    while free:
+        free &= free - U1
+        n_free += 1
+    h = _EST[0] * n_free + _EST[1] * _edge(lk) + _EST[2] * (_cheb(wk, lk) - 2 if _cheb(wk, lk) > 2 else 0)
+    if not (wa & bit(lk)):
+        h += _EST[3]
+    own = bb[BB_WHITE + W]
+    if not (own & (bb[BB_KNIGHTS] | bb[BB_BISHOPS] | bb[BB_ROOKS] | bb[BB_QUEENS])):
+        wp = own & bb[BB_PAWNS]
+        if wp:
+            lead = (7 - (msb(wp) >> 3)) if W == 0 else (lsb(wp) >> 3)
+            h += _EST[4] * lead + _EST[5]
+        else:
+            h += 200
+    return h
+
+
+@njit(**HOT)
+def _estimate_corner(bb, W):
+    """_estimate for a mate in a corner, where W's lone minor piece needs L's own pieces as
+    blockers: L's king to the nearest corner (of the bishop's colour), W's king two squares from
+    it, an L piece next to the corner, the bishop on the corner's diagonal (a knight near it)."""
+    L = 1 - W
+    lk = king_square(bb, L)
+    wk = king_square(bb, W)
+    if lk < 0 or wk < 0:
+        return 1000
+    corner, _ = _targets(bb, W, MODE_CORNER)
+    h = 10 * _cheb(lk, corner)
+    d = _cheb(wk, corner)
+    h += 4 * (d - 2 if d > 2 else 2 - d)
+    near = KING_ATTACKS[corner]
+    lown = bb[BB_WHITE + L] & ~bb[BB_KINGS]
+    if not (lown & near):
+        best = 8
+        x = lown
+        while x:
+            q = lsb(x)
+            x &= x - U1
+            dd = _cheb(q, corner) - 1
+            if dd < best:
+                best = dd
+        h += 6 * best
+    own = bb[BB_WHITE + W]
+    b = own & bb[BB_BISHOPS]
+    if b:
+        if not (BISHOP_EMPTY[corner] & b):
+            h += 4
+    n = own & bb[BB_KNIGHTS]
+    if n:
+        best = 8
+        while n:
+            q = lsb(n)
+            n &= n - U1
+            dd = _cheb(q, corner)
+            if dd < best:
+                best = dd
+        h += 2 * (best - 2 if best > 2 else 0)
+    if lk == corner:
+        wa = attacked_by(bb, W)
+        free = KING_ATTACKS[lk] & ~bb[BB_WHITE + L] & ~wa
+        while free:
+            free &= free - U1
+            h += 8
+    return h
+
+
+@njit(**HOT)
+def _heap_push(hk, hi, size, key, idx):
+    j = size
+    hk[j] = key
+    hi[j] = idx
+    while j > 0:
+        parent = (j - 1) >> 1
+        if hk[parent] <= hk[j]:
+            break
+        hk[parent], hk[j] = hk[j], hk[parent]
+        hi[parent], hi[j] = hi[j], hi[parent]
+        j = parent
+    return size + 1
+
+
+@njit(**HOT)
+def _heap_pop(hk, hi, size):
+    """(index of the smallest key, new size)."""
+    top = hi[0]
+    size -= 1
+    hk[0] = hk[size]
+    hi[0] = hi[size]
+    j = 0
+    while True:
+        a = 2 * j + 1
+        if a >= size:
+            break
+        b = a + 1
+        m = b if b < size and hk[b] < hk[a] else a
+        if hk[j] <= hk[m]:
+            break
+        hk[m], hk[j] = hk[j], hk[m]
+        hi[m], hi[j] = hi[j], hi[m]
+        j = m
+    return top, size
+
+
+@njit(**HOT)
+def _best_first(bb0, st0, W, ct, stack, bfs, heap, stamp, nodes, budget, mode):
+    """Best-first search for W's helpmate from (bb0, st0): positions stored whole as in _bfs,
+    the next expanded the one with the least 2 * _estimate + plies from the root. Returns
+    (1, length, nodes) with the line in CERT, or (-1, 0, nodes) at the budget or the store's
+    capacity (it proves nothing: the order is a guess)."""
+    SBB, SMB, SST, MV, _SC, _NI, _KEYS, CERT, scratch, sets, _aux = stack
+    QBB, QST, QPAR, QMOVE, HK, HV = bfs
+    hk, hi, depth = heap
+    for q in range(8):
+        QBB[0, q] = bb0[q]
+    QST[0] = _packed(st0)
+    QPAR[0] = -1
+    QMOVE[0] = 0
+    depth[0] = 0
+    _load(SBB, SMB, SST, 0, bb0, st0)
+    k0 = _key(SBB[0], SMB[0], SST[0])
+    h = k0 & np.uint64(H_SIZE - 1)
+    HK[h] = k0
+    HV[h] = stamp * Q_CAP
+    tail = 1
+    h0 = _estimate_corner(bb0, W) if mode == MODE_CORNER else _estimate(bb0, W)
+    size = _heap_push(hk, hi, 0, _EST[6] * h0, 0)
+    while size > 0:
+        if nodes > budget:
+            return -1, 0, nodes
+        cur, size = _heap_pop(hk, hi, size)
+        st = SST[0]
+        pk = QST[cur]
+        st[ST_STM] = pk & 1
+        st[ST_CASTLE] = (pk >> 1) & 15
+        st[ST_EP] = (pk >> 5) - 1
+        st[3] = 0
+        _load(SBB, SMB, SST, 0, QBB[cur], st)
+        if SST[0, ST_STM] == W:
+            m = _mate_in_one(SBB, SMB, SST, 0, ct, W, MV[1], scratch, sets)
+            nodes += 1
+            if m:
+                length = depth[cur] + 1
+                if length > CERT_CAP:
+                    return -1, 0, nodes
+                CERT[length - 1] = m
+                j = cur
+                p = length - 2
+                while QPAR[j] >= 0:
+                    CERT[p] = QMOVE[j]
+                    p -= 1
+                    j = QPAR[j]
+                return 1, length, nodes
+        n = gen_legal(SBB[0], SMB[0], SST[0], ct, MV[0], 256)
+        for i in range(n):
+            m = MV[0, i]
+            _copy(SBB, SMB, SST, 0, 1)
+            make_move(SBB[1], SMB[1], SST[1], ct, m)
+            nodes += 1
+            if _side_insufficient(SBB[1], W):
+                continue
+            k = _key(SBB[1], SMB[1], SST[1])
+            pk1 = _packed(SST[1])
+            h = k & np.uint64(H_SIZE - 1)
+            dup = False
+            while HV[h] // Q_CAP == stamp:
+                j = HV[h] % Q_CAP
+                if HK[h] == k and QST[j] == pk1:
+                    same = True
+                    for q in range(8):
+                        if QBB[j, q] != SBB[1, q]:
+                            same = False
+                            break
+                    if same:
+                        dup = True
+                        break
+                h = (h + U1) & np.uint64(H_SIZE - 1)
+            if dup:
+                continue
+            if tail >= Q_CAP or tail * 2 >= H_SIZE:
+                return -1, 0, nodes
+            for q in range(8):
+                QBB[tail, q] = SBB[1, q]
+            QST[tail] = pk1
+            QPAR[tail] = cur
+            QMOVE[tail] = m
+            depth[tail] = depth[cur] + 1
+            HK[h] = k
+            HV[h] = stamp * Q_CAP + tail
+            h1 = _estimate_corner(SBB[1], W) if mode == MODE_CORNER else _estimate(SBB[1], W)
+            size = _heap_push(hk, hi, size, _EST[6] * h1 + depth[tail], tail)
+            tail += 1
+    return -1, 0, nodes
+
+
+# ---------------------------------------------------------------------------------------------
 # One position, one side
 
 
 @njit(**HOT)
-def classify(bb, st, ct, W, budget, stack, tt_key, tt_val, bfs, ctr):
+def classify(bb, st, ct, W, budget, stack, tt_key, tt_val, bfs, ctr, heap):
     """(verdict, proof kind, certificate length in CERT, nodes) for intended winner W."""
     SBB, SMB, SST, _MV, _SC, _NI, _KEYS, _CERT, scratch, _sets, aux = stack
     proof = static_proof(bb, st, W, aux)
@@ -871,20 +1177,32 @@ def classify(bb, st, ct, W, budget, stack, tt_key, tt_val, bfs, ctr):
         if mode == MODE_PROMOTE and not has_pawns:
             continue
         _load(SBB, SMB, SST, 0, bb, st)
-        length, nodes = _walk(W, ct, stack, mode, 4, nodes, budget)
+        length, nodes = _walk(W, ct, stack, mode, 4, nodes, budget, tt_key, tt_val, ctr)
         if length > 0:
             return WINNABLE, PROOF_MATE, length, nodes
-    # Depth-first search with beams: (beam at W's nodes, at L's, deepest line, mode).
-    for stage in range(len(_STAGES)):
-        bw, bl, maxd, mode = _STAGES[stage]
+    own = bb[BB_WHITE + W]
+    minor_only = not (own & (bb[BB_ROOKS] | bb[BB_QUEENS])) and (own & (bb[BB_KNIGHTS] | bb[BB_BISHOPS])) != U0
+    # The searches, in the order of _PHASES.
+    for ph in range(len(_PHASES)):
+        kind, bw, bl, maxd, mode, limit = _PHASES[ph]
         if mode == MODE_PROMOTE and not has_pawns:
             continue
-        stage_budget = nodes + (budget - nodes) // (len(_STAGES) + 1 - stage)
+        if kind == 1 and mode == MODE_CORNER and not minor_only:
+            continue
+        lim = nodes + limit if limit > 0 else nodes + (budget - nodes) * (-limit) // 100
+        if lim > budget:
+            lim = budget
+        if kind == 1:
+            ctr[1] += 1
+            found, length, nodes = _best_first(bb, st, W, ct, stack, bfs, heap, ctr[1], nodes, lim, mode)
+            if found == 1:
+                return WINNABLE, PROOF_MATE, length, nodes
+            continue
         D = 1 if st[ST_STM] == W else 2
         while maxd >= D:
             ctr[0] += 1
             _load(SBB, SMB, SST, 0, bb, st)
-            found, nodes = _dfs(D, bw, bl, W, ct, stack, tt_key, tt_val, ctr[0], nodes, stage_budget, mode)
+            found, nodes = _dfs(D, bw, bl, W, ct, stack, tt_key, tt_val, ctr[0], nodes, lim, mode, 0)
             if found == 1:
                 return WINNABLE, PROOF_MATE, D, nodes
             if found < 0:
@@ -983,12 +1301,13 @@ def classify_batch(pos_bb, pos_st, ct_table, ct_idx, side, budget, verdict, proo
     tt_val = np.zeros(TT_SIZE, np.int64)
     ctr = np.zeros(2, np.int64)
     bfs = _bfs_store(Q_CAP)
+    heap = (np.empty(Q_CAP, np.int64), np.empty(Q_CAP, np.int32), np.empty(Q_CAP, np.int32))
     cap = len(cert_moves)
     total = 0
     for i in range(n):
         cert_off[i] = total
         v, p, length, nn = classify(
-            pos_bb[i], pos_st[i], ct_table[ct_idx[i]], side[i], budget, stack, tt_key, tt_val, bfs, ctr
+            pos_bb[i], pos_st[i], ct_table[ct_idx[i]], side[i], budget, stack, tt_key, tt_val, bfs, ctr, heap
         )
         verdict[i] = v
         proof[i] = p
