@@ -978,36 +978,49 @@ def _estimate(bb, W):
 
 
 @njit(**HOT)
-def _estimate_corner(bb, W):
-    """_estimate for a mate in a corner, where W's lone minor piece needs L's own pieces as
-    blockers: L's king to the nearest corner (of the bishop's colour), W's king two squares from
-    it, an L piece next to the corner, the bishop on the corner's diagonal (a knight near it)."""
+def _blocker_distance(bb, L, corner):
+    """Moves for L's nearest piece (not the king) to stand next to `corner`: a piece by king
+    distance, a pawn along its file or, past its promotion, from the promotion square."""
+    near = KING_ATTACKS[corner]
+    lown = bb[BB_WHITE + L] & ~bb[BB_KINGS]
+    if lown & near:
+        return 0
+    best = 16
+    x = lown
+    while x:
+        q = lsb(x)
+        x &= x - U1
+        if bb[BB_PAWNS] & bit(q):
+            f = q & 7
+            r = q >> 3
+            promo_sq = f + (56 if L == 0 else 0)
+            to_promo = (7 - r) if L == 0 else r
+            dd = to_promo + _cheb(promo_sq, corner) - 1
+            y = near & FILE_MASKS[f]
+            while y:  # a square next to the corner on the pawn's own file, ahead of it
+                t = lsb(y)
+                y &= y - U1
+                ahead = (t >> 3) - r if L == 0 else r - (t >> 3)
+                if 0 < ahead < dd:
+                    dd = ahead
+        else:
+            dd = _cheb(q, corner) - 1
+        if dd < best:
+            best = dd
+    return best
+
+
+@njit(**HOT)
+def _corner_cost(bb, W, lk, wk, corner):
     L = 1 - W
-    lk = king_square(bb, L)
-    wk = king_square(bb, W)
-    if lk < 0 or wk < 0:
-        return 1000
-    corner, _ = _targets(bb, W, MODE_CORNER)
     h = 10 * _cheb(lk, corner)
     d = _cheb(wk, corner)
     h += 4 * (d - 2 if d > 2 else 2 - d)
-    near = KING_ATTACKS[corner]
-    lown = bb[BB_WHITE + L] & ~bb[BB_KINGS]
-    if not (lown & near):
-        best = 8
-        x = lown
-        while x:
-            q = lsb(x)
-            x &= x - U1
-            dd = _cheb(q, corner) - 1
-            if dd < best:
-                best = dd
-        h += 6 * best
+    h += 6 * _blocker_distance(bb, L, corner)
     own = bb[BB_WHITE + W]
     b = own & bb[BB_BISHOPS]
-    if b:
-        if not (BISHOP_EMPTY[corner] & b):
-            h += 4
+    if b and not (BISHOP_EMPTY[corner] & b):
+        h += 4
     n = own & bb[BB_KNIGHTS]
     if n:
         best = 8
@@ -1025,6 +1038,21 @@ def _estimate_corner(bb, W):
             free &= free - U1
             h += 8
     return h
+
+
+@njit(**HOT)
+def _estimate_corner(bb, W):
+    """_estimate for a mate in a corner, where W's lone minor piece needs L's own pieces as
+    blockers: the least over the corners W can mate in (a bishop's colour) of L's king's
+    distance to it, W's king's from two squares of it, L's nearest would-be blocker's (pawns
+    along their file or past promotion), the bishop off the corner's diagonal, the knight far."""
+    L = 1 - W
+    lk = king_square(bb, L)
+    wk = king_square(bb, W)
+    if lk < 0 or wk < 0:
+        return 1000
+    corner, _ = _targets(bb, W, MODE_CORNER)
+    return _corner_cost(bb, W, lk, wk, corner)
 
 
 @njit(**HOT)
