@@ -36,6 +36,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "scan": (
         "apply_rules",
         "game_facts",
+        "first_insufficient",
         "dead_candidates",
         "classify_batch",
         "certificate_texts",

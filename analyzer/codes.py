@@ -205,6 +205,12 @@ VERDICT_BOOL = ("timeout_unwinnable",)
 # position and an intended winner.
 WINNABILITY = ("winnable", "unwinnable", "unknown")
 W_WINNABLE, W_UNWINNABLE, W_UNKNOWN = range(len(WINNABILITY))
+# How it was answered: a certificate (winnable), the kind of proof (unwinnable), or the work
+# budget spent (unknown); docs/rules.md 1.4.
+PROOF_KINDS = ("certificate", "insufficient_material", "blocked", "search", "budget")
+PK_CERTIFICATE, PK_INSUFFICIENT, PK_BLOCKED, PK_SEARCH, PK_BUDGET = range(len(PROOF_KINDS))
+# The text of an answer that is not a certificate, as the tables hold it (by PK_*).
+PROOF_TEXT = ("", *(f"unwinnable:{k}" for k in PROOF_KINDS[1:-1]), "unknown:budget")
 
 # Edition-independent facts of a game a replay reports (games table, int32, -1 = null).
 GAME_FACT_COLUMNS = (

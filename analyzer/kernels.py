@@ -44,6 +44,7 @@ ENTRIES: dict[str, tuple[str, str, str, str]] = {
         "i4[:,:] i8[:] i4[:] i1[:] i1[:] i1[:] i2[:] i4[:] f4[:]",  # verdicts, events
     ),
     "game_facts": ("analyzer.kinds.chess._rules", "game_facts", "none", "i8[:] u8[:] i4[:] u2[:] f4[:] i4[:,:] b1[:]"),
+    "first_insufficient": ("analyzer.kinds.chess._unwinnable", "first_insufficient", "none", "i8[:] u2[:] b1[:] i4[:]"),
     "dead_candidates": (
         "analyzer.kinds.chess._unwinnable",
         "dead_candidates",

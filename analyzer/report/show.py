@@ -379,7 +379,7 @@ def certificate_line(view: GameView) -> tuple[str | None, bool | None]:
         return None, None
     board = chess.Board(view.final_fen)
     winner = chess.WHITE if g.get("result") == "1-0" else chess.BLACK
-    sans = []
+    sans: list[str] = []
     for uci in cert.split():
         try:
             move = chess.Move.from_uci(uci)

@@ -47,6 +47,19 @@ import analyzer._numba_env  # NUMBA_CACHE_DIR before numba loads or compiles ker
 import numpy as np
 from numba import njit
 
+from analyzer.codes import (
+    PK_BLOCKED,
+    PK_BUDGET,
+    PK_CERTIFICATE,
+    PK_INSUFFICIENT,
+    PK_SEARCH,
+    PROOF_KINDS,
+    PROOF_TEXT,
+    W_UNKNOWN,
+    W_UNWINNABLE,
+    W_WINNABLE,
+    WINNABILITY,
+)
 from analyzer.kinds.chess._board import (
     HOT,
     JIT,
@@ -64,6 +77,7 @@ from analyzer.kinds.chess._board import (
     piece_key,
     rook_attacks,
 )
+from analyzer.kinds.chess._replay import FLAG_HAS_MOVE, FLAG_INSUFFICIENT
 from analyzer.kinds.chess._tables import (
     BB_BISHOPS,
     BB_BLACK,
@@ -92,25 +106,16 @@ from analyzer.kinds.chess._tables import (
     ZOBRIST_EP_FILE,
 )
 
-# Answers.
-WINNABLE, UNWINNABLE, UNKNOWN = 0, 1, 2
-VERDICTS = ("winnable", "unwinnable", "unknown")
-# How an answer was reached (the proof's kind for unwinnable ones).
-PROOF_MATE = 0  # winnable: a certificate
-PROOF_INSUFFICIENT = 1
-PROOF_BLOCKED = 2
-PROOF_SEARCH = 3
-PROOF_BUDGET = 4  # unknown: the budget was spent
-PROOFS = ("certificate", "insufficient_material", "blocked", "search", "budget")
+# Answers, and how they were reached (the proof's kind for unwinnable ones): analyzer.codes.
+WINNABLE, UNWINNABLE, UNKNOWN = W_WINNABLE, W_UNWINNABLE, W_UNKNOWN
+VERDICTS = WINNABILITY
+PROOF_MATE = PK_CERTIFICATE  # winnable: a certificate
+PROOF_INSUFFICIENT = PK_INSUFFICIENT
+PROOF_BLOCKED = PK_BLOCKED
+PROOF_SEARCH = PK_SEARCH
+PROOF_BUDGET = PK_BUDGET  # unknown: the budget was spent
+PROOFS = PROOF_KINDS
 
-# The text of an answer that is not a certificate (codes: PROOF_*), as in the tables.
-PROOF_TEXT = (
-    "",
-    "unwinnable:insufficient_material",
-    "unwinnable:blocked",
-    "unwinnable:search",
-    "unknown:budget",
-)
 _TEXT_BYTES = np.zeros((len(PROOF_TEXT), 40), np.uint8)
 _TEXT_LEN = np.zeros(len(PROOF_TEXT), np.int64)
 for _i, _t in enumerate(PROOF_TEXT):
@@ -1244,6 +1249,21 @@ def classify(bb, st, ct, W, budget, stack, tt_key, tt_val, bfs, ctr, heap):
     if found == 0:
         return UNWINNABLE, PROOF_SEARCH, 0, nodes
     return UNKNOWN, PROOF_BUDGET, 0, nodes
+
+
+@njit(**JIT)
+def first_insufficient(pos_off, flags, skip, out):
+    """out[g] = the first position of game g (a ply) with python-chess's insufficient material and
+    a legal move (the replay's flags), -1 if none or skip[g]."""
+    for g in range(len(pos_off) - 1):
+        out[g] = -1
+        if skip[g]:
+            continue
+        for p in range(pos_off[g], pos_off[g + 1]):
+            f = flags[p]
+            if (f & FLAG_INSUFFICIENT) and (f & FLAG_HAS_MOVE):
+                out[g] = p - pos_off[g]
+                break
 
 
 @njit(**JIT)

@@ -505,22 +505,11 @@ def _final_positions(
     - for a standard or Chess960 game lost on time (1-0/0-1, Termination "Time forfeit", replayed
       to its end): can the winner mate from the final position (codes.W_*), with a certificate or
       the proof's kind, and has it insufficient material (the Lichess test)."""
-    from analyzer.kinds.chess import _unwinnable as unw
-    from analyzer.kinds.chess._replay import FLAG_HAS_MOVE, FLAG_INSUFFICIENT
-
-    dead_ply = np.full(n, -1, np.int32)
-    dead_code = np.full(n, -1, np.int32)
+    dead_ply = np.empty(n, np.int32)
     chess_game = ~np.asarray(is_variant, np.bool_)
     # Insufficient material (both sides): the replay's flag, at a position with a legal move.
-    want = np.uint16(FLAG_INSUFFICIENT | FLAG_HAS_MOVE)
-    idx = np.flatnonzero((flags & want) == want)
-    if len(idx):
-        of_game = np.searchsorted(pos_off, idx, side="right") - 1
-        first_g, first_i = np.unique(of_game, return_index=True)
-        keep = chess_game[first_g]
-        first_g = first_g[keep]
-        dead_ply[first_g] = (idx[first_i[keep]] - pos_off[first_g]).astype(np.int32)
-        dead_code[first_g] = 0
+    kernels.first_insufficient(pos_off, flags, ~chess_game, dead_ply)
+    dead_code = np.where(dead_ply >= 0, 0, -1).astype(np.int32)
     # Candidates with every pawn blocked: the static proofs for both sides.
     if len(cands["game"]):
         proofs = np.empty((len(cands["game"]), 2), np.int8)
@@ -530,7 +519,7 @@ def _final_positions(
         for i in np.flatnonzero(dead).tolist():  # in game and ply order: the first per game wins
             gi, ply = int(cands["game"][i]), int(cands["ply"][i])
             if dead_ply[gi] < 0 or ply < dead_ply[gi]:
-                a, b = unw.PROOFS[int(proofs[i, 0])], unw.PROOFS[int(proofs[i, 1])]
+                a, b = codes.PROOF_KINDS[int(proofs[i, 0])], codes.PROOF_KINDS[int(proofs[i, 1])]
                 dead_ply[gi] = ply
                 dead_code[gi] = DEAD_PROOFS.index(f"unwinnable:{a}" if a == b else f"unwinnable:{a}+{b}")
     # Games lost on time: can the winner mate?
@@ -562,7 +551,7 @@ def _final_positions(
             cert_moves = np.empty(k, np.int32)
             kernels.classify_batch(*args, cert_moves)
         can_mate[lost_on_time] = verdict
-        insufficient[lost_on_time] = (proof == unw.PROOF_INSUFFICIENT).astype(np.int8)
+        insufficient[lost_on_time] = (proof == codes.PK_INSUFFICIENT).astype(np.int8)
         off = np.empty(n + 1, np.int32)
         valid = np.empty(n, np.uint8)
         data = np.empty(int(cert_off[m]) * 6 + 40 * m + 16, np.uint8)
@@ -573,10 +562,10 @@ def _final_positions(
         texts = pa.StringArray.from_buffers(
             n, pa.py_buffer(off), pa.py_buffer(data[:size]), pa.py_buffer(np.packbits(valid, bitorder="little"))
         )
-        unwinnable = np.flatnonzero(verdict == unw.UNWINNABLE)
+        unwinnable = np.flatnonzero(verdict == codes.W_UNWINNABLE)
         if len(unwinnable):
             certificates[codes.R_TIMEOUT_UNWINNABLE] = {
-                int(lost_on_time[i]): unw.PROOF_TEXT[int(proof[i])] for i in unwinnable.tolist()
+                int(lost_on_time[i]): codes.PROOF_TEXT[int(proof[i])] for i in unwinnable.tolist()
             }
     columns = {
         "dead_position_ply": pa.array(dead_ply, mask=dead_ply < 0),
