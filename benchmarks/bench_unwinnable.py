@@ -10,8 +10,8 @@ core; the kernel is compiled by an untimed first call).
 
 --all-positions: every position of every standard game of the input (python-chess replays the
 movetext), both sides: is it dead, and would the scan's filter (a legal move, and every pawn with
-a pawn right in front of it, or in check with at most one pawn, rook or queen on the board, or
-python-chess's insufficient material) have looked at it? Each
+a pawn right in front of it, or at most one pawn, rook or queen on the board and a single legal
+move, or python-chess's insufficient material) have looked at it? Each
 position gets the kernel with a small budget for one side, then the other (a certificate for
 either side: not dead); the few left get the full budget. Prints the dead positions found, how
 many of them the filter skips (the claim of docs/rules.md), and the positions left unknown.
@@ -124,14 +124,22 @@ def board_arrays(board):
     return bb, np.array([0 if board.turn else 1, c, ep, board.halfmove_clock], np.int64)
 
 
-def all_positions(text: bytes, budget: int, limit: int) -> None:
+def positions(text: bytes, limit: int, cache: str | None):
+    """Every position with a legal move of the standard games of `text` (python-chess): bb, st,
+    (game, ply), and whether the scan's filter keeps it; cached in `cache` (npz) if given."""
+    if cache and os.path.exists(cache):
+        d = np.load(cache)
+        return d["bb"], d["st"], [tuple(x) for x in d["where"].tolist()], d["filt"], int(d["games"])
+    bb, st, where, filt, games = _positions(text, limit)
+    if cache:
+        np.savez(cache, bb=bb, st=st, where=np.array(where, np.int64), filt=filt, games=games)
+    return bb, st, where, filt, games
+
+
+def _positions(text: bytes, limit: int):
     import chess
     import chess.pgn
 
-    from analyzer.kinds.chess import _unwinnable as unw
-    from analyzer.kinds.chess._tables import STANDARD_CASTLING
-
-    t0 = time.time()
     bbs, sts, where, filt = [], [], [], []
     stream = io.StringIO(text.decode("utf-8", "replace"))
     games = 0
@@ -162,15 +170,21 @@ def all_positions(text: bytes, budget: int, limit: int) -> None:
             wp, bp = pawns & board.occupied_co[chess.WHITE], pawns & board.occupied_co[chess.BLACK]
             blocked = bool(pawns) and not ((wp << 8) & ~pawns & chess.BB_ALL) and not ((bp >> 8) & ~pawns)
             heavy = board.pawns | board.rooks | board.queens
-            forced = board.is_check() and chess.popcount(heavy) <= 1
+            forced = chess.popcount(heavy) <= 1 and board.legal_moves.count() == 1
             filt.append(blocked or forced or board.is_insufficient_material())
-    n = len(bbs)
+    return np.stack(bbs), np.stack(sts), where, np.array(filt), games
+
+
+def all_positions(text: bytes, budget: int, limit: int, cache: str | None) -> None:
+    from analyzer.kinds.chess import _unwinnable as unw
+    from analyzer.kinds.chess._tables import STANDARD_CASTLING
+
+    t0 = time.time()
+    bb, st, where, filt_a, games = positions(text, limit, cache)
+    n = len(bb)
     print(f"{games:,} games, {n:,} positions with a legal move (python-chess, {time.time() - t0:.0f} s)")
-    bb = np.stack(bbs)
-    st = np.stack(sts)
     ct = STANDARD_CASTLING[None].copy()
     idx = np.zeros(n, np.int64)
-    filt_a = np.array(filt)
     t1 = time.time()
     # side to move's opponent first (usually the one with more to mate with is either: try both)
     small = min(budget, 2000)
@@ -216,12 +230,13 @@ def main() -> None:
     ap.add_argument("--budget", type=int, default=20_000)
     ap.add_argument("--all-positions", action="store_true")
     ap.add_argument("--limit", type=int, default=0, help="games (--all-positions)")
+    ap.add_argument("--cache", help="--all-positions: an .npz file for the positions (read if it exists)")
     args = ap.parse_args()
     os.environ.setdefault("ANALYZER_KERNELS", "jit")
     text = read_text(args.input)
     print(f"input {os.path.basename(args.input)}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     if args.all_positions:
-        all_positions(text, args.budget, args.limit)
+        all_positions(text, args.budget, args.limit, args.cache)
     else:
         timeouts(text, args.budget)
 

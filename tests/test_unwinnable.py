@@ -415,3 +415,15 @@ def test_the_report_counts_wins_on_time_and_dead_positions_by_time_control(out_d
     assert (fide["dead_position"], fide["played_on_after_dead"]) == (1, 1)
     assert fide["timeout_unwinnable_of_lost_on_time_rate"] == 0.5
     assert rows[("fide_2018", "blitz")]["lost_on_time"] == 2  # 180+0: blitz
+
+
+def test_a_forced_capture_of_the_last_mating_material_is_a_dead_position():
+    # White's only legal move takes the rook (g1: f1, h1 taken by the knight, h2 by the rook):
+    # K v K+N follows, so the position before it is already dead (as in lichess_sample's game
+    # 8149, ply 136). White: a bare king (insufficient_material); Black: the complete search.
+    fen = "8/8/8/8/6k1/6n1/5r2/6K1 w - - 0 1"
+    game, v, events = _tables(_pgn("1. Kxf2 Kf4 2. Ke2", fen, "1/2-1/2"))
+    assert (game["dead_position_ply"], game["dead_position_proof"]) == (0, "unwinnable:insufficient_material+search")
+    assert (v["fide_2018"]["end_ply"], v["fide_2018"]["end_rule"]) == (0, "dead_position")
+    # Lichess's own rule waits for the insufficient material itself
+    assert (v["lichess"]["end_ply"], v["lichess"]["end_rule"]) == (1, "insufficient_material")

@@ -1081,13 +1081,13 @@ def _note_dead_candidate(bb, st, f, g, ply, cands):
     """Keep position `ply` of game g if it may be a dead position that insufficient material does
     not explain (a few bit tests per position): a legal move exists, and either pawns are on the
     board and every pawn has a pawn right in front of it (the blocked proof of
-    kinds.chess._unwinnable needs this), or the side to move is in check with at most one pawn,
-    rook or queen on the board (a forced capture of the last mating material: searched)."""
+    kinds.chess._unwinnable needs this), or at most one pawn, rook or queen is on the board (a
+    forced move that takes the last mating material, or leaves no legal move: searched)."""
     if not (f & FLAG_HAS_MOVE) or (f & FLAG_INSUFFICIENT):
         return
     pawns = bb[0]
     heavy = pawns | bb[3] | bb[4]
-    if not ((f & FLAG_CHECK) and not (heavy & (heavy - np.uint64(1)))):
+    if heavy & (heavy - np.uint64(1)):
         if not pawns:
             return
         wp = pawns & bb[6]

@@ -1271,8 +1271,9 @@ def dead_candidates(cand_bb, cand_st, ct_table, ct_idx, budget, out):
     """Both sides' proofs for each candidate position of the replay: out[i, c] =
     PROOF_INSUFFICIENT, PROOF_BLOCKED or PROOF_SEARCH when side c provably cannot mate there, else
     -1; a position is dead when both are proved. The static proofs first; a candidate with at
-    most one pawn, rook or queen on the board (in check: perhaps a forced capture of it) gets the
-    complete search too, for a side without a proof, within `budget` positions."""
+    most one pawn, rook or queen on the board and a single legal move (perhaps a forced capture
+    of the last mating material) gets the complete search too, for a side without a proof,
+    within `budget` positions."""
     aux = np.zeros(4, np.int64)
     have_ws = False
     stack = _stack()
@@ -1290,6 +1291,10 @@ def dead_candidates(cand_bb, cand_st, ct_table, ct_idx, budget, out):
                 out[i, c] = -1
         heavy = bb[BB_PAWNS] | bb[BB_ROOKS] | bb[BB_QUEENS]
         if (out[i, 0] < 0 or out[i, 1] < 0) and not (heavy & (heavy - U1)):
+            # only a forced move can make such a position dead: one legal move, then searched
+            _load(stack[0], stack[1], stack[2], 0, bb, cand_st[i])
+            if gen_legal(stack[0][0], stack[1][0], stack[2][0], ct_table[ct_idx[i]], stack[8], 2) != 1:
+                continue
             if not have_ws:
                 bfs = _bfs_store(Q_CAP)
                 have_ws = True

@@ -261,7 +261,7 @@ def analyze_block(
     want97 = any(ed.identity == IDENTITY_FIDE_1997 for ed in editions)
     final_bb = np.zeros((n, 8), np.uint64)
     final_st = np.empty((n, 4), np.int64)
-    cands = _cand_buffers(n // 2 + 1024)
+    cands = _cand_buffers(2 * n + 1024)
     for _attempt in range(2):  # again, with room, if the candidates did not fit (rare)
         total = kernels.replay_batch(
             buf,
