@@ -422,7 +422,7 @@ def test_a_forced_capture_of_the_last_mating_material_is_a_dead_position():
     # K v K+N follows, so the position before it is already dead (as in lichess_sample's game
     # 8149, ply 136). White: a bare king (insufficient_material); Black: the complete search.
     fen = "8/8/8/8/6k1/6n1/5r2/6K1 w - - 0 1"
-    game, v, events = _tables(_pgn("1. Kxf2 Kf4 2. Ke2", fen, "1/2-1/2"))
+    game, v, _events = _tables(_pgn("1. Kxf2 Kf4 2. Ke2", fen, "1/2-1/2"))
     assert (game["dead_position_ply"], game["dead_position_proof"]) == (0, "unwinnable:insufficient_material+search")
     assert (v["fide_2018"]["end_ply"], v["fide_2018"]["end_rule"]) == (0, "dead_position")
     # Lichess's own rule waits for the insufficient material itself
