@@ -23,12 +23,16 @@ Proof kinds (docs/rules.md, "Dead positions and flag fall"):
 
 How it searches (every phase stops at the budget):
   1. the static proofs above;
-  2. walks: one line at a time, L's king walking towards W's king (then staying put), W bringing
-     pawns forward (a queen first), its king and pieces nearer, without useless checks or
-     hanging pieces; at each W move a mate in one is looked for, and at L's moves near the end
-     a move after which W mates in one;
-  3. a depth-first search for a helpmate, iterative deepening with the best few moves of each
-     node by the same ordering (a beam), a transposition table, then wider beams;
+  2. walks: one line at a time, in four modes (L's king stays put; it walks to W's king; W
+     pushes its pawns to queen; L's king goes to a corner, for a lone minor piece), W bringing
+     its king and pieces nearer without useless checks or hanging pieces; at each W move a mate
+     in one is looked for, and at L's moves next to W's king a move after which W mates in one;
+  3. a depth-first helpmate search, iterative deepening over the best two moves of each node
+     (a transposition table), then best-first searches (positions stored whole, the next one
+     expanded the least 2 x estimate + plies): a corner net for a lone minor piece (L's king in
+     the corner of the bishop's colour, an L piece beside it, W's king two squares away), then
+     the general estimate (L's king's free flight squares, its distance from the edge, W's king
+     nearer, a check, a pawn's distance from queening);
   4. the complete search of (1, search), breadth first, which also finds the shortest helpmate.
 Phases 2-3 only ever find winnable answers (a found line is a certificate whatever the
 ordering); soundness of unwinnable answers rests on phases 1 and 4 alone. The 50- and 75-move
