@@ -297,6 +297,8 @@ def event_text(view: GameView, e: dict) -> str:
     side = (e["side"] or "").capitalize()
     what = KIND_TEXT.get(e["kind"], e["kind"])
     text = f"{side} {what} ({e['rule']})" if e["kind"] != "automatic" else f"{e['rule']}: {what}"
+    if e.get("certificate"):
+        text += f" ({e['certificate']})"
     if e["kind"] == "claim_intended" and view.written.get(e["ply"]):
         text += f", e.g. by writing {' or '.join(view.written[e['ply']])}"
     if e.get("outcome"):
