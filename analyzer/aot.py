@@ -33,6 +33,10 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "scan": (
         "apply_rules",
         "game_facts",
+        "first_insufficient",
+        "dead_candidates",
+        "classify_batch",
+        "certificate_texts",
         "apply_measures",
         "find_games",
         "parse_tags",

@@ -54,6 +54,10 @@ RULES = (
     "small_ending",
     "king_moves",
     "stalemate",  # counterfactual editions only (stalemate_wins): stalemate ends the game as a win
+    # chess: a dead position ends the game (FIDE 5.2.2; 9.6 before 2014), and a loss on time is a
+    # draw when the winner could not checkmate by any series of legal moves (FIDE 6.9)
+    "dead_position",
+    "timeout_vs_unwinnable",
 )
 (
     R_THREEFOLD,
@@ -68,6 +72,8 @@ RULES = (
     R_SMALL_ENDING,
     R_KING_MOVES,
     R_STALEMATE,
+    R_DEAD_POSITION,
+    R_TIMEOUT_UNWINNABLE,
 ) = range(len(RULES))
 
 # What kind of chance an event is.
@@ -109,6 +115,7 @@ DRAW_REASONS = (
     "main_diagonal",
     "small_ending",
     "king_moves",
+    "dead_position",  # the final position is dead (no mate possible), under editions that end games there
 )
 (
     DR_TIMEOUT_VS_INSUFFICIENT,
@@ -124,6 +131,7 @@ DRAW_REASONS = (
     DR_MAIN_DIAGONAL,
     DR_SMALL_ENDING,
     DR_KING_MOVES,
+    DR_DEAD_POSITION,
 ) = range(len(DRAW_REASONS))
 
 # The verdict matrix a rule kernel fills, one row per game (int32, -1 = null), in this order.
@@ -153,6 +161,10 @@ VERDICT_COLUMNS = (
     "claimed_rule",
     # the result the edition's end at end_ply gives (a RESULTS code); -1: a draw where end_ply is set
     "end_result",
+    # chess: the first dead position, under editions that end the game there (FIDE), and whether
+    # a loss on time went to a winner who could not mate (1) or could (0), by the edition's test
+    "dead_position_ply",
+    "timeout_unwinnable",
 )
 (
     V_THREEFOLD,
@@ -177,6 +189,8 @@ VERDICT_COLUMNS = (
     V_CLAIMED_PLY,
     V_CLAIMED_RULE,
     V_END_RESULT,
+    V_DEAD_POSITION,
+    V_TIMEOUT_UNWINNABLE,
 ) = range(len(VERDICT_COLUMNS))
 N_VERDICT = len(VERDICT_COLUMNS)
 # Which verdict columns hold codes (and of which vocabulary); the others are plies.
@@ -190,6 +204,19 @@ VERDICT_CODED = {
     "claimed_rule": RULES,
     "end_result": RESULTS,
 }
+# Verdict columns that are booleans (1 / 0, -1 = null).
+VERDICT_BOOL = ("timeout_unwinnable",)
+
+# Can a side still checkmate (chess; analyzer.kinds.chess._unwinnable): the answer for a
+# position and an intended winner.
+WINNABILITY = ("winnable", "unwinnable", "unknown")
+W_WINNABLE, W_UNWINNABLE, W_UNKNOWN = range(len(WINNABILITY))
+# How it was answered: a certificate (winnable), the kind of proof (unwinnable), or the work
+# budget spent (unknown); docs/rules.md 1.4.
+PROOF_KINDS = ("certificate", "insufficient_material", "blocked", "search", "budget")
+PK_CERTIFICATE, PK_INSUFFICIENT, PK_BLOCKED, PK_SEARCH, PK_BUDGET = range(len(PROOF_KINDS))
+# The text of an answer that is not a certificate, as the tables hold it (by PK_*).
+PROOF_TEXT = ("", *(f"unwinnable:{k}" for k in PROOF_KINDS[1:-1]), "unknown:budget")
 
 # Edition-independent facts of a game a replay reports (games table, int32, -1 = null).
 GAME_FACT_COLUMNS = (

@@ -142,6 +142,35 @@ GAMES_COLUMNS = _KEY + [
         "its day for the day-long ones; docs/lichess-data-issues.md); null for none or another input",
         None,
     ),
+    (
+        "dead_position_ply",
+        pa.int32(),
+        "chess: first position from which no series of legal moves leads to a mate by either side (a dead "
+        "position: FIDE 5.2.2), not mate or stalemate; as proved by the kernel (docs/rules.md, dead positions)",
+        "ply",
+    ),
+    (
+        "dead_position_proof",
+        _DICT,
+        "why that position is dead: unwinnable:insufficient_material, unwinnable:blocked, or one kind per side "
+        "(white's first) joined by +",
+        None,
+    ),
+    (
+        "timeout_winner_can_mate",
+        _DICT,
+        "chess, a game lost on time (Termination 'Time forfeit', 1-0 or 0-1): could the winner still checkmate "
+        "from the final position by any series of legal moves (FIDE 6.9): winnable, unwinnable, unknown "
+        "(the work budget spent); null for other games",
+        None,
+    ),
+    (
+        "timeout_certificate",
+        pa.string(),
+        "for such a game: the winner's mate as UCI moves from the final position (both sides' moves, "
+        "replayable), or unwinnable:<proof kind>, or unknown:budget",
+        None,
+    ),
 ]
 VERDICTS_COLUMNS = _KEY + [
     ("edition", _DICT, "rule edition: fide_2018, lichess, fshr_russian, ...", None),
@@ -221,12 +250,33 @@ VERDICTS_COLUMNS = _KEY + [
         "(docs/measures.md)",
         None,
     ),
+    (
+        "dead_position_ply",
+        pa.int32(),
+        "chess: the first dead position, under editions where a dead position ends the game (FIDE); "
+        "null under the others (lichess) and when there is none",
+        "ply",
+    ),
+    (
+        "timeout_unwinnable",
+        pa.bool_(),
+        "a loss on time (1-0/0-1, Termination 'Time forfeit'): the winner could not checkmate, by the "
+        "edition's test (FIDE 6.9: no series of legal moves mates; lichess: insufficient material); null for "
+        "other games and where the answer is unknown",
+        None,
+    ),
 ]
 EVENTS_COLUMNS = _KEY + [
     ("edition", _DICT, "rule edition", None),
     ("game_index", pa.int64(), "0-based index of the game within its source", None),
     ("ply", pa.int32(), "the position of the chance", "ply"),
-    ("rule", _DICT, "threefold, fifty, fivefold, seventyfive, insufficient_material, offer; draughts rules", None),
+    (
+        "rule",
+        _DICT,
+        "threefold, fifty, fivefold, seventyfive, insufficient_material, offer, dead_position, "
+        "timeout_vs_unwinnable; draughts rules",
+        None,
+    ),
     ("kind", _DICT, "claim_now (on the board), claim_intended (by a written move), automatic, offer", None),
     ("side", _DICT, "the side entitled (the side to move; for offers, the side that offered)", None),
     ("repetition_count", pa.int16(), "occurrences of the position so far", None),
@@ -287,6 +337,13 @@ EVENTS_COLUMNS = _KEY + [
         "--syzygy: could the side that wins by the tablebase make its next zeroing move before the halfmove "
         "clock reaches limit_plies, counted from halfmove_clock: halfmove_clock + |tb_dtz| <= limit_plies; "
         "null for draws and without a value",
+        None,
+    ),
+    (
+        "certificate",
+        pa.string(),
+        "dead_position and timeout_vs_unwinnable: why no mate was possible, unwinnable:<proof kind> "
+        "(docs/rules.md); null for other rules",
         None,
     ),
 ]
@@ -372,6 +429,9 @@ class BlockOutput:
     facts: dict | None = None  # per-ply facts, for tests (keep_facts)
     extra: dict = field(default_factory=dict)  # kind-specific games columns (name -> Arrow array)
     notes: dict = field(default_factory=dict)  # counts for the scan's summary: {group: {name: n}}
+    # The events' `certificate` text by rule code: {rule: {game: text}}; an event of that rule gets
+    # its game's text (the others: null)
+    certificates: dict = field(default_factory=dict)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -614,7 +674,12 @@ def build(
         }
         for c, name in enumerate(codes.VERDICT_COLUMNS):
             vocab = codes.VERDICT_CODED.get(name)
-            cols[name] = coded(out[:, c], vocab) if vocab else _opt_int(out[:, c])
+            if vocab:
+                cols[name] = coded(out[:, c], vocab)
+            elif name in codes.VERDICT_BOOL:
+                cols[name] = _opt_bool(out[:, c])
+            else:
+                cols[name] = _opt_int(out[:, c])
         missed = out[:, codes.V_MISSED_PLY]
         cols["missed_claim_result"] = coded(
             _side_result(block.result_code, out[:, codes.V_MISSED_SIDE]), codes.SIDE_RESULTS
@@ -649,6 +714,7 @@ def build(
                         "clock_seconds": pa.array(ev["clock"], mask=np.isnan(ev["clock"])),
                         "outcome": coded(outcome, codes.OUTCOMES),
                         **ed.event_columns,
+                        "certificate": _certificates(block.certificates, ev["game"], ev["rule"]),
                     }
                 ),
                 EVENTS_SCHEMA,
@@ -657,6 +723,18 @@ def build(
     verdicts_t = pa.concat_tables(v_tables) if v_tables else VERDICTS_SCHEMA.empty_table()
     events_t = pa.concat_tables(e_tables) if e_tables else EVENTS_SCHEMA.empty_table()
     return games_t, verdicts_t, events_t
+
+
+def _certificates(by_rule: dict, game: np.ndarray, rule: np.ndarray) -> pa.Array:
+    """The events' certificate column: the game's text for the rules in `by_rule`, else null."""
+    m = len(game)
+    if not by_rule or m == 0:
+        return pa.nulls(m, pa.string())
+    out = np.full(m, None, dtype=object)
+    for r, per_game in by_rule.items():
+        for e in np.flatnonzero(rule == r).tolist():
+            out[e] = per_game.get(int(game[e]))
+    return pa.array(out, pa.string())
 
 
 def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:

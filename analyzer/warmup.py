@@ -25,6 +25,22 @@ _CHESS = b"""[Event "warmup"]
 [Result "*"]
 
 1. Kd2 *
+
+[Event "warmup 3"]
+[FEN "4k3/8/8/p1p1p1p1/P1P1P3/6P1/8/4K3 w - - 0 1"]
+[SetUp "1"]
+[Result "1-0"]
+[Termination "Time forfeit"]
+
+1. g4 Kd7 1-0
+
+[Event "warmup 4"]
+[FEN "4k3/8/8/8/8/8/3Q4/4K3 w - - 0 1"]
+[SetUp "1"]
+[Result "1-0"]
+[Termination "Time forfeit"]
+
+1. Qg5 Kd7 1-0
 """
 
 _DRAUGHTS = b"""[GameType "25"]
@@ -419,6 +435,11 @@ def _compile_chess_replay() -> None:
         np.zeros((1, 8), np.uint64),
         np.zeros((1, 4), np.int64),
         fb["eval"],
+        np.empty(4, np.int64),
+        np.empty(4, np.int32),
+        np.empty((4, 8), np.uint64),
+        np.empty((4, 4), np.int64),
+        np.zeros(1, np.int64),
     )
     # boards_at (the boards of the few games whose windows reach the 50-move count) shares the
     # replay's move code: compiled here too, not inside a scan's first such block.
@@ -450,7 +471,7 @@ def _side_compile(other_kinds: list[str] | None = None) -> None:
     import numpy as np
 
     from analyzer.codes import S_OK
-    from analyzer.kinds.chess import _replay as replay_kernels
+    from analyzer.kinds.chess import _replay as replay_kernels, analyze as chess_analyze
 
     # The stub takes replay_batch's arguments by their names (bound to its signature, not
     # spelled out again here) and fills what analyze_block reads of a replay.
@@ -467,7 +488,16 @@ def _side_compile(other_kinds: list[str] | None = None) -> None:
             arg[name][:n] = 0
         arg["clock"][:n] = np.nan
         arg["evals"][:n] = replay_kernels.EVAL_NONE
-        arg["final_st"][:] = -1  # no board: the final-position rules skip every game
+        # every game ends in the start position (so that the final-position kernels compile),
+        # which is also the one dead-position candidate
+        bb, _, st, _ = chess_analyze._STD_START
+        arg["final_bb"][:] = bb
+        arg["final_st"][:] = st
+        arg["cand_n"][:] = 1
+        arg["cand_game"][0] = 0
+        arg["cand_ply"][0] = 0
+        arg["cand_bb"][0] = bb
+        arg["cand_st"][0] = st
         return n
 
     replay = replay_kernels.replay_batch

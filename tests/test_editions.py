@@ -289,11 +289,14 @@ def test_lichess_fifty_move_mate_on_the_100th_ply_wins():
 
 def test_lichess_insufficient_material_automatic():
     # scalachess autoDraw: kings and minor pieces only with <= 3 pieces. After 1. Kxd2 only
-    # K+N v K remain -> the game ends at ply 1. FIDE editions here have no automatic rule for it.
+    # K+N v K remain -> the game ends at ply 1. FIDE has no insufficient-material rule of its own:
+    # the position is dead (5.2.2: no series of legal moves mates), which ends the game there too.
     pgn = _pgn("1. Kxd2 Kd7 2. Ne2 Ke6", fen="4k3/8/8/8/8/8/3r4/4K1N1 w - - 0 1", UTCDate="2021.05.05")
     rows = _games(pgn, ["lichess", "fide_2018"])
     assert (rows["lichess"]["end_ply"], rows["lichess"]["end_rule"]) == (1, "insufficient_material")
-    assert rows["fide_2018"]["end_ply"] is None
+    assert rows["lichess"]["dead_position_ply"] is None  # lichess has no dead-position rule
+    assert (rows["fide_2018"]["end_ply"], rows["fide_2018"]["end_rule"]) == (1, "dead_position")
+    assert rows["fide_2018"]["dead_position_ply"] == 1
 
 
 # ---------------------------------------------------------------------------------------------

@@ -370,9 +370,49 @@ def test_clocks_initial_plies(name):
 def test_uncompared_engine_events_are_only_draw_offers(name):
     """The oracle models the four repetition/move-count rules; the engine also writes draw-offer
     events (a recent draw offer lets a Lichess player claim, docs/rules.md 3.1), which are not
-    compared. Any other rule in the events would go unchecked: edge_cases has one offer event."""
+    compared, and the dead-position and flag-fall rules, which python-chess checks below and
+    tests/test_unwinnable.py against its own reference search. Any other rule in the events
+    would go unchecked: edge_cases has one offer event."""
     other = collections.Counter(r for _, e in paired(name) for r in e.other_rules)
-    assert set(other) <= {"offer"}, other
+    assert set(other) <= {"offer", "dead_position", "timeout_vs_unwinnable"}, other
+
+
+def test_dead_position_events_are_dead_in_python_chess(name):
+    """Every dead_position event of the file, replayed by python-chess to its ply: the position
+    is insufficient material (python-chess), or its one legal move leads to insufficient material
+    or to a stalemate, or the reference's complete search finds no mate for either side."""
+    import io
+
+    import chess.pgn
+
+    from unwinnable_reference import reachable_mate
+
+    res, eng = engine(name)
+    with open(FILES[name], encoding="utf-8", errors="replace") as fh:
+        text = fh.read()
+    stream = io.StringIO(text)
+    checked = 0
+    for index in range(len(eng)):
+        game = chess.pgn.read_game(stream)
+        dead = [ev for ev in res.events.to_pylist() if ev["game_index"] == index and ev["rule"] == "dead_position"]
+        if not dead:
+            continue
+        (ev,) = dead  # the first dead position only
+        assert eng[index].columns["dead_position_ply"] == ev["ply"]
+        board = game.board()
+        for move in list(game.mainline_moves())[: ev["ply"]]:
+            board.push(move)
+        assert not board.is_checkmate() and not board.is_stalemate()
+        ok = board.is_insufficient_material()
+        if not ok and board.legal_moves.count() == 1:
+            after = board.copy(stack=False)
+            after.push(next(iter(after.legal_moves)))
+            ok = after.is_insufficient_material() or after.is_stalemate()
+        if not ok:
+            ok = all(reachable_mate(board, side, 50_000) is False for side in (chess.WHITE, chess.BLACK))
+        assert ok, (index, ev["ply"], board.fen())
+        checked += 1
+    assert checked == sum(1 for e in eng if e.columns.get("dead_position_ply") is not None)
 
 
 @pytest.mark.parametrize("column", ref.GAME_COLUMNS)

@@ -89,6 +89,15 @@ COUNTS = [
     "missed_threefold",
     "board_chance_fifty",
     "missed_fifty",
+    # chess, dead positions and flag fall (docs/rules.md): games lost on time (1-0/0-1,
+    # Termination "Time forfeit") whose final position was checked; of them, the winner could not
+    # mate by the edition's test, or the kernel's answer is unknown; games with a dead position
+    # (the games fact, the same under every edition); of them, games played on after it
+    "lost_on_time",
+    "timeout_unwinnable",
+    "timeout_unknown",
+    "dead_position",
+    "played_on_after_dead",
 ]
 
 _GAME_COLS = [
@@ -108,6 +117,8 @@ _GAME_COLS = [
     "white",
     "black",
     "data_issue",
+    "dead_position_ply",
+    "timeout_winner_can_mate",
 ]
 _VERDICT_COLS = [
     "edition",
@@ -126,6 +137,7 @@ _VERDICT_COLS = [
     "draw_reason",
     "first_threefold_claim_ply",
     "final_win_in_time",
+    "timeout_unwinnable",
     *REACHED.values(),
 ]
 
@@ -207,6 +219,9 @@ def _queries(ds, chunk, editions: dict[str, list[str]], exclude: tuple[str, ...]
         .with_columns(pl.col(flag_cols).fill_null(False))
     )
     res = pl.col("missed_claim_result")
+    # lost on time, its final position checked (the scan answers for every standard and
+    # Chess960 game lost on time that was replayed to its end)
+    lost_on_time = pl.col("timeout_winner_can_mate").is_not_null()
     q: dict[str, pl.LazyFrame] = {}
     q["cube"] = ge.group_by(CUBE_DIMS).agg(
         pl.len().alias("games"),
@@ -226,7 +241,15 @@ def _queries(ds, chunk, editions: dict[str, list[str]], exclude: tuple[str, ...]
         (pl.col("result_changed").fill_null(False) & pl.col("result").is_in(["1-0", "0-1"]))
         .sum()
         .alias("result_changed"),
-        *[pl.col(c).sum().alias(c) for c in COUNTS[COUNTS.index("board_chance") :]],
+        *[pl.col(c).sum().alias(c) for c in COUNTS[COUNTS.index("board_chance") : COUNTS.index("lost_on_time")]],
+        lost_on_time.sum().alias("lost_on_time"),
+        pl.col("timeout_unwinnable").fill_null(False).sum().alias("timeout_unwinnable"),
+        (pl.col("timeout_unwinnable").is_null() & (pl.col("timeout_winner_can_mate") == "unknown"))
+        .fill_null(False)
+        .sum()
+        .alias("timeout_unknown"),
+        pl.col("dead_position_ply").is_not_null().sum().alias("dead_position"),
+        (pl.col("plies") > pl.col("dead_position_ply")).fill_null(False).sum().alias("played_on_after_dead"),
     )
     q["coverage"] = g_all.group_by("source", "game_type", "platform", "status", "data_issue").agg(
         pl.len().alias("games"), (excluded(exclude) if exclude else pl.lit(False)).sum().alias("games_left_out")

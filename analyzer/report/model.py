@@ -109,7 +109,15 @@ MEASURE = {m.name: m for m in MEASURES}
 TREND_MEASURES = ("missed", "avoided", "claimed")
 LICHESS_FIVEFOLD = _dt.date(2020, 1, 14)
 
-CHESS_RULES = ("threefold", "fifty", "fivefold", "seventyfive", "insufficient_material")
+CHESS_RULES = (
+    "threefold",
+    "fifty",
+    "fivefold",
+    "seventyfive",
+    "insufficient_material",
+    "dead_position",
+    "timeout_vs_unwinnable",
+)
 DRAUGHTS_RULES = ("threefold", "balance", "kings_vs_king", "main_diagonal", "small_ending", "king_moves")
 RULE_LABELS = {
     "threefold": "threefold repetition (32.2)",
@@ -489,6 +497,45 @@ def missed_by_rule(cube: pl.DataFrame) -> pl.DataFrame:
     return _sort_pop(out)
 
 
+# Dead positions and flag fall (chess): count columns of the cube, and each rate's numerator and
+# denominator (every rate says what it is a share of).
+UNWINNABLE_COUNTS = (
+    "games",
+    "lost_on_time",
+    "timeout_unwinnable",
+    "timeout_unknown",
+    "dead_position",
+    "played_on_after_dead",
+)
+UNWINNABLE_RATES = (
+    ("timeout_unwinnable", "lost_on_time", "timeout_unwinnable_of_lost_on_time"),
+    ("timeout_unknown", "lost_on_time", "timeout_unknown_of_lost_on_time"),
+    ("dead_position", "games", "dead_position_of_games"),
+    ("played_on_after_dead", "dead_position", "played_on_of_dead"),
+)
+
+
+def unwinnable_by_time_control(cube: pl.DataFrame) -> pl.DataFrame:
+    """Per chess population, edition and time-control class (`all` and each): games; games lost
+    on time whose final position was checked (`lost_on_time`) and of them those whose winner
+    could not mate by the edition's test (FIDE 6.9 or Lichess's insufficient material:
+    `timeout_unwinnable`) or whose answer is unknown; games with a dead position and of them
+    those played on after it; the rates with their 95 % Wilson intervals, named
+    `<numerator>_of_<denominator>`."""
+    keys = ["game_type", "platform", "edition", "time_control_class"]
+    chess = cube.filter(pl.col("game_type") == "chess")
+    agg = [pl.col(list(UNWINNABLE_COUNTS)).sum().cast(pl.Int64)]
+    by_class = chess.group_by(keys).agg(agg)
+    overall = chess.group_by(keys[:-1]).agg(agg).with_columns(pl.lit(ALL_CLASSES).alias("time_control_class"))
+    df = pl.concat([overall.select(by_class.columns), by_class])
+    df = df.with_columns([e for k, n, name in UNWINNABLE_RATES for e in stats.wilson_exprs(k, n, name)])
+    cls_order = {c: i for i, c in enumerate((ALL_CLASSES, *periods.TC_CLASSES))}
+    df = df.with_columns(
+        pl.col("time_control_class").replace_strict(cls_order, default=99, return_dtype=pl.Int32).alias("_c")
+    )
+    return _sort_pop(df.sort("game_type", "platform", "edition", "_c").drop("_c"))
+
+
 # The summaries by one category of the cube (its rollup by that dimension), by dimension.
 SUMMARY_BY = {"time_control_class": "summary_by_time_control", "rating_band": "summary_by_rating_band"}
 
@@ -526,6 +573,7 @@ def build(ds, partial: bool = False, check: str = "digest", exclude: tuple[str, 
     for dim, name in SUMMARY_BY.items():
         t[name] = _sort_pop(cube_.rollup(cube, [dim], MEASURES))
     t["missed_by_rule"] = missed_by_rule(cube)
+    t["unwinnable_by_time_control"] = unwinnable_by_time_control(collected_cube)
     t["coverage"] = coverage.sort("source", "game_type", "platform", "status", "data_issue", nulls_last=False)
     mr = c.tables.get("missed_results")
     t["missed_results"] = _sort_pop(mr) if mr is not None else pl.DataFrame()

@@ -447,6 +447,52 @@ def _missed_by_class(rep: Report) -> list[dict]:
     return out
 
 
+def _unwinnable(rep: Report) -> list[dict]:
+    """Per chess population and edition: by time-control class, the games lost on time whose
+    winner could not mate (of the games lost on time), the unknown answers, the games with a
+    dead position (of all games) and those played on after it (of the games with one)."""
+    t = rep.tables.get("unwinnable_by_time_control")
+    out: list[dict] = []
+    if t is None or t.height == 0:
+        return out
+    for gt, plat in rep.populations:
+        if gt != "chess":
+            continue
+        tables = []
+        for ed in rep.editions.get("chess", []):
+            sub = t.filter((pl.col("platform") == plat) & (pl.col("edition") == ed))
+            rows = []
+            for r in sub.iter_rows(named=True):
+                if not r["games"]:
+                    continue
+                rows.append(
+                    {
+                        "cls": r["time_control_class"],
+                        "games": f"{r['games']:,}",
+                        "cells": [
+                            _cell(
+                                r["timeout_unwinnable"], r["lost_on_time"], of="lost on time", none="none lost on time"
+                            ),
+                            _cell(r["timeout_unknown"], r["lost_on_time"], of="lost on time", none="none lost on time"),
+                            _cell(r["dead_position"], r["games"]),
+                            _cell(
+                                r["played_on_after_dead"], r["dead_position"], of="with one", none="no dead position"
+                            ),
+                        ],
+                    }
+                )
+            fide = ed != "lichess"
+            tables.append(
+                {
+                    "edition": ed,
+                    "test": "FIDE 6.9: no series of legal moves mates" if fide else "Lichess: insufficient material",
+                    "rows": rows,
+                }
+            )
+        out.append({"platform": platform_label(plat), "tables": tables})
+    return out
+
+
 def _mix_notes(rep: Report) -> dict[str, dict]:
     """Per chess platform: the shifts of its time-control mix, for the note above its trend."""
     out: dict[str, dict] = {}
@@ -658,6 +704,7 @@ def render(
         ],
         "time_controls": _time_controls(rep),
         "missed_by_class": _missed_by_class(rep),
+        "unwinnable": _unwinnable(rep),
         "denominators": {m.name: m.of for m in MEASURES},
         "draughts": [
             dict(

@@ -62,6 +62,7 @@ class GameView:
     repetitions: list[Repetition] = field(default_factory=list)
     written: dict[int, list[str]] = field(default_factory=dict)  # ply -> moves a written claim could use
     note: str = ""  # why there are no moves, if none
+    final_fen: str | None = None  # the last position python-chess reached (a certificate starts there)
 
     @property
     def key(self) -> str:
@@ -216,6 +217,7 @@ def replay(view: GameView, text: str) -> None:
         labels.append(f"after {num}{dots} {san}")
         keys.append(_key(board))
     view.moves, view.labels = sans, labels
+    view.final_fen = board.fen()
     if isinstance(view.game.get("plies"), int) and len(sans) < view.game["plies"]:
         view.note = f"python-chess replayed {len(sans)} of the {view.game['plies']} plies"
     occ: dict[str, list[int]] = {}
@@ -306,6 +308,8 @@ def event_text(view: GameView, e: dict) -> str:
     side = (e["side"] or "").capitalize()
     what = KIND_TEXT.get(e["kind"], e["kind"])
     text = f"{side} {what} ({e['rule']})" if e["kind"] != "automatic" else f"{e['rule']}: {what}"
+    if e.get("certificate"):
+        text += f" ({e['certificate']})"
     if e["kind"] == "claim_intended" and view.written.get(e["ply"]):
         text += f", e.g. by writing {' or '.join(view.written[e['ply']])}"
     if e.get("outcome"):
@@ -372,6 +376,79 @@ def in_force_text(view: GameView) -> str | None:
     return f"edition in force: {force}, not scanned (this scan has {', '.join(scanned) or 'no edition'})"
 
 
+def _side_name(result: str | None, winner: bool) -> str:
+    white_won = result == "1-0"
+    return ("White" if white_won else "Black") if winner else ("Black" if white_won else "White")
+
+
+def certificate_line(view: GameView) -> tuple[str | None, bool | None]:
+    """(the certificate as SAN moves from the final position, whether python-chess's replay of
+    it ends in the winner's mate), or (None, None) without moves or certificate."""
+    import chess
+
+    g = view.game
+    cert = g.get("timeout_certificate")
+    if not cert or cert.startswith(("unwinnable:", "unknown:")) or view.final_fen is None:
+        return None, None
+    board = chess.Board(view.final_fen)
+    winner = chess.WHITE if g.get("result") == "1-0" else chess.BLACK
+    sans: list[str] = []
+    for uci in cert.split():
+        try:
+            move = chess.Move.from_uci(uci)
+        except ValueError:
+            return cert, False
+        if move not in board.legal_moves:
+            return " ".join(sans + [f"{uci}?"]), False
+        num = board.fullmove_number
+        prefix = f"{num}." if board.turn == chess.WHITE else (f"{num}..." if not sans else "")
+        sans.append(prefix + board.san(move))
+        board.push(move)
+    return " ".join(sans), board.is_checkmate() and board.turn != winner
+
+
+def dead_and_timeout_lines(view: GameView) -> list[str]:
+    """What the game's facts say of dead positions and of a loss on time (FIDE 5.2.2, 6.9)."""
+    g = view.game
+    out = []
+    dp = g.get("dead_position_ply")
+    if dp is not None:
+        plies = g.get("plies")
+        later = (
+            f"the game went on for {plies - dp} more plies (under FIDE's Laws it ended there, drawn)"
+            if isinstance(plies, int) and plies > dp
+            else "the game ended there"
+        )
+        where = view.label(dp) if view.moves is not None else f"ply {dp}"
+        out.append(
+            f"dead position from ply {dp} ({where}): no series of legal moves leads to mate "
+            f"({g.get('dead_position_proof')}); {later}"
+        )
+    answer = g.get("timeout_winner_can_mate")
+    if answer is not None:
+        winner = _side_name(g.get("result"), True)
+        cert = g.get("timeout_certificate") or ""
+        if answer == "winnable":
+            line, mates = certificate_line(view)
+            shown = line or cert
+            check = (
+                " (python-chess replays it to mate)"
+                if mates
+                else ("" if mates is None else " (python-chess does NOT replay it to mate: please report)")
+            )
+            out.append(
+                f"lost on time: {winner}, the winner, could still mate (FIDE 6.9: a win), e.g. by {shown}{check}"
+            )
+        elif answer == "unwinnable":
+            out.append(
+                f"lost on time: {winner}, the winner, could not mate by any series of legal moves "
+                f"({cert}): a draw under FIDE 6.9"
+            )
+        else:
+            out.append(f"lost on time: whether {winner} could still mate is unknown (the search's budget was spent)")
+    return out
+
+
 def text(view: GameView) -> str:
     """The timeline as plain text (what `analyzer show` prints)."""
     lines = [f"{view.key}" + (f" — {view.game['site']}" if view.game.get("site") else ""), header_line(view)]
@@ -392,6 +469,10 @@ def text(view: GameView) -> str:
             )
     else:
         lines.append("No position occurs three times.")
+    facts = dead_and_timeout_lines(view)
+    if facts:
+        lines.append("")
+        lines.extend(f"{line[0].upper()}{line[1:]}." for line in facts)
     for eds, evs, v in edition_groups(view):
         lines.append("")
         lines.append(" = ".join(eds) + (" (in force)" if force in eds else "") + ":")
@@ -451,6 +532,7 @@ def html(view: GameView, back: str | None = None) -> str:
             moves=view.moves is not None,
             note=view.note,
             repetitions=reps,
+            facts=[f"{line[0].upper()}{line[1:]}." for line in dead_and_timeout_lines(view)],
             groups=groups,
             back=back,
         )

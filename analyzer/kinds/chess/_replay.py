@@ -1120,6 +1120,11 @@ def replay_batch(
     final_bb,
     final_st,
     evals,
+    cand_game,
+    cand_ply,
+    cand_bb,
+    cand_st,
+    cand_n,
 ):
     """Replay every game i whose init_idx[i] >= 0 (init_idx < 0 = skip: no positions), from
     start position init_*[init_idx[i]] (init_ct: its castling table, standard or Chess960).
@@ -1128,6 +1133,9 @@ def replay_batch(
     one if it stopped at an error), as bb and st hold it; final_st[i, 0] = -1 for a game not
     replayed. Rules that look at a position as a whole (dead positions, tablebase probes) read
     it, so no one replays a game again to see where it ended.
+    cand_*: the positions that may be dead beyond insufficient material (_note_dead_candidate):
+    game, ply, board and state of each, cand_n[0] of them (counted past the arrays' length, not
+    written: call again with room).
     want97: compute the 1997-2005 identity facts (castling-now bits, FLAG_WINDOW97,
     rep_next97). They cost ~8% of the replay and only fide_1997-style editions read them;
     without them the 1997 facts equal the 2009 ones (as on the python-chess path).
@@ -1152,6 +1160,8 @@ def replay_batch(
     facts = (key, hmc, flags, rep_next, rep_next97, clock)
     workspaces = (ws_i64, ws_u64, ws_f64, moves, mb, mb2, ct, tab)
     finals = (final_bb, final_st)
+    cands = (cand_game, cand_ply, cand_bb, cand_st, cand_n)
+    cand_n[0] = 0
     return _replay_games(
         buf,
         mt_start,
@@ -1166,12 +1176,56 @@ def replay_batch(
         workspaces,
         finals,
         evals,
+        cands,
     )
+
+
+@njit(inline="always", **HOT)
+def _note_dead_candidate(bb, st, f, g, ply, cands):
+    """Keep position `ply` of game g if it may be a dead position that insufficient material does
+    not explain (a few bit tests per position): a legal move exists, and either pawns are on the
+    board and every pawn has a pawn right in front of it (the blocked proof of
+    kinds.chess._unwinnable needs this), or at most one pawn, rook or queen is on the board (a
+    forced move that takes the last mating material, or leaves no legal move: searched)."""
+    if not (f & FLAG_HAS_MOVE) or (f & FLAG_INSUFFICIENT):
+        return
+    pawns = bb[0]
+    heavy = pawns | bb[3] | bb[4]
+    if heavy & (heavy - np.uint64(1)):
+        if not pawns:
+            return
+        wp = pawns & bb[6]
+        bp = pawns & bb[7]
+        if ((wp << np.uint64(8)) & ~pawns) or ((bp >> np.uint64(8)) & ~pawns):
+            return
+    cand_game, cand_ply, cand_bb, cand_st, cand_n = cands
+    k = cand_n[0]
+    if k < len(cand_game):
+        cand_game[k] = g
+        cand_ply[k] = ply
+        for q in range(8):
+            cand_bb[k, q] = bb[q]
+        for q in range(4):
+            cand_st[k, q] = st[q]
+    cand_n[0] = k + 1
 
 
 @njit(**HOT)
 def _replay_games(
-    buf, mt_start, mt_end, init_idx, starts, fifty_min_clock, want97, pos_off, errors, facts, workspaces, finals, evals
+    buf,
+    mt_start,
+    mt_end,
+    init_idx,
+    starts,
+    fifty_min_clock,
+    want97,
+    pos_off,
+    errors,
+    facts,
+    workspaces,
+    finals,
+    evals,
+    cands,
 ):
     """replay_batch without the numba runtime (no reference counting on the hot path): all
     scratch arrays come from the caller, as views of three small workspaces. The arrays come
@@ -1226,6 +1280,7 @@ def _replay_games(
         i = s
         line_start = True
         while True:
+            _note_dead_candidate(bb, st, flags[p], g, plies, cands)  # position p, recorded last
             kind, a, b, i, line_start = next_move_token(
                 buf, i, e, plies, last_clk, flags, p, 1 - st[ST_STM], line_start, False, evals
             )

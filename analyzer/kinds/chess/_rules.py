@@ -24,6 +24,7 @@ from numba import njit
 
 from analyzer.codes import (
     DR_AGREEMENT,
+    DR_DEAD_POSITION,
     DR_FIFTY,
     DR_FIVEFOLD,
     DR_INSUFFICIENT,
@@ -45,6 +46,7 @@ from analyzer.codes import (
     K_NOW,
     K_OFFER,
     N_VERDICT,
+    R_DEAD_POSITION,
     R_FIFTY,
     R_FIVEFOLD,
     R_INSUFFICIENT,
@@ -52,9 +54,11 @@ from analyzer.codes import (
     R_SEVENTYFIVE,
     R_STALEMATE,
     R_THREEFOLD,
+    R_TIMEOUT_UNWINNABLE,
     RESULT_BLACK,
     RESULT_DRAW,
     RESULT_WHITE,
+    V_DEAD_POSITION,
     V_DRAW_REASON,
     V_END_PLY,
     V_END_RESULT,
@@ -65,6 +69,9 @@ from analyzer.codes import (
     V_SEVENTYFIVE,
     V_THREEFOLD,
     V_THREEFOLD_CLAIM,
+    V_TIMEOUT_UNWINNABLE,
+    W_UNWINNABLE,
+    W_WINNABLE,
 )
 from analyzer.kinds._reptable import new_table, occurrences
 from analyzer.kinds.chess._replay import (
@@ -77,6 +84,7 @@ from analyzer.kinds.chess._replay import (
     FLAG_WINDOW97,
     FLAG_WINDOW_START,
 )
+from analyzer.kinds.chess.editions import TIMEOUT_INSUFFICIENT, TIMEOUT_UNWINNABLE
 
 JIT: dict[str, Any] = {"cache": True, "nogil": True}
 HOT: dict[str, Any] = {"cache": True, "nogil": True, "_nrt": False}  # helpers that do not allocate (see _board.HOT)
@@ -93,9 +101,11 @@ P_FIFTY_AUTO = 7
 P_INSUFFICIENT_AUTO = 8
 P_IDENTITY = 9
 P_STALEMATE_WINS = 10  # counterfactual: a stalemate ends the game as a win for the side that gave it
-P_N_LIMITS = 11  # rows of move limits by material (editions.ChessEdition.limit_rows)
-P_LIMITS_FROM = 12  # the smallest halfmove clock at which the limits are read (material is known there)
-P_LIMITS = 13  # the rows: (material signature, claim plies, automatic plies; -1 = the edition's)
+P_DEAD_AUTO = 11  # a dead position ends the game (FIDE)
+P_TIMEOUT_RULE = 12  # which test decides a loss on time against a side that cannot mate (editions.TIMEOUT_*)
+P_N_LIMITS = 13  # rows of move limits by material (editions.ChessEdition.limit_rows)
+P_LIMITS_FROM = 14  # the smallest halfmove clock at which the limits are read (material is known there)
+P_LIMITS = 15  # the rows: (material signature, claim plies, automatic plies; -1 = the edition's)
 REP_MODE_ANY = 0  # N occurrences anywhere since the last irreversible move (2018 text)
 IDENTITY_1997 = 1  # castling possible right now is part of the position (1997-2005 texts)
 N_RULES_CHESS = 6  # threefold, fifty, fivefold, seventyfive, offer, insufficient_material
@@ -165,6 +175,23 @@ def _window_table(pos_off):
     return new_table(longest, 2 * longest, False)
 
 
+@njit(**HOT)
+def _event(
+    ev_game, ev_ply, ev_rule, ev_kind, ev_side, ev_reps, ev_hmc, ev_clock, ne, cap, g, ply, rule, side, reps, hmc, clk
+):
+    """Write an automatic event at index ne (if there is room); return ne + 1."""
+    if ne < cap:
+        ev_game[ne] = g
+        ev_ply[ne] = ply
+        ev_rule[ne] = rule
+        ev_kind[ne] = K_AUTO
+        ev_side[ne] = side
+        ev_reps[ne] = reps
+        ev_hmc[ne] = hmc
+        ev_clock[ne] = clk
+    return ne + 1
+
+
 @njit(**JIT)
 def apply_rules(
     pos_off,
@@ -172,6 +199,9 @@ def apply_rules(
     result_code,
     time_forfeit,
     auto_rep_on,
+    dead_ply,
+    timeout_can_mate,
+    timeout_insufficient,
     params,
     key,
     hmc,
@@ -201,10 +231,15 @@ def apply_rules(
 
     If the event arrays are too small, events past their capacity are counted but not written:
     the caller compares the return value with the capacity and calls again with room.
+
+    Per game, edition-free facts of the final and dead positions (-1 where they do not apply):
+    dead_ply, the first dead position (codes.GAME columns: dead_position_ply); for a game lost on
+    time (time_forfeit, 1-0 or 0-1) timeout_can_mate, the winner's codes.W_* answer (FIDE 6.9), and
+    timeout_insufficient, 1 if the winner has insufficient material (the Lichess test), else 0.
     """
     facts = (key, hmc, flags, rep_next, rep_next97, clock)
     events = (ev_game, ev_ply, ev_rule, ev_kind, ev_side, ev_reps, ev_hmc, ev_clock)
-    games = (pos_off, stm0, result_code, time_forfeit, auto_rep_on)
+    games = (pos_off, stm0, result_code, time_forfeit, auto_rep_on, dead_ply, timeout_can_mate, timeout_insufficient)
     return _apply_rules(games, params, facts, out, events, _window_table(pos_off), material)
 
 
@@ -213,7 +248,7 @@ def _apply_rules(games, params, facts, out, events, tab, material):
     """apply_rules without the numba runtime: no reference counting in the loop over positions
     (the arrays come grouped in tuples; tab: the table of long repetition windows, _reptable;
     material: as apply_rules takes it)."""
-    pos_off, stm0, result_code, time_forfeit, auto_rep_on = games
+    pos_off, stm0, result_code, time_forfeit, auto_rep_on, dead_ply, timeout_can_mate, timeout_insufficient = games
     key, hmc, flags, rep_next, rep_next97, clock = facts
     ev_game, ev_ply, ev_rule, ev_kind, ev_side, ev_reps, ev_hmc, ev_clock = events
     n_games = len(stm0)
@@ -228,6 +263,8 @@ def _apply_rules(games, params, facts, out, events, tab, material):
     fifty_auto = params[P_FIFTY_AUTO] != 0
     insuff_auto = params[P_INSUFFICIENT_AUTO] != 0
     stalemate_wins = params[P_STALEMATE_WINS] != 0
+    dead_auto = params[P_DEAD_AUTO] != 0
+    timeout_rule = params[P_TIMEOUT_RULE]
     n_limits = params[P_N_LIMITS]
     limits_from = params[P_LIMITS_FROM]
     keys = key
@@ -243,6 +280,9 @@ def _apply_rules(games, params, facts, out, events, tab, material):
         w_sig = np.uint64(0xFFFFFFFFFFFFFFFF)  # the material whose limits w_claim, w_auto hold
         w_claim = base_claim
         w_auto = base_auto
+        dp = dead_ply[g] if dead_auto else -1
+        if dp >= 0:
+            out[g, V_DEAD_POSITION] = dp
         for p in range(g0, g1):
             i = p - g0
             side = (stm0[g] + i) % 2
@@ -281,6 +321,7 @@ def _apply_rules(games, params, facts, out, events, tab, material):
                     five = _consecutive(keys, p, g0, auto_reps)
             seventy = auto_plies > 0 and hmc[p] >= auto_plies and (has_move or not mate_first)
             insuff = insuff_auto and (f & FLAG_INSUFFICIENT) != 0
+            dead = i == dp
             if t_now and out[g, V_THREEFOLD] < 0:
                 out[g, V_THREEFOLD] = i
             if (t_now or t_int) and out[g, V_THREEFOLD_CLAIM] < 0:
@@ -293,7 +334,7 @@ def _apply_rules(games, params, facts, out, events, tab, material):
                 out[g, V_FIVEFOLD] = i
             if seventy and out[g, V_SEVENTYFIVE] < 0:
                 out[g, V_SEVENTYFIVE] = i
-            auto_end = five or seventy or insuff or (fifty_auto and f_now)
+            auto_end = five or seventy or insuff or (fifty_auto and f_now) or dead
             if auto_end and out[g, V_END_PLY] < 0:
                 out[g, V_END_PLY] = i
                 if five:
@@ -302,10 +343,12 @@ def _apply_rules(games, params, facts, out, events, tab, material):
                     out[g, V_END_RULE] = R_SEVENTYFIVE
                 elif fifty_auto and f_now:
                     out[g, V_END_RULE] = R_FIFTY
-                else:
+                elif insuff:
                     out[g, V_END_RULE] = R_INSUFFICIENT
+                else:
+                    out[g, V_END_RULE] = R_DEAD_POSITION
             # Events (none at almost every position). A chance on the board needs a legal move.
-            if not (t_now or t_int or f_now or f_int or five or seventy or insuff or (f & FLAG_OFFER)):
+            if not (t_now or t_int or f_now or f_int or five or seventy or insuff or dead or (f & FLAG_OFFER)):
                 continue
             for r in range(N_RULES_CHESS):
                 kind = -1
@@ -344,6 +387,61 @@ def _apply_rules(games, params, facts, out, events, tab, material):
                     ev_hmc[ne] = hmc[p]
                     ev_clock[ne] = clock[p]
                 ne += 1
+            if dead:
+                ne = _event(
+                    ev_game,
+                    ev_ply,
+                    ev_rule,
+                    ev_kind,
+                    ev_side,
+                    ev_reps,
+                    ev_hmc,
+                    ev_clock,
+                    ne,
+                    cap,
+                    g,
+                    i,
+                    R_DEAD_POSITION,
+                    side,
+                    reps,
+                    hmc[p],
+                    clock[p],
+                )
+        # A loss on time (FIDE 6.9): a draw when the winner could not have checkmated.
+        decisive = result_code[g] == RESULT_WHITE or result_code[g] == RESULT_BLACK
+        tv = -1
+        if time_forfeit[g] and decisive:
+            if timeout_rule == TIMEOUT_UNWINNABLE:
+                c = timeout_can_mate[g]
+                tv = 1 if c == W_UNWINNABLE else (0 if c == W_WINNABLE else -1)
+            elif timeout_rule == TIMEOUT_INSUFFICIENT:
+                tv = timeout_insufficient[g]
+        out[g, V_TIMEOUT_UNWINNABLE] = tv
+        if tv == 1:
+            last = g1 - 1 - g0
+            if out[g, V_END_PLY] < 0:
+                out[g, V_END_PLY] = last
+                out[g, V_END_RULE] = R_TIMEOUT_UNWINNABLE
+            loser = 1 if result_code[g] == RESULT_WHITE else 0  # the side whose flag fell gets the draw
+            ne = _event(
+                ev_game,
+                ev_ply,
+                ev_rule,
+                ev_kind,
+                ev_side,
+                ev_reps,
+                ev_hmc,
+                ev_clock,
+                ne,
+                cap,
+                g,
+                last,
+                R_TIMEOUT_UNWINNABLE,
+                loser,
+                reps,
+                hmc[g1 - 1],
+                clock[g1 - 1],
+            )
         # Final position: why a drawn game was drawn, as far as the moves tell.
         f = flags[g1 - 1]
         if stalemate_wins and (f & FLAG_STALEMATE) and out[g, V_END_PLY] < 0:
@@ -358,6 +456,8 @@ def _apply_rules(games, params, facts, out, events, tab, material):
                 dr = DR_STALEMATE
             elif f & FLAG_INSUFFICIENT:
                 dr = DR_INSUFFICIENT
+            elif dp >= 0:
+                dr = DR_DEAD_POSITION
             elif five:
                 dr = DR_FIVEFOLD
             elif seventy:

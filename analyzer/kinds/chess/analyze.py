@@ -22,7 +22,7 @@ from analyzer.kinds.chess._tables import CT_CHESS960, CT_ROOK, CT_SIZE, STANDARD
 from analyzer.kinds.chess.editions import IDENTITY_FIDE_1997, ChessEdition
 from analyzer.kinds.chess.variants import variant_code
 from analyzer.pgn.tags import TagValues, dict_lookup, text_of
-from analyzer.tables import BlockOutput, EditionResult, run_rule_kernel
+from analyzer.tables import BlockOutput, EditionResult, coded, run_rule_kernel
 
 TAG_NAMES = (
     "Event",
@@ -138,6 +138,14 @@ _FACT_TYPES = {
 }
 _workspace = threading.local()
 
+# Work budget of the unwinnability kernel per position (nodes: moves made), for the final position
+# of each game lost on time: past it the answer is `unknown` (docs/rules.md). Part of the results,
+# so a constant of the code, not an option.
+UNWINNABLE_BUDGET = 20_000
+# The complete search's budget (positions) for a dead-position candidate with at most one pawn,
+# rook or queen on the board (a forced capture of it is found in a few positions).
+DEAD_SEARCH_BUDGET = 256
+
 
 def _fact_buffers(cap: int) -> dict:
     """Per-thread replay output arrays of at least `cap` positions, reused from block to block:
@@ -147,6 +155,21 @@ def _fact_buffers(cap: int) -> dict:
     if bufs is None or len(bufs["key"]) < cap:
         bufs = {name: np.empty(cap, dtype) for name, dtype in _FACT_TYPES.items()}
         _workspace.facts = bufs
+    return bufs
+
+
+def _cand_buffers(cap: int) -> dict:
+    """Per-thread output arrays of the replay's dead-position candidates (at least `cap`)."""
+    bufs = getattr(_workspace, "cands", None)
+    if bufs is None or len(bufs["game"]) < cap:
+        bufs = {
+            "game": np.empty(cap, np.int64),
+            "ply": np.empty(cap, np.int32),
+            "bb": np.empty((cap, 8), np.uint64),
+            "st": np.empty((cap, 4), np.int64),
+            "n": np.zeros(1, np.int64),
+        }
+        _workspace.cands = bufs
     return bufs
 
 
@@ -249,32 +272,43 @@ def analyze_block(
     want97 = any(ed.identity == IDENTITY_FIDE_1997 for ed in editions)
     final_bb = np.zeros((n, 8), np.uint64)
     final_st = np.empty((n, 4), np.int64)
-    total = kernels.replay_batch(
-        buf,
-        mt_start,
-        ends,
-        init_idx,
-        init_bb,
-        init_mb,
-        init_st,
-        init_ct,
-        fifty_min,
-        want97,
-        pos_off,
-        status,
-        err_ply,
-        err_s,
-        err_e,
-        f_key,
-        f_hmc,
-        f_flags,
-        f_next,
-        f_next97,
-        f_clock,
-        final_bb,
-        final_st,
-        f_eval,
-    )
+    cands = _cand_buffers(2 * n + 1024)
+    for _attempt in range(2):  # again, with room, if the candidates did not fit (rare)
+        total = kernels.replay_batch(
+            buf,
+            mt_start,
+            ends,
+            init_idx,
+            init_bb,
+            init_mb,
+            init_st,
+            init_ct,
+            fifty_min,
+            want97,
+            pos_off,
+            status,
+            err_ply,
+            err_s,
+            err_e,
+            f_key,
+            f_hmc,
+            f_flags,
+            f_next,
+            f_next97,
+            f_clock,
+            final_bb,
+            final_st,
+            f_eval,
+            cands["game"],
+            cands["ply"],
+            cands["bb"],
+            cands["st"],
+            cands["n"],
+        )
+        if cands["n"][0] <= len(cands["game"]):
+            break
+        cands = _cand_buffers(int(cands["n"][0]))
+    n_cand = int(cands["n"][0])
     facts = {
         "key": f_key[:total],
         "hmc": f_hmc[:total],
@@ -366,6 +400,21 @@ def analyze_block(
     game_facts = np.empty((n, codes.N_GAME_FACTS), np.int32)
     has_clock = np.empty(n, np.bool_)
     kernels.game_facts(pos_off, facts["key"], facts["hmc"], facts["flags"], facts["clock"], game_facts, has_clock)
+    final = _final_positions(
+        n,
+        pos_off,
+        facts["flags"],
+        is_variant,
+        {k: v[:n_cand] for k, v in cands.items() if k != "n"},
+        final_bb,
+        final_st,
+        init_ct,
+        init_idx,
+        status,
+        result_code,
+        time_forfeit,
+    )
+    game_inputs = (final["dead_ply"], final["can_mate"], final["insufficient"])
 
     results = []
     ev_cap = max(64, len(facts["key"]) // 8)
@@ -375,7 +424,7 @@ def analyze_block(
             auto_on = auto_on.to_numpy(zero_copy_only=False).astype(np.bool_)
         else:
             auto_on = np.ones(n, np.bool_)
-        out, events = _rules(pos_off, stm0, result_code, time_forfeit, auto_on, ed.params(), facts, ev_cap)
+        out, events = _rules(pos_off, stm0, result_code, time_forfeit, auto_on, ed.params(), facts, ev_cap, game_inputs)
         if groups:
             from analyzer.kinds.chess.variants.analyze import apply_variant_rules
 
@@ -414,6 +463,7 @@ def analyze_block(
         if wit is not None:
             r.verdict_columns["final_win_in_time"] = wit
     extra = dict(games_cols)
+    extra.update(final["columns"])
     if groups:
         from analyzer.kinds.chess.variants.analyze import final_variant_outcome
 
@@ -443,12 +493,19 @@ def analyze_block(
         editions=results,
         facts=kept,
         notes=valuation.notes(probes),
+        certificates=final["certificates"],
     )
 
 
-def _rules(pos_off, stm0, result_code, time_forfeit, auto_on, params, facts, ev_cap):
-    """The rule kernel over the block's facts with one parameter vector: (verdicts, events)."""
+def _rules(pos_off, stm0, result_code, time_forfeit, auto_on, params, facts, ev_cap, game_inputs=None):
+    """The rule kernel over the block's facts with one parameter vector: (verdicts, events).
+    game_inputs: (dead position ply, the timeout winner's codes.W_* answer, the winner's
+    insufficient material) per game (_final_positions); none (-1) when not given."""
     out = np.empty((len(stm0), codes.N_VERDICT), np.int32)
+    if game_inputs is None:
+        none = np.full(len(stm0), -1, np.int32)
+        game_inputs = (none, none.astype(np.int8), none.astype(np.int8))
+    dead_ply, can_mate, insufficient = game_inputs
     events = run_rule_kernel(
         lambda ev: kernels.apply_rules(
             pos_off,
@@ -456,6 +513,9 @@ def _rules(pos_off, stm0, result_code, time_forfeit, auto_on, params, facts, ev_
             result_code,
             time_forfeit,
             auto_on,
+            dead_ply,
+            can_mate,
+            insufficient,
             params,
             facts["key"],
             facts["hmc"],
@@ -480,6 +540,107 @@ def _rules(pos_off, stm0, result_code, time_forfeit, auto_on, params, facts, ev_
 
 
 _NO_MATERIAL = np.zeros(1, np.uint64)  # (editions without limits by material never read it)
+
+# The dead-position proof of a game (games.dead_position_proof), by the two sides' proof kinds.
+DEAD_PROOFS = (
+    "unwinnable:insufficient_material",
+    "unwinnable:blocked",
+    "unwinnable:insufficient_material+blocked",
+    "unwinnable:blocked+insufficient_material",
+    "unwinnable:search",
+    "unwinnable:insufficient_material+search",
+    "unwinnable:search+insufficient_material",
+    "unwinnable:blocked+search",
+    "unwinnable:search+blocked",
+)
+
+
+def _final_positions(
+    n, pos_off, flags, is_variant, cands, final_bb, final_st, init_ct, init_idx, status, result_code, time_forfeit
+) -> dict:
+    """The edition-free facts of dead positions and of the final positions of games lost on time
+    (kinds.chess._unwinnable), as the rule kernel reads them and as games columns:
+    - dead_ply: the first position, not mate or stalemate, where both sides provably cannot mate:
+      python-chess's insufficient material (the replay's flag), or a candidate of the replay
+      (every pawn blocked by a pawn) with a static proof for each side;
+    - for a standard or Chess960 game lost on time (1-0/0-1, Termination "Time forfeit", replayed
+      to its end): can the winner mate from the final position (codes.W_*), with a certificate or
+      the proof's kind, and has it insufficient material (the Lichess test)."""
+    dead_ply = np.empty(n, np.int32)
+    chess_game = ~np.asarray(is_variant, np.bool_)
+    # Insufficient material (both sides): the replay's flag, at a position with a legal move.
+    kernels.first_insufficient(pos_off, flags, ~chess_game, dead_ply)
+    dead_code = np.where(dead_ply >= 0, 0, -1).astype(np.int32)
+    # Candidates with every pawn blocked: the static proofs for both sides.
+    if len(cands["game"]):
+        proofs = np.empty((len(cands["game"]), 2), np.int8)
+        cand_ct = np.maximum(init_idx[cands["game"]], 0).astype(np.int64)
+        kernels.dead_candidates(cands["bb"], cands["st"], init_ct, cand_ct, DEAD_SEARCH_BUDGET, proofs)
+        dead = (proofs[:, 0] >= 0) & (proofs[:, 1] >= 0)
+        for i in np.flatnonzero(dead).tolist():  # in game and ply order: the first per game wins
+            gi, ply = int(cands["game"][i]), int(cands["ply"][i])
+            if dead_ply[gi] < 0 or ply < dead_ply[gi]:
+                a, b = codes.PROOF_KINDS[int(proofs[i, 0])], codes.PROOF_KINDS[int(proofs[i, 1])]
+                dead_ply[gi] = ply
+                dead_code[gi] = DEAD_PROOFS.index(f"unwinnable:{a}" if a == b else f"unwinnable:{a}+{b}")
+    # Games lost on time: can the winner mate?
+    decisive = (result_code == codes.RESULT_WHITE) | (result_code == codes.RESULT_BLACK)
+    lost_on_time = np.flatnonzero(
+        np.asarray(time_forfeit, np.bool_) & decisive & (final_st[:, 0] >= 0) & (status == codes.S_OK) & chess_game
+    )
+    can_mate = np.full(n, -1, np.int8)
+    insufficient = np.full(n, -1, np.int8)
+    texts = pa.nulls(n, pa.string())
+    certificates: dict = {}
+    if len(dead_ply):
+        dead_games = np.flatnonzero(dead_ply >= 0)
+        if len(dead_games):
+            certificates[codes.R_DEAD_POSITION] = {int(g): DEAD_PROOFS[dead_code[g]] for g in dead_games.tolist()}
+    if len(lost_on_time):
+        m = len(lost_on_time)
+        winner = np.where(result_code[lost_on_time] == codes.RESULT_WHITE, 0, 1).astype(np.int8)
+        ct_idx = np.maximum(init_idx[lost_on_time], 0).astype(np.int64)
+        verdict = np.empty(m, np.int8)
+        proof = np.empty(m, np.int8)
+        nodes = np.empty(m, np.int64)
+        cert_off = np.empty(m + 1, np.int64)
+        cert_moves = np.empty(m * 24, np.int32)
+        bb, st = final_bb[lost_on_time], final_st[lost_on_time]
+        args = (bb, st, init_ct, ct_idx, winner, UNWINNABLE_BUDGET, verdict, proof, nodes, cert_off)
+        k = kernels.classify_batch(*args, cert_moves)
+        if k > len(cert_moves):
+            cert_moves = np.empty(k, np.int32)
+            kernels.classify_batch(*args, cert_moves)
+        can_mate[lost_on_time] = verdict
+        insufficient[lost_on_time] = (proof == codes.PK_INSUFFICIENT).astype(np.int8)
+        off = np.empty(n + 1, np.int32)
+        valid = np.empty(n, np.uint8)
+        data = np.empty(int(cert_off[m]) * 6 + 40 * m + 16, np.uint8)
+        size = kernels.certificate_texts(lost_on_time, proof, cert_off, cert_moves, init_ct, ct_idx, off, valid, data)
+        if size > len(data):
+            data = np.empty(size, np.uint8)
+            kernels.certificate_texts(lost_on_time, proof, cert_off, cert_moves, init_ct, ct_idx, off, valid, data)
+        texts = pa.StringArray.from_buffers(
+            n, pa.py_buffer(off), pa.py_buffer(data[:size]), pa.py_buffer(np.packbits(valid, bitorder="little"))
+        )
+        unwinnable = np.flatnonzero(verdict == codes.W_UNWINNABLE)
+        if len(unwinnable):
+            certificates[codes.R_TIMEOUT_UNWINNABLE] = {
+                int(lost_on_time[i]): codes.PROOF_TEXT[int(proof[i])] for i in unwinnable.tolist()
+            }
+    columns = {
+        "dead_position_ply": pa.array(dead_ply, mask=dead_ply < 0),
+        "dead_position_proof": coded(dead_code, DEAD_PROOFS),
+        "timeout_winner_can_mate": coded(can_mate, codes.WINNABILITY),
+        "timeout_certificate": texts,
+    }
+    return {
+        "dead_ply": dead_ply,
+        "can_mate": can_mate,
+        "insufficient": insufficient,
+        "columns": columns,
+        "certificates": certificates,
+    }
 
 
 _TERMINATION_MARKERS = (b"1-0", b"0-1", b"1/2-1/2", b"*")

@@ -15,6 +15,11 @@ import numpy as np
 IDENTITY_FIDE_2009 = 0  # castling *rights* (FIDE 2009+, python-chess, FEN)
 IDENTITY_FIDE_1997 = 1  # castling rights and whether castling is legal right now (1997-2005 texts)
 
+# How a loss on time is scored when the winner may not be able to checkmate (`timeout_rule`).
+TIMEOUT_NO_RULE = 0  # a loss on time is a loss
+TIMEOUT_INSUFFICIENT = 1  # a draw if the winner has insufficient material (scalachess, python-chess's per-side test)
+TIMEOUT_UNWINNABLE = 2  # a draw if no series of legal moves lets the winner mate (FIDE 6.9; 6.10 in 1997-2005)
+
 REPETITION_ANY = 0  # N occurrences anywhere since the last irreversible move (2018 text)
 REPETITION_CONSECUTIVE = 1  # 2014 text: same position at p, p-4, ..., p-4(N-1) (python-chess <= 0.23.8)
 
@@ -108,6 +113,11 @@ class ChessEdition:
     stalemate_wins: bool = False  # counterfactual: stalemate is a win for the side that gave it
     counterfactual: bool = False  # a rule set never in force (the tables and the report say so)
 
+    # A dead position (no series of legal moves leads to mate) ends the game, drawn: FIDE 5.2.2
+    # (2014+), 5.2b and 9.6 (1997-2009). Checkmate and stalemate take precedence (they end it first).
+    dead_position_is_automatic: bool = True
+    timeout_rule: int = TIMEOUT_UNWINNABLE
+
     def __post_init__(self) -> None:
         for name in ("limits", "automatic_limits"):  # (from a dict, text or pairs: checked, sorted)
             object.__setattr__(self, name, _limit_pairs(getattr(self, name)))
@@ -141,6 +151,8 @@ class ChessEdition:
             int(self.insufficient_is_automatic),
             self.identity,
             int(self.stalemate_wins),
+            int(self.dead_position_is_automatic),
+            self.timeout_rule,
             len(rows),
             self.material_clock if rows else 1 << 30,
         ]
@@ -180,7 +192,8 @@ BUILTIN: dict[str, ChessEdition] = {
     "fide_2018": ChessEdition(
         "fide_2018",
         "FIDE Laws 1 Jan 2018 and 2023: threefold/50-move claims incl. intended move; "
-        "fivefold (any 5 occurrences) and 75-move automatic, checkmate precedence",
+        "fivefold (any 5 occurrences) and 75-move automatic, checkmate precedence; a dead position "
+        "ends the game (5.2.2); a loss on time is a draw if the winner cannot mate (6.9)",
     ),
     "fide_2014": ChessEdition(
         "fide_2014",
@@ -190,7 +203,9 @@ BUILTIN: dict[str, ChessEdition] = {
     ),
     "fide_2009": ChessEdition(
         "fide_2009",
-        "FIDE Laws 1 Jul 2009: claims only (threefold, 50-move, intended moves), no automatic draws",
+        "FIDE Laws 1 Jul 2009: claims only (threefold, 50-move, intended moves), no automatic "
+        "repetition or move-count draws; a dead position ends the game (5.2b, 9.6), a loss on time is "
+        "a draw if the winner cannot mate (6.9)",
         automatic_repetitions=0,
         automatic_moves=0,
     ),
@@ -205,12 +220,15 @@ BUILTIN: dict[str, ChessEdition] = {
         "lichess",
         "Lichess (scalachess): 50-move draw automatic at halfmove clock 100, fivefold "
         "automatic from 2020-01-14, threefold a claim of the current position, insufficient "
-        "material automatic",
+        "material automatic; a loss on time is a draw only if the winner has insufficient material; "
+        "a dead position does not end the game",
         claim_intended_move=False,
         automatic_moves=0,
         fifty_is_automatic=True,
         insufficient_is_automatic=True,
         automatic_repetitions_from="2020.01.14",
+        dead_position_is_automatic=False,
+        timeout_rule=TIMEOUT_INSUFFICIENT,
     ),
     "fide_1988": ChessEdition(
         "fide_1988",
@@ -250,6 +268,8 @@ _RANGES = {  # option -> (type, smallest value, largest value or None)
     "automatic_moves": (int, 0, None),
     "repetition_mode": (int, 0, 1),
     "identity": (int, 0, 1),
+    "timeout_rule": (int, 0, 2),
+    "dead_position_is_automatic": (bool, None, None),
     "claim_intended_move": (bool, None, None),
     "checkmate_precedence": (bool, None, None),
     "fifty_is_automatic": (bool, None, None),

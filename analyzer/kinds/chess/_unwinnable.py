@@ -1,0 +1,1440 @@
+"""Can a side still checkmate? The kernel behind FIDE's dead position (5.2.2; 9.6 before 2014)
+and the flag-fall rule (6.9: a loss on time is a draw when the opponent cannot checkmate "by any
+possible series of legal moves").
+
+For a position and an intended winner W (the other side: the loser L) the answer is one of
+  winnable    with a certificate: a legal sequence of moves from the position (both sides'
+              moves, L cooperating) that ends with W checkmating L
+  unwinnable  with a proof, of one of the kinds below
+  unknown     the work budget (nodes) was spent first
+An unwinnable answer is a proof, never a guess; a winnable one carries moves anyone can replay.
+Proof kinds (docs/rules.md, "Dead positions and flag fall"):
+  insufficient_material  W has no pawn, rook or queen, and python-chess's
+                         has_insufficient_material(W) holds: a bare king; a king and one knight
+                         while L has nothing but its king and queens; kings and bishops on one
+                         square colour with no pawn or knight on the board
+  blocked                every pawn is frozen for ever (a fixed point: each is blocked by a frozen
+                         pawn and no piece can ever capture it or be captured by it) and no piece
+                         of W can ever reach a square from which it would attack the region L's
+                         king can ever reach; so L's king is never in check
+  search                 every position reachable from this one was visited (a complete search,
+                         positions compared whole, not by hash) and none is W's mate; positions
+                         where W provably cannot mate (the two kinds above) end their branch
+
+How it searches (every phase stops at the budget):
+  1. the static proofs above;
+  2. walks: one line at a time, in four modes (L's king stays put; it walks to W's king; W
+     pushes its pawns to queen; L's king goes to a corner, for a lone minor piece), W bringing
+     its king and pieces nearer without useless checks or hanging pieces; at each W move a mate
+     in one is looked for, and at L's moves next to W's king a move after which W mates in one;
+  3. a depth-first helpmate search, iterative deepening over the best two moves of each node
+     (a transposition table), then best-first searches (positions stored whole, the next one
+     expanded the least 2 x estimate + plies): a corner net for a lone minor piece (L's king in
+     the corner of the bishop's colour, an L piece beside it, W's king two squares away), then
+     the general estimate (L's king's free flight squares, its distance from the edge, W's king
+     nearer, a check, a pawn's distance from queening);
+  4. the complete search of (1, search), breadth first, which also finds the shortest helpmate.
+Phases 2-3 only ever find winnable answers (a found line is a certificate whatever the
+ordering); soundness of unwinnable answers rests on phases 1 and 4 alone. The 50- and 75-move
+rules and repetitions do not bound "any possible series of legal moves" here (as in the
+literature: Ambrona, "A Practical Algorithm for Chess Unwinnability", FUN 2022, whose ideas,
+not code, this follows).
+
+Kernels never raise and do not allocate per position: `classify_batch` allocates one workspace
+per call, the helpers are HOT (_board.HOT).
+"""
+
+from __future__ import annotations
+
+import analyzer._numba_env  # NUMBA_CACHE_DIR before numba loads or compiles kernels
+
+import numpy as np
+from numba import njit
+
+from analyzer.codes import (
+    PK_BLOCKED,
+    PK_BUDGET,
+    PK_CERTIFICATE,
+    PK_INSUFFICIENT,
+    PK_SEARCH,
+    PROOF_KINDS,
+    PROOF_TEXT,
+    W_UNKNOWN,
+    W_UNWINNABLE,
+    W_WINNABLE,
+    WINNABILITY,
+)
+from analyzer.kinds.chess._board import (
+    HOT,
+    JIT,
+    U0,
+    U1,
+    _side_insufficient,
+    bishop_attacks,
+    bit,
+    gen_legal,
+    is_attacked,
+    king_square,
+    lsb,
+    make_move,
+    msb,
+    piece_key,
+    rook_attacks,
+)
+from analyzer.kinds.chess._replay import FLAG_HAS_MOVE, FLAG_INSUFFICIENT
+from analyzer.kinds.chess._tables import (
+    BB_BISHOPS,
+    BB_BLACK,
+    BB_KINGS,
+    BB_KNIGHTS,
+    BB_PAWNS,
+    BB_QUEENS,
+    BB_ROOKS,
+    BB_WHITE,
+    BETWEEN,
+    BISHOP_EMPTY,
+    CT_CHESS960,
+    DARK_SQUARES,
+    FILE_MASKS,
+    KING_ATTACKS,
+    KNIGHT_ATTACKS,
+    LIGHT_SQUARES,
+    LINE,
+    MF_NORMAL,
+    PAWN_ATTACKS,
+    ROOK_EMPTY,
+    ST_CASTLE,
+    ST_EP,
+    ST_STM,
+    ZOBRIST_CASTLE,
+    ZOBRIST_EP_FILE,
+)
+
+# Answers, and how they were reached (the proof's kind for unwinnable ones): analyzer.codes.
+WINNABLE, UNWINNABLE, UNKNOWN = W_WINNABLE, W_UNWINNABLE, W_UNKNOWN
+VERDICTS = WINNABILITY
+PROOF_MATE = PK_CERTIFICATE  # winnable: a certificate
+PROOF_INSUFFICIENT = PK_INSUFFICIENT
+PROOF_BLOCKED = PK_BLOCKED
+PROOF_SEARCH = PK_SEARCH
+PROOF_BUDGET = PK_BUDGET  # unknown: the budget was spent
+PROOFS = PROOF_KINDS
+
+_TEXT_BYTES = np.zeros((len(PROOF_TEXT), 40), np.uint8)
+_TEXT_LEN = np.zeros(len(PROOF_TEXT), np.int64)
+for _i, _t in enumerate(PROOF_TEXT):
+    _TEXT_BYTES[_i, : len(_t)] = np.frombuffer(_t.encode(), np.uint8)
+    _TEXT_LEN[_i] = len(_t)
+_PROMO_LETTER = np.frombuffer(b" pnbrqk", np.uint8).copy()
+
+# The searches after the walks: (kind, beam at W's nodes, at L's nodes, longest line, mode, limit):
+# kind 0 a depth-first search with beams (iterative deepening), 1 the best-first search; limit > 0
+# nodes, < 0 minus the percentage of the budget left. The complete search gets what remains.
+_PHASES = np.array(
+    [
+        [0, 2, 2, 12, 0, 1500],
+        [1, 0, 0, 0, 3, -50],
+        [1, 0, 0, 0, 0, -80],
+    ],
+    np.int64,
+)
+
+LOCAL_SEARCHES = 0  # complete searches per walk, once the kings have met
+LOCAL_NODES = 1500  # nodes each
+_WALK_ORDER = np.array([1, 0, 2, 3], np.int64)
+
+MAXPLY = 96  # longest line of the walks and of the depth-first search
+TT_BITS = 16
+TT_SIZE = 1 << TT_BITS
+Q_CAP = 1 << 17  # positions the complete search can hold
+H_BITS = 18
+H_SIZE = 1 << H_BITS
+CERT_CAP = 512  # longest certificate (the complete search's lines can be long)
+
+_FILE_A = FILE_MASKS[0]
+_FILE_H = FILE_MASKS[7]
+_EIGHT = np.uint64(8)
+_SEVEN = np.uint64(7)
+_NINE = np.uint64(9)
+
+
+# ---------------------------------------------------------------------------------------------
+# Small helpers
+
+
+@njit(inline="always", **HOT)
+def _cheb(a, b):
+    fa = a & 7
+    ra = a >> 3
+    fb = b & 7
+    rb = b >> 3
+    df = fa - fb if fa > fb else fb - fa
+    dr = ra - rb if ra > rb else rb - ra
+    return df if df > dr else dr
+
+
+@njit(inline="always", **HOT)
+def _edge(a):
+    f = a & 7
+    r = a >> 3
+    x = f if f < 7 - f else 7 - f
+    y = r if r < 7 - r else 7 - r
+    return x if x < y else y
+
+
+@njit(inline="always", **HOT)
+def _capped(d):
+    return d if d > 2 else 2
+
+
+@njit(**HOT)
+def _key(bb, mb, st):
+    """Zobrist key of the whole position (pieces, side to move, castling rights, e.p. square)."""
+    k = piece_key(bb, mb, st[ST_STM]) ^ ZOBRIST_CASTLE[st[ST_CASTLE]]
+    if st[ST_EP] >= 0:
+        k ^= ZOBRIST_EP_FILE[st[ST_EP] % 8]
+    return k
+
+
+@njit(**HOT)
+def in_check(bb, side):
+    """Is `side`'s king attacked?"""
+    k = king_square(bb, side)
+    if k < 0:
+        return False
+    return is_attacked(bb, k, bb[BB_BLACK - side], bb[BB_WHITE] | bb[BB_BLACK], side)
+
+
+@njit(inline="always", **HOT)
+def _copy(SBB, SMB, SST, a, b):
+    for q in range(8):
+        SBB[b, q] = SBB[a, q]
+    for q in range(64):
+        SMB[b, q] = SMB[a, q]
+    for q in range(4):
+        SST[b, q] = SST[a, q]
+
+
+@njit(**HOT)
+def _load(SBB, SMB, SST, level, bb, st):
+    """Level `level` of the stack = the position (bb, st); the mailbox is rebuilt from bb."""
+    for q in range(8):
+        SBB[level, q] = bb[q]
+    for q in range(4):
+        SST[level, q] = st[q]
+    for q in range(64):
+        SMB[level, q] = 0
+    for t in range(6):
+        b = bb[t]
+        while b:
+            s = lsb(b)
+            b &= b - U1
+            SMB[level, s] = t + 1
+
+
+@njit(inline="always", **HOT)
+def _pawn_attacks(pawns, color):
+    if color == 0:
+        return ((pawns & ~_FILE_A) << _SEVEN) | ((pawns & ~_FILE_H) << _NINE)
+    return ((pawns & ~_FILE_A) >> _NINE) | ((pawns & ~_FILE_H) >> _SEVEN)
+
+
+@njit(inline="always", **HOT)
+def _king_fill(b):
+    """b and every square next to it."""
+    w = (b & ~_FILE_A) >> U1
+    e = (b & ~_FILE_H) << U1
+    row = b | w | e
+    return row | (row << _EIGHT) | (row >> _EIGHT)
+
+
+@njit(**HOT)
+def attacked_by(bb, color):
+    """Every square a piece of `color` attacks (pawns, knights, king, sliders through the
+    current occupancy)."""
+    own = bb[BB_WHITE + color]
+    occ = bb[BB_WHITE] | bb[BB_BLACK]
+    a = _pawn_attacks(own & bb[BB_PAWNS], color)
+    k = own & bb[BB_KINGS]
+    if k:
+        a |= KING_ATTACKS[lsb(k)]
+    n = own & bb[BB_KNIGHTS]
+    while n:
+        s = lsb(n)
+        n &= n - U1
+        a |= KNIGHT_ATTACKS[s]
+    d = own & (bb[BB_BISHOPS] | bb[BB_QUEENS])
+    while d:
+        s = lsb(d)
+        d &= d - U1
+        a |= bishop_attacks(s, occ)
+    r = own & (bb[BB_ROOKS] | bb[BB_QUEENS])
+    while r:
+        s = lsb(r)
+        r &= r - U1
+        a |= rook_attacks(s, occ)
+    return a
+
+
+# ---------------------------------------------------------------------------------------------
+# Static proofs
+
+
+@njit(**HOT)
+def _region(pt, sq, frozen):
+    """(squares a piece of type pt on sq can ever reach, squares of `frozen` it can ever
+    attack) when only the `frozen` squares ever block it (every other piece may be anywhere or
+    gone: an over-approximation). pt: 2 knight, 3 bishop, 4 rook, 5 queen."""
+    reach = bit(sq)
+    todo = reach
+    hits = U0
+    while todo:
+        s = lsb(todo)
+        todo &= todo - U1
+        if pt == 2:
+            a = KNIGHT_ATTACKS[s]
+        elif pt == 3:
+            a = bishop_attacks(s, frozen)
+        elif pt == 4:
+            a = rook_attacks(s, frozen)
+        else:
+            a = bishop_attacks(s, frozen) | rook_attacks(s, frozen)
+        hits |= a & frozen
+        new = a & ~frozen & ~reach
+        reach |= new
+        todo |= new
+    return reach, hits
+
+
+@njit(**HOT)
+def frozen_analysis(bb, st, out):
+    """The `blocked` proof. Returns True when every pawn on the board is frozen for ever, and
+    then out[c] = 1 when side c can never give check (so never mate), else 0.
+
+    A set F of pawns is frozen when, as long as every pawn of F stands, none of them can move or
+    be captured (an induction over any series of legal moves): each has a pawn of F right in
+    front of it (so it cannot push), no piece of the other side can ever stand on a square it
+    attacks (so it cannot capture; kings never enter such squares), and no piece can ever
+    capture it (a king only a pawn that no pawn of F defends). Reachable squares are
+    over-approximated: only F blocks a piece, the other pieces may be anywhere. Then no pawn
+    ever moves, none promotes, and the only checks are by pieces; side c gives check only if
+    one of its knights, bishops, rooks or queens can reach a square of the region the other
+    king can reach (its attacks stop at F too)."""
+    out[0] = 0
+    out[1] = 0
+    pawns = bb[BB_PAWNS]
+    wp = pawns & bb[BB_WHITE]
+    bp = pawns & bb[BB_BLACK]
+    # Pawns that cannot push: a pawn right in front (white pawns move up: +8).
+    f = (wp & (pawns >> _EIGHT)) | (bp & (pawns << _EIGHT))
+    if f != pawns:
+        return False
+    if st[ST_EP] >= 0:
+        return False  # a capture en passant may be legal right now
+    watt = _pawn_attacks(wp, 0)
+    batt = _pawn_attacks(bp, 1)
+    if (watt & bp) or (batt & wp):
+        return False  # a pawn can capture a pawn now
+    frozen = pawns
+    kreg0 = U0
+    kreg1 = U0
+    for c in range(2):
+        own = bb[BB_WHITE + c]
+        k = own & bb[BB_KINGS]
+        if not k:
+            return False
+        enemy_att = batt if c == 0 else watt
+        enemy_pawns = bp if c == 0 else wp
+        if k & enemy_att:
+            return False  # in check by a pawn
+        passable = ~frozen & ~enemy_att
+        reg = k
+        while True:
+            nxt = _king_fill(reg) & passable
+            if nxt == reg:
+                break
+            reg = nxt
+        # A king may take an enemy pawn next to its region that no enemy pawn defends.
+        if _king_fill(reg) & enemy_pawns & ~enemy_att:
+            return False
+        if c == 0:
+            kreg0 = reg
+        else:
+            kreg1 = reg
+    reach0 = U0
+    reach1 = U0
+    pieces = (bb[BB_KNIGHTS] | bb[BB_BISHOPS] | bb[BB_ROOKS] | bb[BB_QUEENS]) & ~pawns
+    while pieces:
+        s = lsb(pieces)
+        pieces &= pieces - U1
+        c = 0 if bb[BB_WHITE] & bit(s) else 1
+        pt = 2
+        if bb[BB_BISHOPS] & bit(s):
+            pt = 3
+        elif bb[BB_ROOKS] & bit(s):
+            pt = 4
+        elif bb[BB_QUEENS] & bit(s):
+            pt = 5
+        reach, hits = _region(pt, s, frozen)
+        enemy_att = batt if c == 0 else watt
+        enemy_pawns = bp if c == 0 else wp
+        if hits & enemy_pawns:
+            return False  # it could take a pawn
+        if reach & enemy_att:
+            return False  # a pawn could take it
+        if c == 0:
+            reach0 |= reach
+        else:
+            reach1 |= reach
+    out[0] = 1 if not (reach0 & kreg1) else 0
+    out[1] = 1 if not (reach1 & kreg0) else 0
+    return True
+
+
+@njit(inline="always", **HOT)
+def _all_pawns_blocked(bb):
+    """The cheap precondition of the blocked proof: pawns on the board, each with a pawn right in
+    front of it (the replay's filter for dead-position candidates)."""
+    pawns = bb[BB_PAWNS]
+    if not pawns:
+        return False
+    wp = pawns & bb[BB_WHITE]
+    bp = pawns & bb[BB_BLACK]
+    return not ((wp << _EIGHT) & ~pawns) and not ((bp >> _EIGHT) & ~pawns)
+
+
+@njit(**HOT)
+def static_proof(bb, st, W, scratch2):
+    """PROOF_INSUFFICIENT or PROOF_BLOCKED if W provably cannot mate here, else -1."""
+    if _side_insufficient(bb, W):
+        return PROOF_INSUFFICIENT
+    if _all_pawns_blocked(bb) and frozen_analysis(bb, st, scratch2) and scratch2[W]:
+        return PROOF_BLOCKED
+    return -1
+
+
+# ---------------------------------------------------------------------------------------------
+# Checks and mates in one
+
+
+@njit(**HOT)
+def _check_sets(bb, W, lk, sets):
+    """sets[0..4]: squares from which a pawn, knight, bishop, rook, queen of W attacks lk (by
+    type - 1); sets[5]: W's pieces that alone stand between a W slider and lk (moving off the
+    line discovers check)."""
+    L = 1 - W
+    occ = bb[BB_WHITE] | bb[BB_BLACK]
+    sets[0] = PAWN_ATTACKS[L, lk]
+    sets[1] = KNIGHT_ATTACKS[lk]
+    b = bishop_attacks(lk, occ)
+    r = rook_attacks(lk, occ)
+    sets[2] = b
+    sets[3] = r
+    sets[4] = b | r
+    own = bb[BB_WHITE + W]
+    sl = (
+        (BISHOP_EMPTY[lk] & (bb[BB_BISHOPS] | bb[BB_QUEENS])) | (ROOK_EMPTY[lk] & (bb[BB_ROOKS] | bb[BB_QUEENS]))
+    ) & own
+    d = U0
+    while sl:
+        s = lsb(sl)
+        sl &= sl - U1
+        btw = BETWEEN[lk, s] & occ
+        if btw and not (btw & (btw - U1)) and (btw & own):
+            d |= btw
+    sets[5] = d
+
+
+@njit(**HOT)
+def _gives_check(bb, mb, st, ct, m, W, lk, sets, tbb, tmb, tst):
+    """Does W's move m check the king on lk? (sets from _check_sets; promotions, castling and
+    e.p. are played on the scratch board tbb, tmb, tst.)"""
+    frm = m & 63
+    to = (m >> 6) & 63
+    promo = (m >> 12) & 7
+    flag = (m >> 15) & 3
+    if flag != MF_NORMAL or promo:
+        for q in range(8):
+            tbb[q] = bb[q]
+        for q in range(64):
+            tmb[q] = mb[q]
+        for q in range(4):
+            tst[q] = st[q]
+        make_move(tbb, tmb, tst, ct, m)
+        return in_check(tbb, 1 - W)
+    pt = mb[frm]
+    if pt != 6 and (sets[pt - 1] & bit(to)):
+        return True
+    return (sets[5] & bit(frm)) != U0 and not (LINE[lk, frm] & bit(to))
+
+
+@njit(**HOT)
+def _mate_in_one(SBB, SMB, SST, c, ct, W, moves, scratch, sets):
+    """W (to move at level c) has a move that mates: the move (its position at level c + 1),
+    else 0."""
+    lk = king_square(SBB[c], 1 - W)
+    if lk < 0:
+        return np.int32(0)
+    n = gen_legal(SBB[c], SMB[c], SST[c], ct, moves, 256)
+    _check_sets(SBB[c], W, lk, sets)
+    for i in range(n):
+        m = moves[i]
+        if _gives_check(SBB[c], SMB[c], SST[c], ct, m, W, lk, sets, SBB[c + 1], SMB[c + 1], SST[c + 1]):
+            _copy(SBB, SMB, SST, c, c + 1)
+            make_move(SBB[c + 1], SMB[c + 1], SST[c + 1], ct, m)
+            if gen_legal(SBB[c + 1], SMB[c + 1], SST[c + 1], ct, scratch, 1) == 0:
+                return m
+    return np.int32(0)
+
+
+# ---------------------------------------------------------------------------------------------
+# Move ordering: which moves bring W's mate nearer (a guess; it only decides what is tried first)
+
+
+# Walk and search modes: where L's king goes and what W does first.
+MODE_MEET = 0  # L's king walks to W's king; W's pieces come nearer
+MODE_STAY = 1  # L's king stays (its other pieces move); W's pieces come
+MODE_PROMOTE = 2  # W pushes its pawns and queens; its king takes the L pawns in their way
+MODE_CORNER = 3  # L's king goes to the nearest corner, its pawns forward (blockers for a minor piece)
+N_MODES = 4
+
+
+@njit(inline="always", **HOT)
+def _nearest_corner(sq):
+    f = 0 if (sq & 7) < 4 else 7
+    r = 0 if (sq >> 3) < 4 else 7
+    return r * 8 + f
+
+
+_LIGHT_CORNERS = np.array([7, 56], np.int64)  # h1, a8
+_DARK_CORNERS = np.array([0, 63], np.int64)  # a1, h8
+
+
+@njit(inline="always", **HOT)
+def _nearest_of(sq, corners):
+    a, b = corners[0], corners[1]
+    return a if _cheb(sq, a) <= _cheb(sq, b) else b
+
+
+@njit(**HOT)
+def _targets(bb, W, mode):
+    """(where L's king goes, where W's king goes) in `mode`."""
+    L = 1 - W
+    lk = king_square(bb, L)
+    wk = king_square(bb, W)
+    if mode == MODE_STAY:
+        return lk, lk
+    if mode == MODE_CORNER:
+        # a bishop mates on its own colour: the nearest corner of that colour
+        bishops = bb[BB_BISHOPS] & bb[BB_WHITE + W]
+        if bishops and not (bishops & DARK_SQUARES):
+            return _nearest_of(lk, _LIGHT_CORNERS), lk
+        if bishops and not (bishops & LIGHT_SQUARES):
+            return _nearest_of(lk, _DARK_CORNERS), lk
+        return _nearest_corner(lk), lk
+    if mode == MODE_PROMOTE:
+        wp = bb[BB_PAWNS] & bb[BB_WHITE + W]
+        lp = bb[BB_PAWNS] & bb[BB_WHITE + L]
+        if wp:
+            # W's most advanced pawn: L's king heads for its promotion square
+            if W == 0:
+                lead = (msb(wp) & 7) + 56
+                blockers = lp & (wp << _EIGHT)
+            else:
+                sq = lsb(wp)
+                lead = sq & 7
+                blockers = lp & (wp >> _EIGHT)
+            wt = lsb(blockers) if blockers else lk
+            return lead, wt
+        return wk, lk
+    return wk, lk
+
+
+@njit(**HOT)
+def _order(SBB, SMB, SST, c, ct, moves, n, scores, W, mode, sets):
+    """_score, then the moves sorted best first."""
+    _score(SBB, SMB, SST, c, ct, moves, n, scores, W, mode, sets, scores)
+    for i in range(1, n):
+        m = moves[i]
+        s = scores[i]
+        j = i - 1
+        while j >= 0 and scores[j] < s:
+            moves[j + 1] = moves[j]
+            scores[j + 1] = scores[j]
+            j -= 1
+        moves[j + 1] = m
+        scores[j + 1] = s
+
+
+@njit(**HOT)
+def _score(SBB, SMB, SST, c, ct, moves, n, scores, W, mode, sets, checks):
+    """Score the n moves at level c (higher first); checks[i] = 1 if W's move i gives check
+    (W to move; `checks` may be `scores` itself when not wanted). W: a queen promotion first, pawns
+    forward, king and pieces nearer L's king (no nearer than two squares), no check that does
+    not mate, no piece left where L takes it. L: its king towards its target and the edge,
+    other moves after king moves (pieces next to the king block its flight squares), never a
+    capture of W's material nor a check. `mode` (MODE_*) sets the kings' targets and weights."""
+    bb = SBB[c]
+    mb = SMB[c]
+    st = SST[c]
+    stm = st[ST_STM]
+    L = 1 - W
+    lk = king_square(bb, L)
+    wk = king_square(bb, W)
+    ltarget, wtarget = _targets(bb, W, mode)
+    if stm == W:
+        _check_sets(bb, W, lk, sets)
+        la = attacked_by(bb, L)
+    else:
+        _check_sets(bb, L, wk, sets)
+        la = U0
+    promote = mode == MODE_PROMOTE
+    wp = bb[BB_PAWNS] & bb[BB_WHITE + W]
+    ahead = (wp << _EIGHT) if W == 0 else (wp >> _EIGHT)  # squares right in front of W's pawns
+    for i in range(n):
+        m = moves[i]
+        frm = m & 63
+        to = (m >> 6) & 63
+        promo = (m >> 12) & 7
+        pt = mb[frm]
+        cap = mb[to]
+        s = 0
+        if stm == W:
+            if promo == 5:
+                s += 1000
+            elif promo:
+                s -= 300
+            if pt == 1:
+                s += (200 if promote else 30) + (20 if promote else 5) * ((to >> 3) if W == 0 else 7 - (to >> 3))
+            elif pt == 6:
+                s += (60 if promote else 20) * (_capped(_cheb(frm, wtarget)) - _capped(_cheb(to, wtarget)))
+                if promote and cap == 1:
+                    s += 100
+            else:
+                s += 60 * (_capped(_cheb(frm, lk)) - _capped(_cheb(to, lk)))
+                if la & bit(to):
+                    s -= 60
+            if cap:
+                if _cheb(to, lk) == 1:
+                    s -= 50
+                else:
+                    s += 5
+            chk = _gives_check(bb, mb, st, ct, m, W, lk, sets, SBB[c + 1], SMB[c + 1], SST[c + 1])
+            if chk:
+                s -= 80
+            checks[i] = 1 if chk else 0
+        else:
+            if cap:
+                s -= 500
+            if pt == 6:
+                s += 60 * (_capped(_cheb(frm, ltarget)) - _capped(_cheb(to, ltarget)))
+                if mode != MODE_CORNER:
+                    s += 20 * (_edge(frm) - _edge(to))
+            else:
+                s -= 30
+                if _cheb(to, lk) == 1:
+                    s += 20
+                if _cheb(frm, lk) == 1:
+                    s -= 20
+                if pt == 1:
+                    s += 20 if mode == MODE_CORNER else -10
+                if promo and mode == MODE_CORNER and (promo == 2 or promo == 3):
+                    s += 60
+            if promote:
+                if ahead & bit(frm):
+                    s += 100  # out of a W pawn's way
+                if ahead & bit(to):
+                    s -= 100
+            if promo == 5 or (promo and mode != MODE_CORNER):
+                s -= 50
+            if _gives_check(bb, mb, st, ct, m, L, wk, sets, SBB[c + 1], SMB[c + 1], SST[c + 1]):
+                s -= 100
+        scores[i] = s
+
+
+# ---------------------------------------------------------------------------------------------
+# Phase 2: walks
+
+
+_TRIED = np.int32(-(1 << 30))
+
+
+@njit(inline="always", **HOT)
+def _next_best(scores, n):
+    """The index of the best move not tried yet (its score then marked tried), or -1."""
+    best = -1
+    top = _TRIED
+    for i in range(n):
+        if scores[i] > top:
+            top = scores[i]
+            best = i
+    if best >= 0:
+        scores[best] = _TRIED
+    return best
+
+
+@njit(**HOT)
+def _walk(W, ct, stack, mode, lookahead, nodes, budget, tt_key, tt_val, ctr):
+    """One line from level 0, at each ply the best move by _score that keeps W's mating
+    material, repeats no position of the line and leaves the opponent a legal move; at W's plies
+    a mating move is taken first, at L's plies near W's king (kings at most four squares apart)
+    a move of the best `lookahead` after which W mates. `mode`: MODE_*. Returns (certificate
+    length or -1, nodes)."""
+    SBB, SMB, SST, MV, SC, _NI, KEYS, CERT, scratch, sets, _aux = stack
+    KEYS[0] = _key(SBB[0], SMB[0], SST[0])
+    local = LOCAL_SEARCHES
+    for c in range(MAXPLY - 8):
+        if nodes > budget:
+            return -1, nodes
+        stm = SST[c, ST_STM]
+        if local > 0 and c >= 4 and _cheb(king_square(SBB[c], W), king_square(SBB[c], 1 - W)) <= 2:
+            # the kings have met: a small complete search finishes what the walk started
+            local -= 1
+            ctr[0] += 1
+            D = 3 if stm == W else 4
+            lim = nodes + LOCAL_NODES if nodes + LOCAL_NODES < budget else budget
+            found, nodes = _dfs(D, 99, 99, W, ct, stack, tt_key, tt_val, ctr[0], nodes, lim, mode, c)
+            if found == 1:
+                return c + D, nodes
+        n = gen_legal(SBB[c], SMB[c], SST[c], ct, MV[c], 256)
+        if n == 0:
+            return -1, nodes
+        scores = SC[c]
+        if stm == W:
+            checks = SC[c + 1]  # (the next level's scores: free until then)
+            _score(SBB, SMB, SST, c, ct, MV[c], n, scores, W, mode, sets, checks)
+            nodes += 1
+            for i in range(n):
+                if checks[i]:
+                    m = MV[c, i]
+                    _copy(SBB, SMB, SST, c, c + 1)
+                    make_move(SBB[c + 1], SMB[c + 1], SST[c + 1], ct, m)
+                    if gen_legal(SBB[c + 1], SMB[c + 1], SST[c + 1], ct, scratch, 1) == 0:
+                        CERT[c] = m
+                        return c + 1, nodes
+        else:
+            _score(SBB, SMB, SST, c, ct, MV[c], n, scores, W, mode, sets, scores)
+            if lookahead > 0 and _cheb(king_square(SBB[c], W), king_square(SBB[c], 1 - W)) <= 2:
+                saved = SC[c + 2]  # the scores, kept for the choice below
+                for i in range(n):
+                    saved[i] = scores[i]
+                for _ in range(lookahead):
+                    i = _next_best(scores, n)
+                    if i < 0:
+                        break
+                    m = MV[c, i]
+                    _copy(SBB, SMB, SST, c, c + 1)
+                    make_move(SBB[c + 1], SMB[c + 1], SST[c + 1], ct, m)
+                    nodes += 1
+                    mm = _mate_in_one(SBB, SMB, SST, c + 1, ct, W, MV[c + 2], scratch, sets)
+                    if mm:
+                        CERT[c] = m
+                        CERT[c + 1] = mm
+                        return c + 2, nodes
+                for i in range(n):
+                    scores[i] = saved[i]
+        chosen = np.int32(0)
+        while True:
+            i = _next_best(scores, n)
+            if i < 0:
+                break
+            m = MV[c, i]
+            _copy(SBB, SMB, SST, c, c + 1)
+            make_move(SBB[c + 1], SMB[c + 1], SST[c + 1], ct, m)
+            nodes += 1
+            if _side_insufficient(SBB[c + 1], W):
+                continue
+            k = _key(SBB[c + 1], SMB[c + 1], SST[c + 1])
+            seen = False
+            for a in range(c + 1):
+                if KEYS[a] == k:
+                    seen = True
+                    break
+            if seen:
+                continue
+            if gen_legal(SBB[c + 1], SMB[c + 1], SST[c + 1], ct, scratch, 1) == 0:
+                continue  # mate by L or a stalemate: a dead end
+            KEYS[c + 1] = k
+            chosen = m
+            break
+        if chosen == 0:
+            return -1, nodes
+        CERT[c] = chosen
+    return -1, nodes
+
+
+# ---------------------------------------------------------------------------------------------
+# Phase 3: depth-first helpmate search with beams
+
+
+@njit(**HOT)
+def _dfs(D, beam_w, beam_l, W, ct, stack, tt_key, tt_val, stamp, nodes, budget, mode, l0):
+    """Depth-first search of helpmates of D plies (the last W's) from the position at level l0,
+    trying only the first beam_w (beam_l) moves by _order at W's (L's) nodes, and at the last ply
+    W's checking moves; no position of levels 0..l0 is repeated. Returns (1 found | 0 exhausted
+    | -1 budget, nodes); when found, CERT[l0:l0 + D] holds the line."""
+    SBB, SMB, SST, MV, SC, NI, KEYS, CERT, scratch, sets, _aux = stack
+    KEYS[l0] = _key(SBB[l0], SMB[l0], SST[l0])
+    lv = l0
+    while True:
+        # Set up level lv's moves.
+        r = D - (lv - l0)
+        n = gen_legal(SBB[lv], SMB[lv], SST[lv], ct, MV[lv], 256)
+        if r == 1:
+            lk = king_square(SBB[lv], 1 - W)
+            _check_sets(SBB[lv], W, lk, sets)
+            j = 0
+            for q in range(n):
+                m = MV[lv, q]
+                if _gives_check(SBB[lv], SMB[lv], SST[lv], ct, m, W, lk, sets, SBB[lv + 1], SMB[lv + 1], SST[lv + 1]):
+                    MV[lv, j] = m
+                    j += 1
+            n = j
+        else:
+            _order(SBB, SMB, SST, lv, ct, MV[lv], n, SC[lv], W, mode, sets)
+            b = beam_w if SST[lv, ST_STM] == W else beam_l
+            if n > b:
+                n = b
+        NI[lv, 0] = n
+        NI[lv, 1] = 0
+        # Descend or backtrack.
+        while True:
+            if NI[lv, 1] >= NI[lv, 0]:
+                k = KEYS[lv]
+                h = k & np.uint64(TT_SIZE - 1)
+                tt_key[h] = k
+                tt_val[h] = stamp * 256 + (D - (lv - l0))
+                if lv == l0:
+                    return 0, nodes
+                lv -= 1
+                continue
+            m = MV[lv, NI[lv, 1]]
+            NI[lv, 1] += 1
+            c = lv + 1
+            _copy(SBB, SMB, SST, lv, c)
+            make_move(SBB[c], SMB[c], SST[c], ct, m)
+            CERT[lv] = m
+            nodes += 1
+            if nodes > budget:
+                return -1, nodes
+            rc = D - (c - l0)
+            if rc == 0:
+                if gen_legal(SBB[c], SMB[c], SST[c], ct, scratch, 1) == 0 and in_check(SBB[c], 1 - W):
+                    return 1, nodes
+                continue
+            if _side_insufficient(SBB[c], W):
+                continue
+            k = _key(SBB[c], SMB[c], SST[c])
+            seen = False
+            for a in range(c):
+                if KEYS[a] == k:
+                    seen = True
+                    break
+            if seen:
+                continue
+            h = k & np.uint64(TT_SIZE - 1)
+            if tt_key[h] == k and tt_val[h] // 256 == stamp and tt_val[h] % 256 >= rc:
+                continue
+            KEYS[c] = k
+            lv = c
+            break
+
+
+# ---------------------------------------------------------------------------------------------
+# Phase 4: the complete search
+
+
+@njit(inline="always", **HOT)
+def _packed(st):
+    return st[ST_STM] | (st[ST_CASTLE] << 1) | ((st[ST_EP] + 1) << 5)
+
+
+@njit(**HOT)
+def _bfs(bb0, st0, W, ct, stack, bfs, stamp, nodes, budget):
+    """Breadth-first search of every position reachable from (bb0, st0), each stored whole (the
+    hash only finds its slot: two positions with one key are still told apart). A W mate ends it
+    (the line back to the root, by parent links, into CERT: returns (1, length, nodes)); so does
+    a full visit without one (0, 0, nodes: unwinnable) or the budget or the store's capacity
+    (-1, 0, nodes). Positions where W provably cannot mate (static_proof) are not expanded."""
+    SBB, SMB, SST, MV, _SC, _NI, _KEYS, CERT, scratch, _sets, aux = stack
+    QBB, QST, QPAR, QMOVE, HK, HV = bfs
+    head = 0
+    tail = 0
+    # root
+    for q in range(8):
+        QBB[0, q] = bb0[q]
+    QST[0] = _packed(st0)
+    QPAR[0] = -1
+    QMOVE[0] = 0
+    _load(SBB, SMB, SST, 0, bb0, st0)
+    k0 = _key(SBB[0], SMB[0], SST[0])
+    h = k0 & np.uint64(H_SIZE - 1)
+    HK[h] = k0
+    HV[h] = stamp * Q_CAP
+    tail = 1
+    while head < tail:
+        if nodes > budget:
+            return -1, 0, nodes
+        # position head -> level 0
+        st = SST[0]
+        pk = QST[head]
+        st[ST_STM] = pk & 1
+        st[ST_CASTLE] = (pk >> 1) & 15
+        st[ST_EP] = (pk >> 5) - 1
+        st[3] = 0
+        _load(SBB, SMB, SST, 0, QBB[head], st)
+        cur = head
+        head += 1
+        if static_proof(SBB[0], SST[0], W, aux) >= 0:
+            continue
+        n = gen_legal(SBB[0], SMB[0], SST[0], ct, MV[0], 256)
+        for i in range(n):
+            m = MV[0, i]
+            _copy(SBB, SMB, SST, 0, 1)
+            make_move(SBB[1], SMB[1], SST[1], ct, m)
+            nodes += 1
+            k = _key(SBB[1], SMB[1], SST[1])
+            pk1 = _packed(SST[1])
+            h = k & np.uint64(H_SIZE - 1)
+            dup = False
+            while HV[h] // Q_CAP == stamp:
+                j = HV[h] % Q_CAP
+                if HK[h] == k and QST[j] == pk1:
+                    same = True
+                    for q in range(8):
+                        if QBB[j, q] != SBB[1, q]:
+                            same = False
+                            break
+                    if same:
+                        dup = True
+                        break
+                h = (h + U1) & np.uint64(H_SIZE - 1)
+            if dup:
+                continue
+            if tail >= Q_CAP or tail * 2 >= H_SIZE:
+                return -1, 0, nodes
+            for q in range(8):
+                QBB[tail, q] = SBB[1, q]
+            QST[tail] = pk1
+            QPAR[tail] = cur
+            QMOVE[tail] = m
+            HK[h] = k
+            HV[h] = stamp * Q_CAP + tail
+            idx = tail
+            tail += 1
+            # W mates here?
+            if SST[1, ST_STM] != W and in_check(SBB[1], 1 - W):
+                if gen_legal(SBB[1], SMB[1], SST[1], ct, scratch, 1) == 0:
+                    length = 0
+                    j = idx
+                    while QPAR[j] >= 0:
+                        length += 1
+                        j = QPAR[j]
+                    if length > CERT_CAP:
+                        return -1, 0, nodes
+                    j = idx
+                    p = length - 1
+                    while QPAR[j] >= 0:
+                        CERT[p] = QMOVE[j]
+                        p -= 1
+                        j = QPAR[j]
+                    return 1, length, nodes
+    return 0, 0, nodes
+
+
+# ---------------------------------------------------------------------------------------------
+# Phase 3b: best-first search
+
+
+# _estimate's weights: free flight square, distance from the edge, kings' distance beyond two, no
+# check, a pawn's distance from queening, no piece; and the search's weight of the estimate
+# against the plies played (the priority is _EST[6] * estimate + plies).
+_EST = np.array([6, 6, 4, 12, 12, 20, 2], np.int64)
+
+
+@njit(**HOT)
+def _estimate(bb, W):
+    """A guess of how far W's mate is (lower is nearer; used only to order a best-first search):
+    L's king's free flight squares (not occupied by L, not attacked by W), its distance from the
+    edge, W's king's distance from two squares of it, whether it is in check, and, when W has no
+    piece but pawns, how far its leading pawn is from queening."""
+    L = 1 - W
+    lk = king_square(bb, L)
+    wk = king_square(bb, W)
+    if lk < 0 or wk < 0:
+        return 1000
+    wa = attacked_by(bb, W)
+    free = KING_ATTACKS[lk] & ~bb[BB_WHITE + L] & ~wa
+    n_free = 0
+    while free:
+        free &= free - U1
+        n_free += 1
+    h = _EST[0] * n_free + _EST[1] * _edge(lk) + _EST[2] * (_cheb(wk, lk) - 2 if _cheb(wk, lk) > 2 else 0)
+    if not (wa & bit(lk)):
+        h += _EST[3]
+    own = bb[BB_WHITE + W]
+    if not (own & (bb[BB_KNIGHTS] | bb[BB_BISHOPS] | bb[BB_ROOKS] | bb[BB_QUEENS])):
+        wp = own & bb[BB_PAWNS]
+        if wp:
+            lead = (7 - (msb(wp) >> 3)) if W == 0 else (lsb(wp) >> 3)
+            h += _EST[4] * lead + _EST[5]
+        else:
+            h += 200
+    return h
+
+
+@njit(**HOT)
+def _blocker_distance(bb, L, corner):
+    """Moves for L's nearest piece (not the king) to stand next to `corner`: a piece by king
+    distance, a pawn along its file or, past its promotion, from the promotion square."""
+    near = KING_ATTACKS[corner]
+    lown = bb[BB_WHITE + L] & ~bb[BB_KINGS]
+    if lown & near:
+        return 0
+    best = 16
+    x = lown
+    while x:
+        q = lsb(x)
+        x &= x - U1
+        if bb[BB_PAWNS] & bit(q):
+            f = q & 7
+            r = q >> 3
+            promo_sq = f + (56 if L == 0 else 0)
+            to_promo = (7 - r) if L == 0 else r
+            dd = to_promo + _cheb(promo_sq, corner) - 1
+            y = near & FILE_MASKS[f]
+            while y:  # a square next to the corner on the pawn's own file, ahead of it
+                t = lsb(y)
+                y &= y - U1
+                ahead = (t >> 3) - r if L == 0 else r - (t >> 3)
+                if 0 < ahead < dd:
+                    dd = ahead
+        else:
+            dd = _cheb(q, corner) - 1
+        if dd < best:
+            best = dd
+    return best
+
+
+@njit(**HOT)
+def _corner_cost(bb, W, lk, wk, corner):
+    L = 1 - W
+    h = 10 * _cheb(lk, corner)
+    d = _cheb(wk, corner)
+    h += 4 * (d - 2 if d > 2 else 2 - d)
+    h += 6 * _blocker_distance(bb, L, corner)
+    own = bb[BB_WHITE + W]
+    b = own & bb[BB_BISHOPS]
+    if b and not (BISHOP_EMPTY[corner] & b):
+        h += 4
+    n = own & bb[BB_KNIGHTS]
+    if n:
+        best = 8
+        while n:
+            q = lsb(n)
+            n &= n - U1
+            dd = _cheb(q, corner)
+            if dd < best:
+                best = dd
+        h += 2 * (best - 2 if best > 2 else 0)
+    if lk == corner:
+        wa = attacked_by(bb, W)
+        free = KING_ATTACKS[lk] & ~bb[BB_WHITE + L] & ~wa
+        while free:
+            free &= free - U1
+            h += 8
+    return h
+
+
+@njit(**HOT)
+def _estimate_corner(bb, W):
+    """_estimate for a mate in a corner, where W's lone minor piece needs L's own pieces as
+    blockers: the least over the corners W can mate in (a bishop's colour) of L's king's
+    distance to it, W's king's from two squares of it, L's nearest would-be blocker's (pawns
+    along their file or past promotion), the bishop off the corner's diagonal, the knight far."""
+    L = 1 - W
+    lk = king_square(bb, L)
+    wk = king_square(bb, W)
+    if lk < 0 or wk < 0:
+        return 1000
+    corner, _ = _targets(bb, W, MODE_CORNER)
+    return _corner_cost(bb, W, lk, wk, corner)
+
+
+@njit(**HOT)
+def _heap_push(hk, hi, size, key, idx):
+    j = size
+    hk[j] = key
+    hi[j] = idx
+    while j > 0:
+        parent = (j - 1) >> 1
+        if hk[parent] <= hk[j]:
+            break
+        hk[parent], hk[j] = hk[j], hk[parent]
+        hi[parent], hi[j] = hi[j], hi[parent]
+        j = parent
+    return size + 1
+
+
+@njit(**HOT)
+def _heap_pop(hk, hi, size):
+    """(index of the smallest key, new size)."""
+    top = hi[0]
+    size -= 1
+    hk[0] = hk[size]
+    hi[0] = hi[size]
+    j = 0
+    while True:
+        a = 2 * j + 1
+        if a >= size:
+            break
+        b = a + 1
+        m = b if b < size and hk[b] < hk[a] else a
+        if hk[j] <= hk[m]:
+            break
+        hk[m], hk[j] = hk[j], hk[m]
+        hi[m], hi[j] = hi[j], hi[m]
+        j = m
+    return top, size
+
+
+@njit(**HOT)
+def _best_first(bb0, st0, W, ct, stack, bfs, heap, stamp, nodes, budget, mode):
+    """Best-first search for W's helpmate from (bb0, st0): positions stored whole as in _bfs,
+    the next expanded the one with the least 2 * _estimate + plies from the root. Returns
+    (1, length, nodes) with the line in CERT, or (-1, 0, nodes) at the budget or the store's
+    capacity (it proves nothing: the order is a guess)."""
+    SBB, SMB, SST, MV, _SC, _NI, _KEYS, CERT, scratch, sets, _aux = stack
+    QBB, QST, QPAR, QMOVE, HK, HV = bfs
+    hk, hi, depth = heap
+    for q in range(8):
+        QBB[0, q] = bb0[q]
+    QST[0] = _packed(st0)
+    QPAR[0] = -1
+    QMOVE[0] = 0
+    depth[0] = 0
+    _load(SBB, SMB, SST, 0, bb0, st0)
+    k0 = _key(SBB[0], SMB[0], SST[0])
+    h = k0 & np.uint64(H_SIZE - 1)
+    HK[h] = k0
+    HV[h] = stamp * Q_CAP
+    tail = 1
+    h0 = _estimate_corner(bb0, W) if mode == MODE_CORNER else _estimate(bb0, W)
+    size = _heap_push(hk, hi, 0, _EST[6] * h0, 0)
+    while size > 0:
+        if nodes > budget:
+            return -1, 0, nodes
+        cur, size = _heap_pop(hk, hi, size)
+        st = SST[0]
+        pk = QST[cur]
+        st[ST_STM] = pk & 1
+        st[ST_CASTLE] = (pk >> 1) & 15
+        st[ST_EP] = (pk >> 5) - 1
+        st[3] = 0
+        _load(SBB, SMB, SST, 0, QBB[cur], st)
+        if SST[0, ST_STM] == W:
+            m = _mate_in_one(SBB, SMB, SST, 0, ct, W, MV[1], scratch, sets)
+            nodes += 1
+            if m:
+                length = depth[cur] + 1
+                if length > CERT_CAP:
+                    return -1, 0, nodes
+                CERT[length - 1] = m
+                j = cur
+                p = length - 2
+                while QPAR[j] >= 0:
+                    CERT[p] = QMOVE[j]
+                    p -= 1
+                    j = QPAR[j]
+                return 1, length, nodes
+        n = gen_legal(SBB[0], SMB[0], SST[0], ct, MV[0], 256)
+        for i in range(n):
+            m = MV[0, i]
+            _copy(SBB, SMB, SST, 0, 1)
+            make_move(SBB[1], SMB[1], SST[1], ct, m)
+            nodes += 1
+            if _side_insufficient(SBB[1], W):
+                continue
+            k = _key(SBB[1], SMB[1], SST[1])
+            pk1 = _packed(SST[1])
+            h = k & np.uint64(H_SIZE - 1)
+            dup = False
+            while HV[h] // Q_CAP == stamp:
+                j = HV[h] % Q_CAP
+                if HK[h] == k and QST[j] == pk1:
+                    same = True
+                    for q in range(8):
+                        if QBB[j, q] != SBB[1, q]:
+                            same = False
+                            break
+                    if same:
+                        dup = True
+                        break
+                h = (h + U1) & np.uint64(H_SIZE - 1)
+            if dup:
+                continue
+            if tail >= Q_CAP or tail * 2 >= H_SIZE:
+                return -1, 0, nodes
+            for q in range(8):
+                QBB[tail, q] = SBB[1, q]
+            QST[tail] = pk1
+            QPAR[tail] = cur
+            QMOVE[tail] = m
+            depth[tail] = depth[cur] + 1
+            HK[h] = k
+            HV[h] = stamp * Q_CAP + tail
+            h1 = _estimate_corner(SBB[1], W) if mode == MODE_CORNER else _estimate(SBB[1], W)
+            size = _heap_push(hk, hi, size, _EST[6] * h1 + depth[tail], tail)
+            tail += 1
+    return -1, 0, nodes
+
+
+# ---------------------------------------------------------------------------------------------
+# One position, one side
+
+
+@njit(**HOT)
+def classify(bb, st, ct, W, budget, stack, tt_key, tt_val, bfs, ctr, heap):
+    """(verdict, proof kind, certificate length in CERT, nodes) for intended winner W."""
+    SBB, SMB, SST, _MV, _SC, _NI, _KEYS, _CERT, scratch, _sets, aux = stack
+    proof = static_proof(bb, st, W, aux)
+    if proof >= 0:
+        return UNWINNABLE, proof, 0, 0
+    _load(SBB, SMB, SST, 0, bb, st)
+    if st[ST_STM] != W and gen_legal(SBB[0], SMB[0], SST[0], ct, scratch, 1) == 0 and in_check(bb, 1 - W):
+        return WINNABLE, PROOF_MATE, 0, 0  # W has mated already: the empty line
+    nodes = 0
+    # Walks, one per mode (promotion and the corner only where they may help).
+    has_pawns = (bb[BB_PAWNS] & bb[BB_WHITE + W]) != U0
+    for mi in range(N_MODES):
+        mode = _WALK_ORDER[mi]
+        if mode == MODE_PROMOTE and not has_pawns:
+            continue
+        _load(SBB, SMB, SST, 0, bb, st)
+        length, nodes = _walk(W, ct, stack, mode, 4, nodes, budget, tt_key, tt_val, ctr)
+        if length > 0:
+            return WINNABLE, PROOF_MATE, length, nodes
+    own = bb[BB_WHITE + W]
+    minor_only = not (own & (bb[BB_ROOKS] | bb[BB_QUEENS])) and (own & (bb[BB_KNIGHTS] | bb[BB_BISHOPS])) != U0
+    # The searches, in the order of _PHASES.
+    for ph in range(len(_PHASES)):
+        kind, bw, bl, maxd, mode, limit = _PHASES[ph]
+        if mode == MODE_PROMOTE and not has_pawns:
+            continue
+        if kind == 1 and mode == MODE_CORNER and not minor_only:
+            continue
+        lim = nodes + limit if limit > 0 else nodes + (budget - nodes) * (-limit) // 100
+        if lim > budget:
+            lim = budget
+        if kind == 1:
+            ctr[1] += 1
+            found, length, nodes = _best_first(bb, st, W, ct, stack, bfs, heap, ctr[1], nodes, lim, mode)
+            if found == 1:
+                return WINNABLE, PROOF_MATE, length, nodes
+            continue
+        D = 1 if st[ST_STM] == W else 2
+        while maxd >= D:
+            ctr[0] += 1
+            _load(SBB, SMB, SST, 0, bb, st)
+            found, nodes = _dfs(D, bw, bl, W, ct, stack, tt_key, tt_val, ctr[0], nodes, lim, mode, 0)
+            if found == 1:
+                return WINNABLE, PROOF_MATE, D, nodes
+            if found < 0:
+                break
+            D += 2
+    # The complete search.
+    ctr[1] += 1
+    found, length, nodes = _bfs(bb, st, W, ct, stack, bfs, ctr[1], nodes, budget)
+    if found == 1:
+        return WINNABLE, PROOF_MATE, length, nodes
+    if found == 0:
+        return UNWINNABLE, PROOF_SEARCH, 0, nodes
+    return UNKNOWN, PROOF_BUDGET, 0, nodes
+
+
+@njit(**JIT)
+def first_insufficient(pos_off, flags, skip, out):
+    """out[g] = the first position of game g (a ply) with python-chess's insufficient material and
+    a legal move (the replay's flags), -1 if none or skip[g]."""
+    for g in range(len(pos_off) - 1):
+        out[g] = -1
+        if skip[g]:
+            continue
+        for p in range(pos_off[g], pos_off[g + 1]):
+            f = flags[p]
+            if (f & FLAG_INSUFFICIENT) and (f & FLAG_HAS_MOVE):
+                out[g] = p - pos_off[g]
+                break
+
+
+@njit(**JIT)
+def dead_candidates(cand_bb, cand_st, ct_table, ct_idx, budget, out):
+    """Both sides' proofs for each candidate position of the replay: out[i, c] =
+    PROOF_INSUFFICIENT, PROOF_BLOCKED or PROOF_SEARCH when side c provably cannot mate there, else
+    -1; a position is dead when both are proved. The static proofs first; a candidate with at
+    most one pawn, rook or queen on the board and a single legal move (perhaps a forced capture
+    of the last mating material) gets the complete search too, for a side without a proof,
+    within `budget` positions."""
+    aux = np.zeros(4, np.int64)
+    have_ws = False
+    stack = _stack()
+    bfs = _bfs_store(1)
+    ctr = np.zeros(2, np.int64)
+    for i in range(len(cand_bb)):
+        bb = cand_bb[i]
+        blocked = frozen_analysis(bb, cand_st[i], aux)
+        for c in range(2):
+            if _side_insufficient(bb, c):
+                out[i, c] = PROOF_INSUFFICIENT
+            elif blocked and aux[c]:
+                out[i, c] = PROOF_BLOCKED
+            else:
+                out[i, c] = -1
+        heavy = bb[BB_PAWNS] | bb[BB_ROOKS] | bb[BB_QUEENS]
+        if (out[i, 0] < 0 or out[i, 1] < 0) and not (heavy & (heavy - U1)):
+            # only a forced move can make such a position dead: one legal move, then searched
+            _load(stack[0], stack[1], stack[2], 0, bb, cand_st[i])
+            if gen_legal(stack[0][0], stack[1][0], stack[2][0], ct_table[ct_idx[i]], stack[8], 2) != 1:
+                continue
+            if not have_ws:
+                bfs = _bfs_store(Q_CAP)
+                have_ws = True
+            for c in range(2):
+                if out[i, c] < 0:
+                    ctr[1] += 1
+                    found, _length, _nodes = _bfs(bb, cand_st[i], c, ct_table[ct_idx[i]], stack, bfs, ctr[1], 0, budget)
+                    if found == 0:
+                        out[i, c] = PROOF_SEARCH
+                    else:
+                        break  # winnable or too big: not dead
+
+
+@njit(**JIT)
+def _stack():
+    """The search's workspace: the line's positions, moves and scores, keys, the certificate."""
+    return (
+        np.zeros((MAXPLY + 2, 8), np.uint64),
+        np.zeros((MAXPLY + 2, 64), np.int8),
+        np.zeros((MAXPLY + 2, 4), np.int64),
+        np.zeros((MAXPLY + 2, 256), np.int32),
+        np.zeros((MAXPLY + 2, 256), np.int32),
+        np.zeros((MAXPLY + 2, 2), np.int64),
+        np.zeros(MAXPLY + 2, np.uint64),
+        np.zeros(CERT_CAP + MAXPLY, np.int32),
+        np.zeros(256, np.int32),
+        np.zeros(8, np.uint64),
+        np.zeros(4, np.int64),
+    )
+
+
+@njit(**JIT)
+def _bfs_store(cap):
+    """The complete search's store of positions (cap of them) and its hash table."""
+    return (
+        np.empty((cap, 8), np.uint64),
+        np.empty(cap, np.int64),
+        np.empty(cap, np.int32),
+        np.empty(cap, np.int32),
+        np.empty(H_SIZE if cap > 1 else 1, np.uint64),
+        np.zeros(H_SIZE if cap > 1 else 1, np.int64),
+    )
+
+
+@njit(**JIT)
+def classify_batch(pos_bb, pos_st, ct_table, ct_idx, side, budget, verdict, proof, nodes, cert_off, cert_moves):
+    """Classify position i (pos_bb[i], pos_st[i] as the replay's bb/st, castling table
+    ct_table[ct_idx[i]]) for intended winner side[i]: verdict[i] (WINNABLE, UNWINNABLE, UNKNOWN),
+    proof[i] (PROOF_*), nodes[i] (work done), and the certificate of a winnable one as moves
+    cert_moves[cert_off[i]:cert_off[i + 1]] (encoded as _board's moves). Returns the number of
+    certificate moves; if that exceeds len(cert_moves), the moves past it were not written (call
+    again with room)."""
+    n = len(side)
+    stack = _stack()
+    CERT = stack[7]
+    tt_key = np.zeros(TT_SIZE, np.uint64)
+    tt_val = np.zeros(TT_SIZE, np.int64)
+    ctr = np.zeros(2, np.int64)
+    bfs = _bfs_store(Q_CAP)
+    heap = (np.empty(Q_CAP, np.int64), np.empty(Q_CAP, np.int32), np.empty(Q_CAP, np.int32))
+    cap = len(cert_moves)
+    total = 0
+    for i in range(n):
+        cert_off[i] = total
+        v, p, length, nn = classify(
+            pos_bb[i], pos_st[i], ct_table[ct_idx[i]], side[i], budget, stack, tt_key, tt_val, bfs, ctr, heap
+        )
+        verdict[i] = v
+        proof[i] = p
+        nodes[i] = nn
+        for j in range(length):
+            if total + j < cap:
+                cert_moves[total + j] = CERT[j]
+        total += length
+    cert_off[n] = total
+    return total
+
+
+@njit(**HOT)
+def _uci(m, ct, out, k):
+    """Write move m as UCI at out[k:] (castling as the king's two-step in standard chess, king
+    takes rook in Chess960, as python-chess writes them); return the new end."""
+    frm = m & 63
+    to = (m >> 6) & 63
+    promo = (m >> 12) & 7
+    if (m >> 15) & 3 == 2 and not ct[CT_CHESS960]:
+        to = (frm & 56) + (6 if to > frm else 2)
+    out[k] = 97 + (frm & 7)
+    out[k + 1] = 49 + (frm >> 3)
+    out[k + 2] = 97 + (to & 7)
+    out[k + 3] = 49 + (to >> 3)
+    k += 4
+    if promo:
+        out[k] = _PROMO_LETTER[promo]
+        k += 1
+    return k
+
+
+@njit(**JIT)
+def certificate_texts(games, proof, cert_off, cert_moves, ct_table, ct_idx, out_off, out_valid, out_data):
+    """The text of each answer i, for game games[i] of a block of len(out_off) - 1 games, as an
+    Arrow string column's offsets (out_off, int32) and bytes (out_data): a certificate as UCI
+    moves separated by spaces, else PROOF_TEXT[proof[i]]; games without an answer are null
+    (out_valid 0). Returns the bytes needed; if more than len(out_data), call again with room."""
+    n = len(out_off) - 1
+    for g in range(n):
+        out_valid[g] = 0
+    at = np.full(n, -1, np.int64)
+    for i in range(len(games)):
+        at[games[i]] = i
+    cap = len(out_data)
+    buf = np.empty(8, np.uint8)
+    k = 0
+    for g in range(n):
+        out_off[g] = k
+        i = at[g]
+        if i < 0:
+            continue
+        out_valid[g] = 1
+        p = proof[i]
+        if p != PROOF_MATE:
+            for j in range(_TEXT_LEN[p]):
+                if k < cap:
+                    out_data[k] = _TEXT_BYTES[p, j]
+                k += 1
+            continue
+        ct = ct_table[ct_idx[i]]
+        for j in range(cert_off[i], cert_off[i + 1]):
+            e = _uci(cert_moves[j], ct, buf, 0)
+            if j > cert_off[i]:
+                if k < cap:
+                    out_data[k] = 32
+                k += 1
+            for q in range(e):
+                if k < cap:
+                    out_data[k] = buf[q]
+                k += 1
+    out_off[n] = k
+    return k
+
+
+analyzer._numba_env.plain_calls(globals())
