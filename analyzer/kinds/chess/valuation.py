@@ -133,7 +133,7 @@ def probe_positions(
     probe). DTZ probes are most of the cost (python-chess: ~1.3 ms against ~0.2 for WDL), and
     final positions are a tenth of a Lichess dump's games: probing DTZ at every one of them costs
     the scan 1.4x on lichess_sample (benchmarks/RESULTS.md)."""
-    from analyzer.kinds.chess._replay import FLAG_CHECKMATE, FLAG_STALEMATE
+    from analyzer.kinds.chess._tables import FLAG_CHECKMATE, FLAG_STALEMATE
     from analyzer.kinds.chess.position import to_board
     from analyzer.kinds.chess.tablebase import STATUS_NAMES
 
