@@ -454,6 +454,38 @@ def test_tb_values_against_python_chess(edge_text):
             assert row["final_tb_dtz"] is None, row  # (no DTZ probe at final positions that were no event)
 
 
+def test_probes_import_no_numba():
+    """The probes' Python (valuation.probe_positions, tablebase) imports neither numba nor the
+    JIT kernels' modules: a scan whose kernels were built ahead of time never loads numba, and
+    importing _replay for its flag bits cost --syzygy ~0.3 s of CPU and 80 MB (issue 37)."""
+    code = f"""
+import sys
+import numpy as np
+from analyzer.kinds.chess import tablebase, valuation
+from analyzer.kinds.chess._tables import CT_CHESS960, CT_SIZE
+
+ct = np.full((1, CT_SIZE), -1, np.int64)
+ct[0, CT_CHESS960] = 0
+empty = np.zeros(0, np.int64)
+src = valuation.BoardSource(np.zeros(1, np.uint8), empty, empty, np.zeros(1, np.int64),
+                            np.zeros((1, 8), np.uint64), np.zeros((1, 8), np.uint64), np.zeros((1, 4), np.int64), ct)
+bb = np.zeros((1, 8), np.uint64)
+bb[0, 3] = 1 << 0  # a white rook on a1
+bb[0, 5] = (1 << 4) | (1 << 36)  # kings on e1 and e5
+bb[0, 6], bb[0, 7] = (1 << 0) | (1 << 4), 1 << 36
+st = np.array([[0, 0, -1, 0]], np.int64)  # White to move
+probes = valuation.Probes()
+valuation.probe_positions(tablebase.tables([{TB_FIXTURE!r}]), src, np.array([0, 1]), np.array([7], np.uint64),
+                          np.zeros(1, np.uint64), empty, bb, st, probes, np.zeros(1, np.int32))
+assert probes.wdl == {{0: 2}}, probes
+assert "numba" not in sys.modules and "analyzer.kinds.chess._replay" not in sys.modules
+"""
+    env = dict(os.environ)
+    env.pop("ANALYZER_KERNELS", None)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+
+
 def test_kbbkn_games_cursed_and_in_time():
     """The built KBB v KN games (tests/tb_games.py), values from the rule text and the tables:
     a 50-move draw claimed where the tables call the claimant lost with the win 24 plies away

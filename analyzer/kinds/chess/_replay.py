@@ -68,12 +68,24 @@ from analyzer.kinds.chess._tables import (
     BB_PAWNS,
     BB_QUEENS,
     BB_ROOKS,
+    CASTLE_NOW_SHIFT,
     CT_CHESS960,
     CT_SIZE,
     EVAL_CP_MAX,
     EVAL_MATE_CODE,
     EVAL_NONE,
     FILE_MASKS,
+    FLAG_CHECK,
+    FLAG_CHECKMATE,
+    FLAG_FIFTY_INTENDED,
+    FLAG_FIFTY_LOOKED,
+    FLAG_HAS_MOVE,
+    FLAG_INSUFFICIENT,
+    FLAG_LEGAL_EP,
+    FLAG_OFFER,
+    FLAG_STALEMATE,
+    FLAG_WINDOW97,
+    FLAG_WINDOW_START,
     KING_ATTACKS,
     KNIGHT_ATTACKS,
     LINE,
@@ -83,36 +95,13 @@ from analyzer.kinds.chess._tables import (
     MF_NORMAL,
     PAWN_ATTACKS,
     RANK_MASKS,
+    REP_NEXT_MAX,
     ZOBRIST_CASTLE,
     ZOBRIST_EP_FILE,
     ZOBRIST_PIECE,
     ZOBRIST_WHITE_TO_MOVE,
 )
 from analyzer.pgn._scan import load_u64
-
-# Per-position flag bits.
-FLAG_CHECK = 1
-FLAG_CHECKMATE = 2
-FLAG_STALEMATE = 4
-FLAG_INSUFFICIENT = 8
-FLAG_WINDOW_START = 16  # an irreversible move led here (or ply 0): repetitions never reach back past it
-FLAG_HAS_MOVE = 32  # the side to move has a legal move
-FLAG_FIFTY_INTENDED = 64  # a legal non-zeroing move exists after which the opponent has a legal move
-FLAG_LEGAL_EP = 128
-FLAG_OFFER = 256  # a draw offer was recorded with the move that led here ("=", "{ ... offers draw }")
-FLAG_FIFTY_LOOKED = 512  # FLAG_FIFTY_INTENDED was evaluated at this position
-# 1997-2005 texts: positions differ "if the right to castle has been changed temporarily or
-# permanently". Castling possible now (bits WK, WQ, BK, BQ, each as if that side were to move)
-# is stored from bit CASTLE_NOW_SHIFT; under that identity a repetition window also restarts
-# where these bits change (FLAG_WINDOW97), so positions on both sides of a temporary change of
-# the right to castle are not the same.
-CASTLE_NOW_SHIFT = 10
-FLAG_WINDOW97 = 1 << 14
-# rep_next and rep_next97 are int8: counts above this (a generated game of thousands of plies
-# repeating a position) are stored as it, not wrapped to negative numbers. Rule kernels compare
-# them with an edition's claim count - 1, so a claim count up to 128 reads them exactly.
-REP_NEXT_MAX = 127
-
 
 _NAN32 = np.float32(np.nan)
 

@@ -22,6 +22,30 @@ CASTLE_WQ = 2
 CASTLE_BK = 4
 CASTLE_BQ = 8
 
+# Per-position flag bits (the replay's facts["flags"]), here rather than in _replay so that Python
+# code reading them (valuation's tablebase probes) does not import numba and the JIT kernels.
+FLAG_CHECK = 1
+FLAG_CHECKMATE = 2
+FLAG_STALEMATE = 4
+FLAG_INSUFFICIENT = 8
+FLAG_WINDOW_START = 16  # an irreversible move led here (or ply 0): repetitions never reach back past it
+FLAG_HAS_MOVE = 32  # the side to move has a legal move
+FLAG_FIFTY_INTENDED = 64  # a legal non-zeroing move exists after which the opponent has a legal move
+FLAG_LEGAL_EP = 128
+FLAG_OFFER = 256  # a draw offer was recorded with the move that led here ("=", "{ ... offers draw }")
+FLAG_FIFTY_LOOKED = 512  # FLAG_FIFTY_INTENDED was evaluated at this position
+# 1997-2005 texts: positions differ "if the right to castle has been changed temporarily or
+# permanently". Castling possible now (bits WK, WQ, BK, BQ, each as if that side were to move)
+# is stored from bit CASTLE_NOW_SHIFT; under that identity a repetition window also restarts
+# where these bits change (FLAG_WINDOW97), so positions on both sides of a temporary change of
+# the right to castle are not the same.
+CASTLE_NOW_SHIFT = 10
+FLAG_WINDOW97 = 1 << 14
+# rep_next and rep_next97 are int8: counts above this (a generated game of thousands of plies
+# repeating a position) are stored as it, not wrapped to negative numbers. Rule kernels compare
+# them with an edition's claim count - 1, so a claim count up to 128 reads them exactly.
+REP_NEXT_MAX = 127
+
 # Move flags (bits 15..16 of an encoded move).
 MF_NORMAL = 0
 MF_EP = 1

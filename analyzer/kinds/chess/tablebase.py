@@ -155,9 +155,11 @@ class Tables:
         """(WDL, DTZ or None, status) of the position `board` whose replay key is `key`; WDL is
         meaningful only with status PROBED_OK. DTZ is probed only if `want_dtz` (a DTZ probe
         costs python-chess ~1.3 ms, a WDL probe ~0.2 ms); a draw's DTZ is 0 without one.
-        `ended`: the replay knows the position is checkmate (1) or stalemate (2): its values are
-        python-chess's for such positions (-2 / -1 and 0 / 0) without a probe, where a table of
-        its material is there."""
+        `ended`: the replay knows the position is checkmate (1), stalemate (2) or dead by
+        material (3: neither side can mate by any sequence, python-chess's
+        is_insufficient_material: K v K, K and a minor piece v K, bishops all on one colour):
+        its values are python-chess's for such positions (-2 / -1, 0 / 0 and 0 / 0: a table holds
+        no win where no mate exists) without a probe, where a table of its material is there."""
         with self.lock:
             hit = self.cache.get(key)
             if hit is not None and (hit[1] is not None or not want_dtz or hit[2] != PROBED_OK or hit[3]):
@@ -180,7 +182,7 @@ class Tables:
             return 0, None, NO_TABLE, True
         if ended == 1:
             return -2, -1, PROBED_OK, True
-        if ended == 2:
+        if ended == 2 or ended == 3:
             return 0, 0, PROBED_OK, True
         if hit is not None:
             wdl = hit[0]

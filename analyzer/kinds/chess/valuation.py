@@ -21,7 +21,14 @@ import pyarrow as pa
 
 from analyzer import arrow_compute as ac, codes
 from analyzer.kinds.chess import kernels, material as mat
-from analyzer.kinds.chess._tables import EVAL_CP_MAX, EVAL_MATE_CODE, EVAL_NONE
+from analyzer.kinds.chess._tables import (
+    EVAL_CP_MAX,
+    EVAL_MATE_CODE,
+    EVAL_NONE,
+    FLAG_CHECKMATE,
+    FLAG_INSUFFICIENT,
+    FLAG_STALEMATE,
+)
 
 _DICT = pa.dictionary(pa.int32(), pa.string())
 WIN_CHANCE_MULTIPLIER = -0.00368208  # lila WinPercent.winningChances (lila PR #11148)
@@ -133,7 +140,6 @@ def probe_positions(
     probe). DTZ probes are most of the cost (python-chess: ~1.3 ms against ~0.2 for WDL), and
     final positions are a tenth of a Lichess dump's games: probing DTZ at every one of them costs
     the scan 1.4x on lichess_sample (benchmarks/RESULTS.md)."""
-    from analyzer.kinds.chess._replay import FLAG_CHECKMATE, FLAG_STALEMATE
     from analyzer.kinds.chess.position import to_board
     from analyzer.kinds.chess.tablebase import STATUS_NAMES
 
@@ -151,7 +157,7 @@ def probe_positions(
                 continue
             p = int(ev[j])
             board = to_board(bb[j], st[j], src.castling_table(int(games[j])))
-            wdl, dtz, status = tb.probe(int(key[p]), board, True, _ended(flags[p], FLAG_CHECKMATE, FLAG_STALEMATE))
+            wdl, dtz, status = tb.probe(int(key[p]), board, True, _ended(flags[p]))
             probes.count("events", STATUS_NAMES[status])
             if status == 0:
                 probes.wdl[p] = wdl
@@ -173,7 +179,7 @@ def probe_positions(
             if p in probes.wdl or p < int(pos_off[g]):
                 continue
             board = to_board(final_bb[g], final_st[g], src.castling_table(g))
-            ended = _ended(flags[p], FLAG_CHECKMATE, FLAG_STALEMATE)
+            ended = _ended(flags[p])
             wdl, dtz, status = tb.probe(int(key[p]), board, False, ended)
             probes.count("final", STATUS_NAMES[status])
             if status == 0:
@@ -182,8 +188,15 @@ def probe_positions(
     probes.warnings = tb.warnings()
 
 
-def _ended(flag: int, mate_bit: int, stalemate_bit: int) -> int:
-    return 1 if flag & mate_bit else (2 if flag & stalemate_bit else 0)
+def _ended(flag: int) -> int:
+    """What the replay's flags already say of a position's tablebase values (Tables.probe's
+    `ended`): 1 checkmate, 2 stalemate, 3 dead by material (insufficient material on both
+    sides: the tables can only call it a draw), 0 nothing."""
+    if flag & FLAG_CHECKMATE:
+        return 1
+    if flag & FLAG_STALEMATE:
+        return 2
+    return 3 if flag & FLAG_INSUFFICIENT else 0
 
 
 def win_in_time(wdl: np.ndarray, dtz: np.ndarray, clock: np.ndarray, limit: np.ndarray) -> np.ndarray:

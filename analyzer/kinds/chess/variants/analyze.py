@@ -166,7 +166,7 @@ def apply_variant_rules(rules, pos_off, stm0, result_code, time_forfeit, auto_on
     `rules(sub_off, stm0, result_code, time_forfeit, auto_on, params, facts, cap)` is the chess
     kind's call of the kernel. Returns the events, the variant games' rows replaced."""
     from analyzer.codes import V_END_PLY, V_END_RULE
-    from analyzer.kinds.chess._replay import FLAG_INSUFFICIENT
+    from analyzer.kinds.chess._tables import FLAG_INSUFFICIENT
     from analyzer.kinds.chess.variants._replay import VF_END, VF_LICHESS_INSUFFICIENT
     from analyzer.kinds.chess.variants.editions import variant_params
 
