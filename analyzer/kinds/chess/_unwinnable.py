@@ -982,6 +982,18 @@ def _packed(st):
     return st[ST_STM] | (st[ST_CASTLE] << 1) | ((st[ST_EP] + 1) << 5)
 
 
+@njit(inline="always", **HOT)
+def _table_mask(nodes, budget):
+    """The part of the hash table a search of at most budget - nodes moves uses (a power of two
+    with room for twice the positions it can store, not less than 1024 slots, not more than
+    H_SIZE): the whole table, 4 MB, spread a small search's probes over the caches."""
+    need = 2 * (budget - nodes + 512)
+    size = 1024
+    while size < need and size < H_SIZE:
+        size *= 2
+    return np.uint64(size - 1)
+
+
 @njit(**HOT)
 def _bfs(bb0, st0, W, ct, stack, bfs, stamp, nodes, budget):
     """Breadth-first search of every position reachable from (bb0, st0), each stored whole (the
@@ -991,6 +1003,7 @@ def _bfs(bb0, st0, W, ct, stack, bfs, stamp, nodes, budget):
     (-1, 0, nodes). Positions where W provably cannot mate (static_proof) are not expanded."""
     SBB, SMB, SST, MV, _SC, _NI, _KEYS, CERT, scratch, _sets, aux = stack
     QBB, QST, QPAR, QMOVE, HK, HV = bfs
+    hmask = _table_mask(nodes, budget)
     head = 0
     tail = 0
     # root
@@ -1001,7 +1014,7 @@ def _bfs(bb0, st0, W, ct, stack, bfs, stamp, nodes, budget):
     QMOVE[0] = 0
     _load(SBB, SMB, SST, 0, bb0, st0)
     k0 = _key(SBB[0], SMB[0], SST[0])
-    h = k0 & np.uint64(H_SIZE - 1)
+    h = k0 & hmask
     HK[h] = k0
     HV[h] = stamp * Q_CAP
     tail = 1
@@ -1028,7 +1041,7 @@ def _bfs(bb0, st0, W, ct, stack, bfs, stamp, nodes, budget):
             nodes += 1
             k = _key(SBB[1], SMB[1], SST[1])
             pk1 = _packed(SST[1])
-            h = k & np.uint64(H_SIZE - 1)
+            h = k & hmask
             dup = False
             while HV[h] // Q_CAP == stamp:
                 j = HV[h] % Q_CAP
@@ -1041,10 +1054,10 @@ def _bfs(bb0, st0, W, ct, stack, bfs, stamp, nodes, budget):
                     if same:
                         dup = True
                         break
-                h = (h + U1) & np.uint64(H_SIZE - 1)
+                h = (h + U1) & hmask
             if dup:
                 continue
-            if tail >= Q_CAP or tail * 2 >= H_SIZE:
+            if tail >= Q_CAP or tail * 2 >= hmask:
                 return -1, 0, nodes
             for q in range(8):
                 QBB[tail, q] = SBB[1, q]
@@ -1239,6 +1252,7 @@ def _best_first(bb0, st0, W, ct, stack, bfs, heap, stamp, nodes, budget, mode):
     capacity (it proves nothing: the order is a guess)."""
     SBB, SMB, SST, MV, _SC, _NI, _KEYS, CERT, scratch, sets, _aux = stack
     QBB, QST, QPAR, QMOVE, HK, HV = bfs
+    hmask = _table_mask(nodes, budget)
     hk, hi, depth = heap
     for q in range(8):
         QBB[0, q] = bb0[q]
@@ -1248,7 +1262,7 @@ def _best_first(bb0, st0, W, ct, stack, bfs, heap, stamp, nodes, budget, mode):
     depth[0] = 0
     _load(SBB, SMB, SST, 0, bb0, st0)
     k0 = _key(SBB[0], SMB[0], SST[0])
-    h = k0 & np.uint64(H_SIZE - 1)
+    h = k0 & hmask
     HK[h] = k0
     HV[h] = stamp * Q_CAP
     tail = 1
@@ -1290,7 +1304,7 @@ def _best_first(bb0, st0, W, ct, stack, bfs, heap, stamp, nodes, budget, mode):
                 continue
             k = _key(SBB[1], SMB[1], SST[1])
             pk1 = _packed(SST[1])
-            h = k & np.uint64(H_SIZE - 1)
+            h = k & hmask
             dup = False
             while HV[h] // Q_CAP == stamp:
                 j = HV[h] % Q_CAP
@@ -1303,10 +1317,10 @@ def _best_first(bb0, st0, W, ct, stack, bfs, heap, stamp, nodes, budget, mode):
                     if same:
                         dup = True
                         break
-                h = (h + U1) & np.uint64(H_SIZE - 1)
+                h = (h + U1) & hmask
             if dup:
                 continue
-            if tail >= Q_CAP or tail * 2 >= H_SIZE:
+            if tail >= Q_CAP or tail * 2 >= hmask:
                 return -1, 0, nodes
             for q in range(8):
                 QBB[tail, q] = SBB[1, q]
