@@ -115,6 +115,8 @@ from analyzer.kinds.chess._tables import (
     ST_STM,
     ZOBRIST_CASTLE,
     ZOBRIST_EP_FILE,
+    ZOBRIST_PIECE,
+    ZOBRIST_WHITE_TO_MOVE,
 )
 
 # Answers, and how they were reached (the proof's kind for unwinnable ones): analyzer.codes.
@@ -200,6 +202,40 @@ def _key(bb, mb, st):
     k = piece_key(bb, mb, st[ST_STM]) ^ ZOBRIST_CASTLE[st[ST_CASTLE]]
     if st[ST_EP] >= 0:
         k ^= ZOBRIST_EP_FILE[st[ST_EP] % 8]
+    return k
+
+
+@njit(inline="always", **HOT)
+def _key_after(k, mb, st, st1, m):
+    """_key of the position after move m, from k, the key before it: mb and st are the position
+    before the move, st1 the state after it (one to four pieces change instead of all rehashed)."""
+    stm = st[ST_STM]
+    frm = m & 63
+    to = (m >> 6) & 63
+    promo = (m >> 12) & 7
+    flag = (m >> 15) & 3
+    pt = mb[frm]
+    if flag == MF_CASTLE:
+        kt = (frm & 56) + (6 if to > frm else 2)
+        rt = (frm & 56) + (5 if to > frm else 3)
+        k ^= (
+            ZOBRIST_PIECE[stm, 6, frm]
+            ^ ZOBRIST_PIECE[stm, 6, kt]
+            ^ ZOBRIST_PIECE[stm, 4, to]
+            ^ ZOBRIST_PIECE[stm, 4, rt]
+        )
+    else:
+        k ^= ZOBRIST_PIECE[stm, pt, frm] ^ ZOBRIST_PIECE[stm, promo if promo else pt, to]
+        cap = mb[to]
+        if cap:
+            k ^= ZOBRIST_PIECE[1 - stm, cap, to]
+        if flag == MF_EP:
+            k ^= ZOBRIST_PIECE[1 - stm, 1, to - 8 if stm == 0 else to + 8]
+    k ^= ZOBRIST_WHITE_TO_MOVE ^ ZOBRIST_CASTLE[st[ST_CASTLE]] ^ ZOBRIST_CASTLE[st1[ST_CASTLE]]
+    if st[ST_EP] >= 0:
+        k ^= ZOBRIST_EP_FILE[st[ST_EP] % 8]
+    if st1[ST_EP] >= 0:
+        k ^= ZOBRIST_EP_FILE[st1[ST_EP] % 8]
     return k
 
 
@@ -877,7 +913,7 @@ def _walk(W, ct, stack, mode, lookahead, nodes, budget, tt_key, tt_val, ctr):
             nodes += 1
             if _side_insufficient(SBB[c + 1], W):
                 continue
-            k = _key(SBB[c + 1], SMB[c + 1], SST[c + 1])
+            k = _key_after(KEYS[c], SMB[c], SST[c], SST[c + 1], m)
             seen = False
             for a in range(c + 1):
                 if KEYS[a] == k:
@@ -957,7 +993,7 @@ def _dfs(D, beam_w, beam_l, W, ct, stack, tt_key, tt_val, stamp, nodes, budget, 
                 continue
             if _side_insufficient(SBB[c], W):
                 continue
-            k = _key(SBB[c], SMB[c], SST[c])
+            k = _key_after(KEYS[lv], SMB[lv], SST[lv], SST[c], m)
             seen = False
             for a in range(c):
                 if KEYS[a] == k:
@@ -1033,13 +1069,14 @@ def _bfs(bb0, st0, W, ct, stack, bfs, stamp, nodes, budget):
         head += 1
         if static_proof(SBB[0], SST[0], W, aux) >= 0:
             continue
+        kp = _key(SBB[0], SMB[0], SST[0])
         n = _gen(SBB[0], SMB[0], SST[0], ct, MV[0], 256)
         for i in range(n):
             m = MV[0, i]
             _copy(SBB, SMB, SST, 0, 1)
             make_move(SBB[1], SMB[1], SST[1], ct, m)
             nodes += 1
-            k = _key(SBB[1], SMB[1], SST[1])
+            k = _key_after(kp, SMB[0], SST[0], SST[1], m)
             pk1 = _packed(SST[1])
             h = k & hmask
             dup = False
@@ -1294,6 +1331,7 @@ def _best_first(bb0, st0, W, ct, stack, bfs, heap, stamp, nodes, budget, mode):
                     p -= 1
                     j = QPAR[j]
                 return 1, length, nodes
+        kp = _key(SBB[0], SMB[0], SST[0])
         n = _gen(SBB[0], SMB[0], SST[0], ct, MV[0], 256)
         for i in range(n):
             m = MV[0, i]
@@ -1302,7 +1340,7 @@ def _best_first(bb0, st0, W, ct, stack, bfs, heap, stamp, nodes, budget, mode):
             nodes += 1
             if _side_insufficient(SBB[1], W):
                 continue
-            k = _key(SBB[1], SMB[1], SST[1])
+            k = _key_after(kp, SMB[0], SST[0], SST[1], m)
             pk1 = _packed(SST[1])
             h = k & hmask
             dup = False
