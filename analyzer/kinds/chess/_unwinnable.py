@@ -851,6 +851,7 @@ def _walk(W, ct, stack, mode, lookahead, nodes, budget, tt_key, tt_val, ctr):
     length or -1, nodes)."""
     SBB, SMB, SST, MV, SC, _NI, KEYS, CERT, scratch, sets, _aux = stack
     KEYS[0] = _key(SBB[0], SMB[0], SST[0])
+    n_next = -1  # the moves of level c, generated when its position was chosen
     local = LOCAL_SEARCHES
     for c in range(MAXPLY - 8):
         if nodes > budget:
@@ -865,7 +866,9 @@ def _walk(W, ct, stack, mode, lookahead, nodes, budget, tt_key, tt_val, ctr):
             found, nodes = _dfs(D, 99, 99, W, ct, stack, tt_key, tt_val, ctr[0], nodes, lim, mode, c)
             if found == 1:
                 return c + D, nodes
-        n = _gen(SBB[c], SMB[c], SST[c], ct, MV[c], 256)
+            n_next = -1  # _dfs reordered MV[c]
+        n = n_next if n_next >= 0 else _gen(SBB[c], SMB[c], SST[c], ct, MV[c], 256)
+        n_next = -1
         if n == 0:
             return -1, nodes
         scores = SC[c]
@@ -921,7 +924,8 @@ def _walk(W, ct, stack, mode, lookahead, nodes, budget, tt_key, tt_val, ctr):
                     break
             if seen:
                 continue
-            if _gen(SBB[c + 1], SMB[c + 1], SST[c + 1], ct, scratch, 1) == 0:
+            n_next = _gen(SBB[c + 1], SMB[c + 1], SST[c + 1], ct, MV[c + 1], 256)
+            if n_next == 0:
                 continue  # mate by L or a stalemate: a dead end
             KEYS[c + 1] = k
             chosen = m
