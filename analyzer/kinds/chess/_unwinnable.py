@@ -196,6 +196,11 @@ def _capped(d):
     return d if d > 2 else 2
 
 
+# _capped(_cheb(a, b)) and _edge(a) as tables, for _score's inner loop.
+_CCHEB = np.array([[max(2, abs(a % 8 - b % 8), abs(a // 8 - b // 8)) for b in range(64)] for a in range(64)], np.int64)
+_EDGE = np.array([min(a % 8, 7 - a % 8, a // 8, 7 - a // 8) for a in range(64)], np.int64)
+
+
 @njit(**HOT)
 def _key(bb, mb, st):
     """Zobrist key of the whole position (pieces, side to move, castling rights, e.p. square)."""
@@ -743,6 +748,108 @@ def _score(SBB, SMB, SST, c, ct, moves, n, scores, W, mode, sets, checks):
     not mate, no piece left where L takes it. L: its king towards its target and the edge,
     other moves after king moves (pieces next to the king block its flight squares), never a
     capture of W's material nor a check. `mode` (MODE_*) sets the kings' targets and weights."""
+    bb = SBB[c]
+    mb = SMB[c]
+    st = SST[c]
+    stm = st[ST_STM]
+    L = 1 - W
+    lk = king_square(bb, L)
+    wk = king_square(bb, W)
+    if lk < 0 or wk < 0:
+        _score_slow(SBB, SMB, SST, c, ct, moves, n, scores, W, mode, sets, checks)
+        return
+    # The same scores as _score_slow, with the capped distances and edges from tables and the
+    # king-adjacency tests as masks.
+    ltarget, wtarget = _targets(bb, W, mode)
+    promote = mode == MODE_PROMOTE
+    wp = bb[BB_PAWNS] & bb[BB_WHITE + W]
+    ahead = (wp << _EIGHT) if W == 0 else (wp >> _EIGHT)  # squares right in front of W's pawns
+    near = KING_ATTACKS[lk]
+    if stm == W:
+        _check_sets(bb, W, lk, sets)
+        la = attacked_by(bb, L)
+        kw = 60 if promote else 20
+        k_from = _CCHEB[wk, wtarget]
+        p_base = 200 if promote else 30
+        p_step = 20 if promote else 5
+        for i in range(n):
+            m = moves[i]
+            frm = m & 63
+            to = (m >> 6) & 63
+            promo = (m >> 12) & 7
+            pt = mb[frm]
+            cap = mb[to]
+            s = 0
+            if promo == 5:
+                s += 1000
+            elif promo:
+                s -= 300
+            tb = bit(to)
+            if pt == 1:
+                s += p_base + p_step * ((to >> 3) if W == 0 else 7 - (to >> 3))
+            elif pt == 6:
+                s += kw * (k_from - _CCHEB[to, wtarget])
+                if promote and cap == 1:
+                    s += 100
+            else:
+                s += 60 * (_CCHEB[frm, lk] - _CCHEB[to, lk])
+                if la & tb:
+                    s -= 60
+            if cap:
+                if near & tb:
+                    s -= 50
+                else:
+                    s += 5
+            chk = _gives_check(bb, mb, st, ct, m, W, lk, sets, SBB[c + 1], SMB[c + 1], SST[c + 1])
+            if chk:
+                s -= 80
+            checks[i] = 1 if chk else 0
+            scores[i] = s
+        return
+    _check_sets(bb, L, wk, sets)
+    k_from = 60 * _CCHEB[lk, ltarget] + (20 * _EDGE[lk] if mode != MODE_CORNER else 0)
+    corner = mode == MODE_CORNER
+    for i in range(n):
+        m = moves[i]
+        frm = m & 63
+        to = (m >> 6) & 63
+        promo = (m >> 12) & 7
+        pt = mb[frm]
+        cap = mb[to]
+        tb = bit(to)
+        s = 0
+        if cap:
+            s -= 500
+        if pt == 6:
+            s += k_from - 60 * _CCHEB[to, ltarget]
+            if not corner:
+                s -= 20 * _EDGE[to]
+        else:
+            s -= 30
+            if near & tb:
+                s += 20
+            if near & bit(frm):
+                s -= 20
+            if pt == 1:
+                s += 20 if corner else -10
+            if promo and corner and (promo == 2 or promo == 3):
+                s += 60
+        if promote:
+            if ahead & bit(frm):
+                s += 100  # out of a W pawn's way
+            if ahead & tb:
+                s -= 100
+        if promo == 5 or (promo and not corner):
+            s -= 50
+        if _gives_check(bb, mb, st, ct, m, L, wk, sets, SBB[c + 1], SMB[c + 1], SST[c + 1]):
+            s -= 100
+        scores[i] = s
+
+
+@njit(**HOT)
+def _score_slow(SBB, SMB, SST, c, ct, moves, n, scores, W, mode, sets, checks):
+    """_score by its definition (_cheb and _edge computed per move): for positions without
+    both kings, where the tables of _score do not apply."""
     bb = SBB[c]
     mb = SMB[c]
     st = SST[c]
