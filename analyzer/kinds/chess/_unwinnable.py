@@ -445,6 +445,36 @@ def _gen(bb, mb, st, ct, out, limit):
     return n
 
 
+@njit(**HOT)
+def _attacked_in(bb, color, region):
+    """attacked_by(bb, color) & region, tracing only the sliders whose empty-board lines meet
+    region."""
+    own = bb[BB_WHITE + color]
+    occ = bb[BB_WHITE] | bb[BB_BLACK]
+    a = _pawn_attacks(own & bb[BB_PAWNS], color)
+    k = own & bb[BB_KINGS]
+    if k:
+        a |= KING_ATTACKS[lsb(k)]
+    n = own & bb[BB_KNIGHTS]
+    while n:
+        s = lsb(n)
+        n &= n - U1
+        a |= KNIGHT_ATTACKS[s]
+    d = own & (bb[BB_BISHOPS] | bb[BB_QUEENS])
+    while d:
+        s = lsb(d)
+        d &= d - U1
+        if BISHOP_EMPTY[s] & region:
+            a |= bishop_attacks(s, occ)
+    r = own & (bb[BB_ROOKS] | bb[BB_QUEENS])
+    while r:
+        s = lsb(r)
+        r &= r - U1
+        if ROOK_EMPTY[s] & region:
+            a |= rook_attacks(s, occ)
+    return a & region
+
+
 # ---------------------------------------------------------------------------------------------
 # Static proofs
 
@@ -643,13 +673,12 @@ def _gives_check(bb, mb, st, ct, m, W, lk, sets, tbb, tmb, tst):
 
 
 @njit(**HOT)
-def _mate_in_one(SBB, SMB, SST, c, ct, W, moves, scratch, sets):
-    """W (to move at level c) has a move that mates: the move (its position at level c + 1),
-    else 0."""
+def _mate_among(SBB, SMB, SST, c, ct, W, moves, n, scratch, sets):
+    """The first of W's n legal moves (W to move at level c) that mates (its position then at
+    level c + 1), else 0."""
     lk = king_square(SBB[c], 1 - W)
     if lk < 0:
         return np.int32(0)
-    n = _gen(SBB[c], SMB[c], SST[c], ct, moves, 256)
     _check_sets(SBB[c], W, lk, sets)
     for i in range(n):
         m = moves[i]
@@ -659,6 +688,16 @@ def _mate_in_one(SBB, SMB, SST, c, ct, W, moves, scratch, sets):
             if _gen(SBB[c + 1], SMB[c + 1], SST[c + 1], ct, scratch, 1) == 0:
                 return m
     return np.int32(0)
+
+
+@njit(**HOT)
+def _mate_in_one(SBB, SMB, SST, c, ct, W, moves, scratch, sets):
+    """W (to move at level c) has a move that mates: the move (its position at level c + 1),
+    else 0."""
+    if king_square(SBB[c], 1 - W) < 0:
+        return np.int32(0)
+    n = _gen(SBB[c], SMB[c], SST[c], ct, moves, 256)
+    return _mate_among(SBB, SMB, SST, c, ct, W, moves, n, scratch, sets)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1257,7 +1296,7 @@ def _estimate(bb, W):
     wk = king_square(bb, W)
     if lk < 0 or wk < 0:
         return 1000
-    wa = attacked_by(bb, W)
+    wa = _attacked_in(bb, W, KING_ATTACKS[lk] | bit(lk))  # all _estimate looks at
     free = KING_ATTACKS[lk] & ~bb[BB_WHITE + L] & ~wa
     n_free = 0
     while free:
@@ -1427,8 +1466,9 @@ def _best_first(bb0, st0, W, ct, stack, bfs, heap, stamp, nodes, budget, mode):
         st[ST_EP] = (pk >> 5) - 1
         st[3] = 0
         _load(SBB, SMB, SST, 0, QBB[cur], st)
+        n = _gen(SBB[0], SMB[0], SST[0], ct, MV[0], 256)
         if SST[0, ST_STM] == W:
-            m = _mate_in_one(SBB, SMB, SST, 0, ct, W, MV[1], scratch, sets)
+            m = _mate_among(SBB, SMB, SST, 0, ct, W, MV[0], n, scratch, sets)
             nodes += 1
             if m:
                 length = depth[cur] + 1
@@ -1443,7 +1483,6 @@ def _best_first(bb0, st0, W, ct, stack, bfs, heap, stamp, nodes, budget, mode):
                     j = QPAR[j]
                 return 1, length, nodes
         kp = _key(SBB[0], SMB[0], SST[0])
-        n = _gen(SBB[0], SMB[0], SST[0], ct, MV[0], 256)
         for i in range(n):
             m = MV[0, i]
             _copy(SBB, SMB, SST, 0, 1)
