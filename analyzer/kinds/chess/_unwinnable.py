@@ -324,8 +324,10 @@ def in_check(bb, side):
 def _copy(SBB, SMB, SST, a, b):
     for q in range(8):
         SBB[b, q] = SBB[a, q]
-    for q in range(64):
-        SMB[b, q] = SMB[a, q]
+    src = SMB[a].view(np.uint64)  # the mailbox as 8 words, not 64 bytes
+    dst = SMB[b].view(np.uint64)
+    for q in range(8):
+        dst[q] = src[q]
     for q in range(4):
         SST[b, q] = SST[a, q]
 
