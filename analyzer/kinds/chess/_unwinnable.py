@@ -415,7 +415,17 @@ def _gen(bb, mb, st, ct, out, limit):
     ksq = king_square(bb, stm)
     if ksq < 0:
         return gen_legal(bb, mb, st, ct, out, limit)
-    kb = bit(ksq)
+    n = 0
+    occ_k = occ & ~bit(ksq)
+    t = KING_ATTACKS[ksq] & ~own
+    while t:
+        to = lsb(t)
+        t &= t - U1
+        tb = bit(to)
+        if not is_attacked(bb, to, enemy & ~tb, occ_k | tb, stm):
+            n = _push(out, n, limit, _enc(ksq, to, 0, MF_NORMAL))
+            if n >= limit:
+                return n  # (the usual answer to "any legal move?": no pins computed)
     checkers = ((KNIGHT_ATTACKS[ksq] & bb[BB_KNIGHTS]) | (PAWN_ATTACKS[stm, ksq] & bb[BB_PAWNS])) & enemy
     snipers = (
         (ROOK_EMPTY[ksq] & (bb[BB_ROOKS] | bb[BB_QUEENS])) | (BISHOP_EMPTY[ksq] & (bb[BB_BISHOPS] | bb[BB_QUEENS]))
@@ -429,17 +439,6 @@ def _gen(bb, mb, st, ct, out, limit):
             checkers |= bit(s)
         elif not (btw & (btw - U1)) and (btw & own):
             pinned |= btw
-    n = 0
-    occ_k = occ & ~kb
-    t = KING_ATTACKS[ksq] & ~own
-    while t:
-        to = lsb(t)
-        t &= t - U1
-        tb = bit(to)
-        if not is_attacked(bb, to, enemy & ~tb, occ_k | tb, stm):
-            n = _push(out, n, limit, _enc(ksq, to, 0, MF_NORMAL))
-            if n >= limit:
-                return n
     if checkers & (checkers - U1):
         return n  # double check: king moves only
     target = ~own
