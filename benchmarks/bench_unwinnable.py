@@ -1,6 +1,6 @@
 """The unwinnability kernel (analyzer/kinds/chess/_unwinnable.py) on real positions.
 
-    python benchmarks/bench_unwinnable.py [--input lichess_sample.pgn.zst] [--budget 20000]
+    python benchmarks/bench_unwinnable.py [--input lichess_sample.pgn.zst] [--budget 20000[,50000...]]
         [--all-positions] [--limit N]
 
 Default: the final position of every game lost on time (1-0/0-1, Termination "Time forfeit") of
@@ -60,7 +60,7 @@ def classify(bb, st, ct_table, ct_idx, side, budget):
     return verdict, proof, nodes
 
 
-def timeouts(text: bytes, budget: int) -> None:
+def timeouts(text: bytes, budgets: list[int]) -> None:
     from analyzer.api import analyze_bytes
     from analyzer.kinds.chess import _unwinnable as unw
 
@@ -82,28 +82,29 @@ def timeouts(text: bytes, budget: int) -> None:
     ct = f["final_ct"][sel].copy()
     idx = np.arange(len(sel), dtype=np.int64)
     classify(bb[:2], st[:2], ct, idx[:2], side[:2], 100)  # compile
-    t0 = time.process_time()
-    verdict, proof, nodes = classify(bb, st, ct, idx, side, budget)
-    cpu = time.process_time() - t0
     n = len(sel)
     print(f"positions (final positions of games lost on time, the winner): {n:,}")
-    print(f"CPU {cpu:.2f} s: {cpu / n * 1e6:.1f} us per position; budget {budget:,} nodes")
-    kinds = collections.Counter(zip(verdict.tolist(), proof.tolist()))
-    for (v, p), c in sorted(kinds.items()):
-        print(f"  {unw.VERDICTS[v]:>10} {unw.PROOFS[p]:<22} {c:>7,} ({100 * c / n:.3f} %)")
-    unknown = int((verdict == unw.UNKNOWN).sum())
-    print(f"unknown: {unknown:,} of {n:,} ({100 * unknown / n:.3f} %)")
-    print(
-        "nodes per position: median",
-        int(np.median(nodes)),
-        "p90",
-        int(np.percentile(nodes, 90)),
-        "mean",
-        int(nodes.mean()),
-    )
-    solved = verdict != unw.UNKNOWN
-    share = 100 * (nodes[~solved].sum() / max(1, nodes.sum()))
-    print(f"share of the nodes spent on the unknown ones: {share:.0f} %")
+    for budget in budgets:
+        t0 = time.process_time()
+        verdict, proof, nodes = classify(bb, st, ct, idx, side, budget)
+        cpu = time.process_time() - t0
+        print(f"CPU {cpu:.2f} s: {cpu / n * 1e6:.1f} us per position; budget {budget:,} nodes")
+        kinds = collections.Counter(zip(verdict.tolist(), proof.tolist()))
+        for (v, p), c in sorted(kinds.items()):
+            print(f"  {unw.VERDICTS[v]:>10} {unw.PROOFS[p]:<22} {c:>7,} ({100 * c / n:.3f} %)")
+        unknown = int((verdict == unw.UNKNOWN).sum())
+        print(f"unknown: {unknown:,} of {n:,} ({100 * unknown / n:.3f} %)")
+        print(
+            "nodes per position: median",
+            int(np.median(nodes)),
+            "p90",
+            int(np.percentile(nodes, 90)),
+            "mean",
+            int(nodes.mean()),
+        )
+        solved = verdict != unw.UNKNOWN
+        share = 100 * (nodes[~solved].sum() / max(1, nodes.sum()))
+        print(f"share of the nodes spent on the unknown ones: {share:.0f} %")
 
 
 def board_arrays(board):
@@ -227,7 +228,7 @@ def all_positions(text: bytes, budget: int, limit: int, cache: str | None) -> No
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--input", default=os.path.join(DATA, "lichess_sample.pgn.zst"))
-    ap.add_argument("--budget", type=int, default=20_000)
+    ap.add_argument("--budget", default="20000", help="nodes; several separated by commas (the positions read once)")
     ap.add_argument("--all-positions", action="store_true")
     ap.add_argument("--limit", type=int, default=0, help="games (--all-positions)")
     ap.add_argument("--cache", help="--all-positions: an .npz file for the positions (read if it exists)")
@@ -236,9 +237,9 @@ def main() -> None:
     text = read_text(args.input)
     print(f"input {os.path.basename(args.input)}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     if args.all_positions:
-        all_positions(text, args.budget, args.limit, args.cache)
+        all_positions(text, int(args.budget.split(",")[0]), args.limit, args.cache)
     else:
-        timeouts(text, args.budget)
+        timeouts(text, [int(b) for b in args.budget.split(",")])
 
 
 if __name__ == "__main__":

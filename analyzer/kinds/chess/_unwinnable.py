@@ -72,14 +72,22 @@ from analyzer.kinds.chess._board import (
     _side_insufficient,
     bishop_attacks,
     bit,
+    castle_move_for,
+    castle_targets,
     gen_legal,
     is_attacked,
+    is_safe_after,
     king_square,
     lsb,
-    make_move,
+    m_flag,
+    m_from,
+    m_promo,
+    m_to,
     msb,
+    piece_attacks,
     piece_key,
     rook_attacks,
+    side_boards,
 )
 from analyzer.kinds.chess._replay import FLAG_HAS_MOVE, FLAG_INSUFFICIENT
 from analyzer.kinds.chess._tables import (
@@ -100,14 +108,20 @@ from analyzer.kinds.chess._tables import (
     KNIGHT_ATTACKS,
     LIGHT_SQUARES,
     LINE,
+    MF_CASTLE,
+    MF_DOUBLE,
+    MF_EP,
     MF_NORMAL,
     PAWN_ATTACKS,
     ROOK_EMPTY,
     ST_CASTLE,
     ST_EP,
+    ST_HMC,
     ST_STM,
     ZOBRIST_CASTLE,
     ZOBRIST_EP_FILE,
+    ZOBRIST_PIECE,
+    ZOBRIST_WHITE_TO_MOVE,
 )
 
 # Answers, and how they were reached (the proof's kind for unwinnable ones): analyzer.codes.
@@ -187,12 +201,113 @@ def _capped(d):
     return d if d > 2 else 2
 
 
+# _capped(_cheb(a, b)) and _edge(a) as tables, for _score's inner loop.
+_CCHEB = np.array([[max(2, abs(a % 8 - b % 8), abs(a // 8 - b // 8)) for b in range(64)] for a in range(64)], np.int64)
+_EDGE = np.array([min(a % 8, 7 - a % 8, a // 8, 7 - a // 8) for a in range(64)], np.int64)
+
+
+@njit(inline="always", **HOT)
+def _make(bb, mb, st, ct, m):
+    """_board.make_move, inlined (as a call it took ~45 ns a move, a third of a best-first
+    search's time)."""
+    stm = st[ST_STM]
+    frm = m_from(m)
+    to = m_to(m)
+    promo = m_promo(m)
+    flag = m_flag(m)
+    pt = mb[frm]
+    fb = bit(frm)
+    tb = bit(to)
+    own_i = 6 + stm
+    opp_i = 7 - stm
+    if flag == MF_CASTLE:
+        # King frm -> kt, rook to -> rt; any of the four squares may coincide.
+        kt, rt = castle_targets(frm, to)
+        ktb = bit(kt)
+        rtb = bit(rt)
+        bb[BB_KINGS] = (bb[BB_KINGS] & ~fb) | ktb
+        bb[BB_ROOKS] = (bb[BB_ROOKS] & ~tb) | rtb
+        bb[own_i] = (bb[own_i] & ~(fb | tb)) | ktb | rtb
+        mb[frm] = 0
+        mb[to] = 0
+        mb[kt] = 6
+        mb[rt] = 4
+        st[ST_CASTLE] &= ~(ct[frm] | ct[to])
+        st[ST_EP] = -1
+        st[ST_HMC] += 1
+        st[ST_STM] = 1 - stm
+        return 0
+    captured = mb[to]
+    if captured:
+        bb[captured - 1] &= ~tb
+        bb[opp_i] &= ~tb
+    if flag == MF_EP:
+        cap = to - 8 if stm == 0 else to + 8
+        cb = bit(cap)
+        bb[BB_PAWNS] &= ~cb
+        bb[opp_i] &= ~cb
+        mb[cap] = 0
+        captured = 1
+    bb[pt - 1] &= ~fb
+    bb[own_i] = (bb[own_i] & ~fb) | tb
+    mb[frm] = 0
+    newpt = promo if promo else pt
+    bb[newpt - 1] |= tb
+    mb[to] = newpt
+    # Castling rights, en passant, clock, side to move.
+    st[ST_CASTLE] &= ~(ct[frm] | ct[to])
+    if flag == MF_DOUBLE:
+        st[ST_EP] = (frm + to) // 2
+    else:
+        st[ST_EP] = -1
+    if pt == 1 or captured:
+        st[ST_HMC] = 0
+    else:
+        st[ST_HMC] += 1
+    st[ST_STM] = 1 - stm
+    return captured
+
+
 @njit(**HOT)
 def _key(bb, mb, st):
     """Zobrist key of the whole position (pieces, side to move, castling rights, e.p. square)."""
     k = piece_key(bb, mb, st[ST_STM]) ^ ZOBRIST_CASTLE[st[ST_CASTLE]]
     if st[ST_EP] >= 0:
         k ^= ZOBRIST_EP_FILE[st[ST_EP] % 8]
+    return k
+
+
+@njit(inline="always", **HOT)
+def _key_after(k, mb, st, st1, m):
+    """_key of the position after move m, from k, the key before it: mb and st are the position
+    before the move, st1 the state after it (one to four pieces change instead of all rehashed)."""
+    stm = st[ST_STM]
+    frm = m & 63
+    to = (m >> 6) & 63
+    promo = (m >> 12) & 7
+    flag = (m >> 15) & 3
+    pt = mb[frm]
+    if flag == MF_CASTLE:
+        kt = (frm & 56) + (6 if to > frm else 2)
+        rt = (frm & 56) + (5 if to > frm else 3)
+        k ^= (
+            ZOBRIST_PIECE[stm, 6, frm]
+            ^ ZOBRIST_PIECE[stm, 6, kt]
+            ^ ZOBRIST_PIECE[stm, 4, to]
+            ^ ZOBRIST_PIECE[stm, 4, rt]
+        )
+    else:
+        k ^= ZOBRIST_PIECE[stm, pt, frm] ^ ZOBRIST_PIECE[stm, promo if promo else pt, to]
+        cap = mb[to]
+        if cap:
+            k ^= ZOBRIST_PIECE[1 - stm, cap, to]
+        if flag == MF_EP:
+            k ^= ZOBRIST_PIECE[1 - stm, 1, to - 8 if stm == 0 else to + 8]
+    k ^= ZOBRIST_WHITE_TO_MOVE ^ ZOBRIST_CASTLE[st[ST_CASTLE]] ^ ZOBRIST_CASTLE[st1[ST_CASTLE]]
+    if st[ST_EP] >= 0:
+        k ^= ZOBRIST_EP_FILE[st[ST_EP] % 8]
+    if st1[ST_EP] >= 0:
+        k ^= ZOBRIST_EP_FILE[st1[ST_EP] % 8]
     return k
 
 
@@ -209,8 +324,10 @@ def in_check(bb, side):
 def _copy(SBB, SMB, SST, a, b):
     for q in range(8):
         SBB[b, q] = SBB[a, q]
-    for q in range(64):
-        SMB[b, q] = SMB[a, q]
+    src = SMB[a].view(np.uint64)  # the mailbox as 8 words, not 64 bytes
+    dst = SMB[b].view(np.uint64)
+    for q in range(8):
+        dst[q] = src[q]
     for q in range(4):
         SST[b, q] = SST[a, q]
 
@@ -274,6 +391,156 @@ def attacked_by(bb, color):
         r &= r - U1
         a |= rook_attacks(s, occ)
     return a
+
+
+@njit(inline="always", **HOT)
+def _enc(frm, to, promo, flag):
+    return np.int32(frm | (to << 6) | (promo << 12) | (flag << 15))
+
+
+@njit(inline="always", **HOT)
+def _push(out, n, limit, m):
+    if n < limit:
+        out[n] = m
+        n += 1
+    return n
+
+
+@njit(**HOT)
+def _gen(bb, mb, st, ct, out, limit):
+    """gen_legal's moves, in its order (the searches' results depend on it), found with the
+    checkers and pins computed once: only king moves and en passant are tested one by one
+    (gen_legal tests every move with is_attacked, most of a search's time)."""
+    stm, own, enemy, occ = side_boards(bb, st)
+    ksq = king_square(bb, stm)
+    if ksq < 0:
+        return gen_legal(bb, mb, st, ct, out, limit)
+    n = 0
+    occ_k = occ & ~bit(ksq)
+    t = KING_ATTACKS[ksq] & ~own
+    while t:
+        to = lsb(t)
+        t &= t - U1
+        tb = bit(to)
+        if not is_attacked(bb, to, enemy & ~tb, occ_k | tb, stm):
+            n = _push(out, n, limit, _enc(ksq, to, 0, MF_NORMAL))
+            if n >= limit:
+                return n  # (the usual answer to "any legal move?": no pins computed)
+    checkers = ((KNIGHT_ATTACKS[ksq] & bb[BB_KNIGHTS]) | (PAWN_ATTACKS[stm, ksq] & bb[BB_PAWNS])) & enemy
+    snipers = (
+        (ROOK_EMPTY[ksq] & (bb[BB_ROOKS] | bb[BB_QUEENS])) | (BISHOP_EMPTY[ksq] & (bb[BB_BISHOPS] | bb[BB_QUEENS]))
+    ) & enemy
+    pinned = U0
+    while snipers:
+        s = lsb(snipers)
+        snipers &= snipers - U1
+        btw = BETWEEN[ksq, s] & occ
+        if not btw:
+            checkers |= bit(s)
+        elif not (btw & (btw - U1)) and (btw & own):
+            pinned |= btw
+    if checkers & (checkers - U1):
+        return n  # double check: king moves only
+    target = ~own
+    if checkers:
+        target = checkers | BETWEEN[ksq, lsb(checkers)]
+    pieces = own & (bb[BB_KNIGHTS] | bb[BB_BISHOPS] | bb[BB_ROOKS] | bb[BB_QUEENS])
+    while pieces:
+        frm = lsb(pieces)
+        pieces &= pieces - U1
+        t = piece_attacks(mb[frm], frm, occ) & target
+        if pinned & bit(frm):
+            t &= LINE[ksq, frm]
+        while t:
+            to = lsb(t)
+            t &= t - U1
+            n = _push(out, n, limit, _enc(frm, to, 0, MF_NORMAL))
+            if n >= limit:
+                return n
+    pawns = own & bb[BB_PAWNS]
+    fwd = 8 if stm == 0 else -8
+    last_rank = 7 if stm == 0 else 0
+    start_rank = 1 if stm == 0 else 6
+    ep = st[ST_EP]
+    while pawns:
+        frm = lsb(pawns)
+        pawns &= pawns - U1
+        ok = target
+        if pinned & bit(frm):
+            ok &= LINE[ksq, frm]
+        to = frm + fwd
+        if 0 <= to < 64 and not (occ & bit(to)):
+            if ok & bit(to):
+                if to // 8 == last_rank:
+                    for pr in (5, 4, 3, 2):
+                        n = _push(out, n, limit, _enc(frm, to, pr, MF_NORMAL))
+                else:
+                    n = _push(out, n, limit, _enc(frm, to, 0, MF_NORMAL))
+            if frm // 8 == start_rank:
+                to2 = to + fwd
+                if not (occ & bit(to2)) and (ok & bit(to2)):
+                    n = _push(out, n, limit, _enc(frm, to2, 0, MF_DOUBLE))
+            if n >= limit:
+                return n
+        targets = PAWN_ATTACKS[stm, frm] & enemy & ok
+        while targets:
+            to = lsb(targets)
+            targets &= targets - U1
+            if to // 8 == last_rank:
+                for pr in (5, 4, 3, 2):
+                    n = _push(out, n, limit, _enc(frm, to, pr, MF_NORMAL))
+            else:
+                n = _push(out, n, limit, _enc(frm, to, 0, MF_NORMAL))
+            if n >= limit:
+                return n
+        if (
+            ep >= 0
+            and (PAWN_ATTACKS[stm, frm] & bit(ep))
+            and not (occ & bit(ep))
+            and frm // 8 == (4 if stm == 0 else 3)
+        ):
+            if is_safe_after(bb, stm, frm, ep, ep - fwd, False):
+                n = _push(out, n, limit, _enc(frm, ep, 0, MF_EP))
+            if n >= limit:
+                return n
+    if st[ST_CASTLE] and not checkers:
+        m = castle_move_for(bb, st[ST_CASTLE], ct, stm, True)
+        if m:
+            n = _push(out, n, limit, m)
+        m = castle_move_for(bb, st[ST_CASTLE], ct, stm, False)
+        if m:
+            n = _push(out, n, limit, m)
+    return n
+
+
+@njit(**HOT)
+def _attacked_in(bb, color, region):
+    """attacked_by(bb, color) & region, tracing only the sliders whose empty-board lines meet
+    region."""
+    own = bb[BB_WHITE + color]
+    occ = bb[BB_WHITE] | bb[BB_BLACK]
+    a = _pawn_attacks(own & bb[BB_PAWNS], color)
+    k = own & bb[BB_KINGS]
+    if k:
+        a |= KING_ATTACKS[lsb(k)]
+    n = own & bb[BB_KNIGHTS]
+    while n:
+        s = lsb(n)
+        n &= n - U1
+        a |= KNIGHT_ATTACKS[s]
+    d = own & (bb[BB_BISHOPS] | bb[BB_QUEENS])
+    while d:
+        s = lsb(d)
+        d &= d - U1
+        if BISHOP_EMPTY[s] & region:
+            a |= bishop_attacks(s, occ)
+    r = own & (bb[BB_ROOKS] | bb[BB_QUEENS])
+    while r:
+        s = lsb(r)
+        r &= r - U1
+        if ROOK_EMPTY[s] & region:
+            a |= rook_attacks(s, occ)
+    return a & region
 
 
 # ---------------------------------------------------------------------------------------------
@@ -446,45 +713,59 @@ def _check_sets(bb, W, lk, sets):
 
 
 @njit(**HOT)
+def _gives_check_played(bb, mb, st, ct, m, W, tbb, tmb, tst):
+    """_gives_check for promotions, castling and e.p.: the move played on the scratch board."""
+    for q in range(8):
+        tbb[q] = bb[q]
+    for q in range(64):
+        tmb[q] = mb[q]
+    for q in range(4):
+        tst[q] = st[q]
+    _make(tbb, tmb, tst, ct, m)
+    return in_check(tbb, 1 - W)
+
+
+@njit(inline="always", **HOT)
 def _gives_check(bb, mb, st, ct, m, W, lk, sets, tbb, tmb, tst):
     """Does W's move m check the king on lk? (sets from _check_sets; promotions, castling and
-    e.p. are played on the scratch board tbb, tmb, tst.)"""
+    e.p. are played on the scratch board tbb, tmb, tst.) Inlined: the usual move is two tests."""
     frm = m & 63
     to = (m >> 6) & 63
-    promo = (m >> 12) & 7
     flag = (m >> 15) & 3
-    if flag != MF_NORMAL or promo:
-        for q in range(8):
-            tbb[q] = bb[q]
-        for q in range(64):
-            tmb[q] = mb[q]
-        for q in range(4):
-            tst[q] = st[q]
-        make_move(tbb, tmb, tst, ct, m)
-        return in_check(tbb, 1 - W)
-    pt = mb[frm]
-    if pt != 6 and (sets[pt - 1] & bit(to)):
-        return True
-    return (sets[5] & bit(frm)) != U0 and not (LINE[lk, frm] & bit(to))
+    if ((m >> 12) & 7) == 0 and flag != MF_EP and flag != MF_CASTLE:
+        pt = mb[frm]
+        if pt != 6 and (sets[pt - 1] & bit(to)):
+            return True
+        return (sets[5] & bit(frm)) != U0 and not (LINE[lk, frm] & bit(to))
+    return _gives_check_played(bb, mb, st, ct, m, W, tbb, tmb, tst)
+
+
+@njit(**HOT)
+def _mate_among(SBB, SMB, SST, c, ct, W, moves, n, scratch, sets):
+    """The first of W's n legal moves (W to move at level c) that mates (its position then at
+    level c + 1), else 0."""
+    lk = king_square(SBB[c], 1 - W)
+    if lk < 0:
+        return np.int32(0)
+    _check_sets(SBB[c], W, lk, sets)
+    for i in range(n):
+        m = moves[i]
+        if _gives_check(SBB[c], SMB[c], SST[c], ct, m, W, lk, sets, SBB[c + 1], SMB[c + 1], SST[c + 1]):
+            _copy(SBB, SMB, SST, c, c + 1)
+            _make(SBB[c + 1], SMB[c + 1], SST[c + 1], ct, m)
+            if _gen(SBB[c + 1], SMB[c + 1], SST[c + 1], ct, scratch, 1) == 0:
+                return m
+    return np.int32(0)
 
 
 @njit(**HOT)
 def _mate_in_one(SBB, SMB, SST, c, ct, W, moves, scratch, sets):
     """W (to move at level c) has a move that mates: the move (its position at level c + 1),
     else 0."""
-    lk = king_square(SBB[c], 1 - W)
-    if lk < 0:
+    if king_square(SBB[c], 1 - W) < 0:
         return np.int32(0)
-    n = gen_legal(SBB[c], SMB[c], SST[c], ct, moves, 256)
-    _check_sets(SBB[c], W, lk, sets)
-    for i in range(n):
-        m = moves[i]
-        if _gives_check(SBB[c], SMB[c], SST[c], ct, m, W, lk, sets, SBB[c + 1], SMB[c + 1], SST[c + 1]):
-            _copy(SBB, SMB, SST, c, c + 1)
-            make_move(SBB[c + 1], SMB[c + 1], SST[c + 1], ct, m)
-            if gen_legal(SBB[c + 1], SMB[c + 1], SST[c + 1], ct, scratch, 1) == 0:
-                return m
-    return np.int32(0)
+    n = _gen(SBB[c], SMB[c], SST[c], ct, moves, 256)
+    return _mate_among(SBB, SMB, SST, c, ct, W, moves, n, scratch, sets)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -574,6 +855,108 @@ def _score(SBB, SMB, SST, c, ct, moves, n, scores, W, mode, sets, checks):
     not mate, no piece left where L takes it. L: its king towards its target and the edge,
     other moves after king moves (pieces next to the king block its flight squares), never a
     capture of W's material nor a check. `mode` (MODE_*) sets the kings' targets and weights."""
+    bb = SBB[c]
+    mb = SMB[c]
+    st = SST[c]
+    stm = st[ST_STM]
+    L = 1 - W
+    lk = king_square(bb, L)
+    wk = king_square(bb, W)
+    if lk < 0 or wk < 0:
+        _score_slow(SBB, SMB, SST, c, ct, moves, n, scores, W, mode, sets, checks)
+        return
+    # The same scores as _score_slow, with the capped distances and edges from tables and the
+    # king-adjacency tests as masks.
+    ltarget, wtarget = _targets(bb, W, mode)
+    promote = mode == MODE_PROMOTE
+    wp = bb[BB_PAWNS] & bb[BB_WHITE + W]
+    ahead = (wp << _EIGHT) if W == 0 else (wp >> _EIGHT)  # squares right in front of W's pawns
+    near = KING_ATTACKS[lk]
+    if stm == W:
+        _check_sets(bb, W, lk, sets)
+        la = attacked_by(bb, L)
+        kw = 60 if promote else 20
+        k_from = _CCHEB[wk, wtarget]
+        p_base = 200 if promote else 30
+        p_step = 20 if promote else 5
+        for i in range(n):
+            m = moves[i]
+            frm = m & 63
+            to = (m >> 6) & 63
+            promo = (m >> 12) & 7
+            pt = mb[frm]
+            cap = mb[to]
+            s = 0
+            if promo == 5:
+                s += 1000
+            elif promo:
+                s -= 300
+            tb = bit(to)
+            if pt == 1:
+                s += p_base + p_step * ((to >> 3) if W == 0 else 7 - (to >> 3))
+            elif pt == 6:
+                s += kw * (k_from - _CCHEB[to, wtarget])
+                if promote and cap == 1:
+                    s += 100
+            else:
+                s += 60 * (_CCHEB[frm, lk] - _CCHEB[to, lk])
+                if la & tb:
+                    s -= 60
+            if cap:
+                if near & tb:
+                    s -= 50
+                else:
+                    s += 5
+            chk = _gives_check(bb, mb, st, ct, m, W, lk, sets, SBB[c + 1], SMB[c + 1], SST[c + 1])
+            if chk:
+                s -= 80
+            checks[i] = 1 if chk else 0
+            scores[i] = s
+        return
+    _check_sets(bb, L, wk, sets)
+    k_from = 60 * _CCHEB[lk, ltarget] + (20 * _EDGE[lk] if mode != MODE_CORNER else 0)
+    corner = mode == MODE_CORNER
+    for i in range(n):
+        m = moves[i]
+        frm = m & 63
+        to = (m >> 6) & 63
+        promo = (m >> 12) & 7
+        pt = mb[frm]
+        cap = mb[to]
+        tb = bit(to)
+        s = 0
+        if cap:
+            s -= 500
+        if pt == 6:
+            s += k_from - 60 * _CCHEB[to, ltarget]
+            if not corner:
+                s -= 20 * _EDGE[to]
+        else:
+            s -= 30
+            if near & tb:
+                s += 20
+            if near & bit(frm):
+                s -= 20
+            if pt == 1:
+                s += 20 if corner else -10
+            if promo and corner and (promo == 2 or promo == 3):
+                s += 60
+        if promote:
+            if ahead & bit(frm):
+                s += 100  # out of a W pawn's way
+            if ahead & tb:
+                s -= 100
+        if promo == 5 or (promo and not corner):
+            s -= 50
+        if _gives_check(bb, mb, st, ct, m, L, wk, sets, SBB[c + 1], SMB[c + 1], SST[c + 1]):
+            s -= 100
+        scores[i] = s
+
+
+@njit(**HOT)
+def _score_slow(SBB, SMB, SST, c, ct, moves, n, scores, W, mode, sets, checks):
+    """_score by its definition (_cheb and _edge computed per move): for positions without
+    both kings, where the tables of _score do not apply."""
     bb = SBB[c]
     mb = SMB[c]
     st = SST[c]
@@ -682,6 +1065,7 @@ def _walk(W, ct, stack, mode, lookahead, nodes, budget, tt_key, tt_val, ctr):
     length or -1, nodes)."""
     SBB, SMB, SST, MV, SC, _NI, KEYS, CERT, scratch, sets, _aux = stack
     KEYS[0] = _key(SBB[0], SMB[0], SST[0])
+    n_next = -1  # the moves of level c, generated when its position was chosen
     local = LOCAL_SEARCHES
     for c in range(MAXPLY - 8):
         if nodes > budget:
@@ -696,7 +1080,9 @@ def _walk(W, ct, stack, mode, lookahead, nodes, budget, tt_key, tt_val, ctr):
             found, nodes = _dfs(D, 99, 99, W, ct, stack, tt_key, tt_val, ctr[0], nodes, lim, mode, c)
             if found == 1:
                 return c + D, nodes
-        n = gen_legal(SBB[c], SMB[c], SST[c], ct, MV[c], 256)
+            n_next = -1  # _dfs reordered MV[c]
+        n = n_next if n_next >= 0 else _gen(SBB[c], SMB[c], SST[c], ct, MV[c], 256)
+        n_next = -1
         if n == 0:
             return -1, nodes
         scores = SC[c]
@@ -708,8 +1094,8 @@ def _walk(W, ct, stack, mode, lookahead, nodes, budget, tt_key, tt_val, ctr):
                 if checks[i]:
                     m = MV[c, i]
                     _copy(SBB, SMB, SST, c, c + 1)
-                    make_move(SBB[c + 1], SMB[c + 1], SST[c + 1], ct, m)
-                    if gen_legal(SBB[c + 1], SMB[c + 1], SST[c + 1], ct, scratch, 1) == 0:
+                    _make(SBB[c + 1], SMB[c + 1], SST[c + 1], ct, m)
+                    if _gen(SBB[c + 1], SMB[c + 1], SST[c + 1], ct, scratch, 1) == 0:
                         CERT[c] = m
                         return c + 1, nodes
         else:
@@ -724,7 +1110,7 @@ def _walk(W, ct, stack, mode, lookahead, nodes, budget, tt_key, tt_val, ctr):
                         break
                     m = MV[c, i]
                     _copy(SBB, SMB, SST, c, c + 1)
-                    make_move(SBB[c + 1], SMB[c + 1], SST[c + 1], ct, m)
+                    _make(SBB[c + 1], SMB[c + 1], SST[c + 1], ct, m)
                     nodes += 1
                     mm = _mate_in_one(SBB, SMB, SST, c + 1, ct, W, MV[c + 2], scratch, sets)
                     if mm:
@@ -740,11 +1126,11 @@ def _walk(W, ct, stack, mode, lookahead, nodes, budget, tt_key, tt_val, ctr):
                 break
             m = MV[c, i]
             _copy(SBB, SMB, SST, c, c + 1)
-            make_move(SBB[c + 1], SMB[c + 1], SST[c + 1], ct, m)
+            _make(SBB[c + 1], SMB[c + 1], SST[c + 1], ct, m)
             nodes += 1
             if _side_insufficient(SBB[c + 1], W):
                 continue
-            k = _key(SBB[c + 1], SMB[c + 1], SST[c + 1])
+            k = _key_after(KEYS[c], SMB[c], SST[c], SST[c + 1], m)
             seen = False
             for a in range(c + 1):
                 if KEYS[a] == k:
@@ -752,7 +1138,8 @@ def _walk(W, ct, stack, mode, lookahead, nodes, budget, tt_key, tt_val, ctr):
                     break
             if seen:
                 continue
-            if gen_legal(SBB[c + 1], SMB[c + 1], SST[c + 1], ct, scratch, 1) == 0:
+            n_next = _gen(SBB[c + 1], SMB[c + 1], SST[c + 1], ct, MV[c + 1], 256)
+            if n_next == 0:
                 continue  # mate by L or a stalemate: a dead end
             KEYS[c + 1] = k
             chosen = m
@@ -779,7 +1166,7 @@ def _dfs(D, beam_w, beam_l, W, ct, stack, tt_key, tt_val, stamp, nodes, budget, 
     while True:
         # Set up level lv's moves.
         r = D - (lv - l0)
-        n = gen_legal(SBB[lv], SMB[lv], SST[lv], ct, MV[lv], 256)
+        n = _gen(SBB[lv], SMB[lv], SST[lv], ct, MV[lv], 256)
         if r == 1:
             lk = king_square(SBB[lv], 1 - W)
             _check_sets(SBB[lv], W, lk, sets)
@@ -812,19 +1199,19 @@ def _dfs(D, beam_w, beam_l, W, ct, stack, tt_key, tt_val, stamp, nodes, budget, 
             NI[lv, 1] += 1
             c = lv + 1
             _copy(SBB, SMB, SST, lv, c)
-            make_move(SBB[c], SMB[c], SST[c], ct, m)
+            _make(SBB[c], SMB[c], SST[c], ct, m)
             CERT[lv] = m
             nodes += 1
             if nodes > budget:
                 return -1, nodes
             rc = D - (c - l0)
             if rc == 0:
-                if gen_legal(SBB[c], SMB[c], SST[c], ct, scratch, 1) == 0 and in_check(SBB[c], 1 - W):
+                if _gen(SBB[c], SMB[c], SST[c], ct, scratch, 1) == 0 and in_check(SBB[c], 1 - W):
                     return 1, nodes
                 continue
             if _side_insufficient(SBB[c], W):
                 continue
-            k = _key(SBB[c], SMB[c], SST[c])
+            k = _key_after(KEYS[lv], SMB[lv], SST[lv], SST[c], m)
             seen = False
             for a in range(c):
                 if KEYS[a] == k:
@@ -849,6 +1236,18 @@ def _packed(st):
     return st[ST_STM] | (st[ST_CASTLE] << 1) | ((st[ST_EP] + 1) << 5)
 
 
+@njit(inline="always", **HOT)
+def _table_mask(nodes, budget):
+    """The part of the hash table a search of at most budget - nodes moves uses (a power of two
+    with room for twice the positions it can store, not less than 1024 slots, not more than
+    H_SIZE): the whole table, 4 MB, spread a small search's probes over the caches."""
+    need = 2 * (budget - nodes + 512)
+    size = 1024
+    while size < need and size < H_SIZE:
+        size *= 2
+    return np.uint64(size - 1)
+
+
 @njit(**HOT)
 def _bfs(bb0, st0, W, ct, stack, bfs, stamp, nodes, budget):
     """Breadth-first search of every position reachable from (bb0, st0), each stored whole (the
@@ -858,6 +1257,7 @@ def _bfs(bb0, st0, W, ct, stack, bfs, stamp, nodes, budget):
     (-1, 0, nodes). Positions where W provably cannot mate (static_proof) are not expanded."""
     SBB, SMB, SST, MV, _SC, _NI, _KEYS, CERT, scratch, _sets, aux = stack
     QBB, QST, QPAR, QMOVE, HK, HV = bfs
+    hmask = _table_mask(nodes, budget)
     head = 0
     tail = 0
     # root
@@ -868,7 +1268,7 @@ def _bfs(bb0, st0, W, ct, stack, bfs, stamp, nodes, budget):
     QMOVE[0] = 0
     _load(SBB, SMB, SST, 0, bb0, st0)
     k0 = _key(SBB[0], SMB[0], SST[0])
-    h = k0 & np.uint64(H_SIZE - 1)
+    h = k0 & hmask
     HK[h] = k0
     HV[h] = stamp * Q_CAP
     tail = 1
@@ -887,15 +1287,16 @@ def _bfs(bb0, st0, W, ct, stack, bfs, stamp, nodes, budget):
         head += 1
         if static_proof(SBB[0], SST[0], W, aux) >= 0:
             continue
-        n = gen_legal(SBB[0], SMB[0], SST[0], ct, MV[0], 256)
+        kp = _key(SBB[0], SMB[0], SST[0])
+        n = _gen(SBB[0], SMB[0], SST[0], ct, MV[0], 256)
         for i in range(n):
             m = MV[0, i]
             _copy(SBB, SMB, SST, 0, 1)
-            make_move(SBB[1], SMB[1], SST[1], ct, m)
+            _make(SBB[1], SMB[1], SST[1], ct, m)
             nodes += 1
-            k = _key(SBB[1], SMB[1], SST[1])
+            k = _key_after(kp, SMB[0], SST[0], SST[1], m)
             pk1 = _packed(SST[1])
-            h = k & np.uint64(H_SIZE - 1)
+            h = k & hmask
             dup = False
             while HV[h] // Q_CAP == stamp:
                 j = HV[h] % Q_CAP
@@ -908,10 +1309,10 @@ def _bfs(bb0, st0, W, ct, stack, bfs, stamp, nodes, budget):
                     if same:
                         dup = True
                         break
-                h = (h + U1) & np.uint64(H_SIZE - 1)
+                h = (h + U1) & hmask
             if dup:
                 continue
-            if tail >= Q_CAP or tail * 2 >= H_SIZE:
+            if tail >= Q_CAP or tail * 2 >= hmask:
                 return -1, 0, nodes
             for q in range(8):
                 QBB[tail, q] = SBB[1, q]
@@ -924,7 +1325,7 @@ def _bfs(bb0, st0, W, ct, stack, bfs, stamp, nodes, budget):
             tail += 1
             # W mates here?
             if SST[1, ST_STM] != W and in_check(SBB[1], 1 - W):
-                if gen_legal(SBB[1], SMB[1], SST[1], ct, scratch, 1) == 0:
+                if _gen(SBB[1], SMB[1], SST[1], ct, scratch, 1) == 0:
                     length = 0
                     j = idx
                     while QPAR[j] >= 0:
@@ -963,7 +1364,7 @@ def _estimate(bb, W):
     wk = king_square(bb, W)
     if lk < 0 or wk < 0:
         return 1000
-    wa = attacked_by(bb, W)
+    wa = _attacked_in(bb, W, KING_ATTACKS[lk] | bit(lk))  # all _estimate looks at
     free = KING_ATTACKS[lk] & ~bb[BB_WHITE + L] & ~wa
     n_free = 0
     while free:
@@ -1106,6 +1507,7 @@ def _best_first(bb0, st0, W, ct, stack, bfs, heap, stamp, nodes, budget, mode):
     capacity (it proves nothing: the order is a guess)."""
     SBB, SMB, SST, MV, _SC, _NI, _KEYS, CERT, scratch, sets, _aux = stack
     QBB, QST, QPAR, QMOVE, HK, HV = bfs
+    hmask = _table_mask(nodes, budget)
     hk, hi, depth = heap
     for q in range(8):
         QBB[0, q] = bb0[q]
@@ -1115,7 +1517,7 @@ def _best_first(bb0, st0, W, ct, stack, bfs, heap, stamp, nodes, budget, mode):
     depth[0] = 0
     _load(SBB, SMB, SST, 0, bb0, st0)
     k0 = _key(SBB[0], SMB[0], SST[0])
-    h = k0 & np.uint64(H_SIZE - 1)
+    h = k0 & hmask
     HK[h] = k0
     HV[h] = stamp * Q_CAP
     tail = 1
@@ -1132,8 +1534,9 @@ def _best_first(bb0, st0, W, ct, stack, bfs, heap, stamp, nodes, budget, mode):
         st[ST_EP] = (pk >> 5) - 1
         st[3] = 0
         _load(SBB, SMB, SST, 0, QBB[cur], st)
+        n = _gen(SBB[0], SMB[0], SST[0], ct, MV[0], 256)
         if SST[0, ST_STM] == W:
-            m = _mate_in_one(SBB, SMB, SST, 0, ct, W, MV[1], scratch, sets)
+            m = _mate_among(SBB, SMB, SST, 0, ct, W, MV[0], n, scratch, sets)
             nodes += 1
             if m:
                 length = depth[cur] + 1
@@ -1147,17 +1550,17 @@ def _best_first(bb0, st0, W, ct, stack, bfs, heap, stamp, nodes, budget, mode):
                     p -= 1
                     j = QPAR[j]
                 return 1, length, nodes
-        n = gen_legal(SBB[0], SMB[0], SST[0], ct, MV[0], 256)
+        kp = _key(SBB[0], SMB[0], SST[0])
         for i in range(n):
             m = MV[0, i]
             _copy(SBB, SMB, SST, 0, 1)
-            make_move(SBB[1], SMB[1], SST[1], ct, m)
+            _make(SBB[1], SMB[1], SST[1], ct, m)
             nodes += 1
             if _side_insufficient(SBB[1], W):
                 continue
-            k = _key(SBB[1], SMB[1], SST[1])
+            k = _key_after(kp, SMB[0], SST[0], SST[1], m)
             pk1 = _packed(SST[1])
-            h = k & np.uint64(H_SIZE - 1)
+            h = k & hmask
             dup = False
             while HV[h] // Q_CAP == stamp:
                 j = HV[h] % Q_CAP
@@ -1170,10 +1573,10 @@ def _best_first(bb0, st0, W, ct, stack, bfs, heap, stamp, nodes, budget, mode):
                     if same:
                         dup = True
                         break
-                h = (h + U1) & np.uint64(H_SIZE - 1)
+                h = (h + U1) & hmask
             if dup:
                 continue
-            if tail >= Q_CAP or tail * 2 >= H_SIZE:
+            if tail >= Q_CAP or tail * 2 >= hmask:
                 return -1, 0, nodes
             for q in range(8):
                 QBB[tail, q] = SBB[1, q]
@@ -1201,7 +1604,7 @@ def classify(bb, st, ct, W, budget, stack, tt_key, tt_val, bfs, ctr, heap):
     if proof >= 0:
         return UNWINNABLE, proof, 0, 0
     _load(SBB, SMB, SST, 0, bb, st)
-    if st[ST_STM] != W and gen_legal(SBB[0], SMB[0], SST[0], ct, scratch, 1) == 0 and in_check(bb, 1 - W):
+    if st[ST_STM] != W and _gen(SBB[0], SMB[0], SST[0], ct, scratch, 1) == 0 and in_check(bb, 1 - W):
         return WINNABLE, PROOF_MATE, 0, 0  # W has mated already: the empty line
     nodes = 0
     # Walks, one per mode (promotion and the corner only where they may help).
@@ -1294,7 +1697,7 @@ def dead_candidates(cand_bb, cand_st, ct_table, ct_idx, budget, out):
         if (out[i, 0] < 0 or out[i, 1] < 0) and not (heavy & (heavy - U1)):
             # only a forced move can make such a position dead: one legal move, then searched
             _load(stack[0], stack[1], stack[2], 0, bb, cand_st[i])
-            if gen_legal(stack[0][0], stack[1][0], stack[2][0], ct_table[ct_idx[i]], stack[8], 2) != 1:
+            if _gen(stack[0][0], stack[1][0], stack[2][0], ct_table[ct_idx[i]], stack[8], 2) != 1:
                 continue
             if not have_ws:
                 bfs = _bfs_store(Q_CAP)

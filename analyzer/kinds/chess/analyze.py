@@ -604,7 +604,7 @@ def _final_positions(
         proof = np.empty(m, np.int8)
         nodes = np.empty(m, np.int64)
         cert_off = np.empty(m + 1, np.int64)
-        cert_moves = np.empty(m * 24, np.int32)
+        cert_moves = np.empty(m * 32 + 1024, np.int32)  # ~20 moves each; when short, the whole batch runs twice
         bb, st = final_bb[lost_on_time], final_st[lost_on_time]
         args = (bb, st, init_ct, ct_idx, winner, UNWINNABLE_BUDGET, verdict, proof, nodes, cert_off)
         k = kernels.classify_batch(*args, cert_moves)
