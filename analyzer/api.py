@@ -25,10 +25,12 @@ def analyze_bytes(
     keep_facts: bool = False,
     kind: str | None = None,
     syzygy: Sequence[str] | None = None,
+    unwinnable_budget: int | None = None,
 ) -> BlockTables:
     """Analyze every game in `data` (whole PGN/PDN text); the tables as `analyzer scan` writes
     them. `editions`: ids or edition objects, all of one kind; `kind` defaults to theirs.
-    `syzygy`: folders of Syzygy tables (chess), as `analyzer scan --syzygy`."""
+    `syzygy`: folders of Syzygy tables (chess), as `analyzer scan --syzygy`; `unwinnable_budget`
+    as `--unwinnable-budget` (chess)."""
     eds = [e for e in editions if not isinstance(e, str)]
     eds += kinds.resolve_editions([e for e in editions if isinstance(e, str)])
     kind = kind or (eds[0].kind if eds else "chess")
@@ -51,8 +53,16 @@ def analyze_bytes(
         editions=eds,
         keep_facts=keep_facts,
         input_ends=True,
-        options={"syzygy": tuple(syzygy)} if syzygy and kind == "chess" else None,
+        options=_chess_options(kind, syzygy, unwinnable_budget),
     )
+
+
+def _chess_options(kind: str, syzygy: Sequence[str] | None, unwinnable_budget: int | None) -> dict | None:
+    """analyze_block's options of a kind, as a scan's Config gives them to its units."""
+    from analyzer.engine.config import Config
+
+    cfg = Config(out="", syzygy=tuple(syzygy or ()), unwinnable_budget=unwinnable_budget)
+    return cfg.kind_options(kind) or None
 
 
 class IncompleteDatasetWarning(UserWarning):

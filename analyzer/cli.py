@@ -101,6 +101,10 @@ def _positive_int(text: str) -> int:
     return _number(int, 1, text, strict=False)
 
 
+def _nonnegative_int(text: str) -> int:
+    return _number(int, 0, text, strict=False)
+
+
 def _month(text: str) -> str:
     import re
 
@@ -170,6 +174,16 @@ def _add_analysis_options(s) -> None:
         help="a folder of Syzygy tablebases (.rtbw, .rtbz); repeat, or join folders with "
         f"'{os.pathsep}' as engines' SyzygyPath: the 50- and 75-move events and the final positions with "
         "few enough pieces get tb_wdl, tb_dtz and win_in_time (docs/measures.md)",
+    )
+    s.add_argument(
+        "--unwinnable-budget",
+        type=_nonnegative_int,
+        default=None,
+        metavar="NODES",
+        help="chess: the search's work per final position of a game lost on time, to tell whether the "
+        "winner could still mate (FIDE 6.9; default 20000). Past it the answer is 'unknown'; 0: only "
+        "the static proofs (insufficient material, blocked pawns) and a mate on the board, the scan's "
+        "cost without the search (docs/rules.md 1.4)",
     )
     s.add_argument("--workers", type=_positive_int, default=None, help="parallel workers (default: all cores)")
     s.add_argument(
@@ -461,6 +475,8 @@ def _rerun_args(args) -> list[str]:
         out += ["--storage-option", o]
     for d in args.syzygy:
         out += ["--syzygy", os.pathsep.join(os.path.abspath(x) for x in d.split(os.pathsep) if x)]
+    if getattr(args, "unwinnable_budget", None) is not None:
+        out += ["--unwinnable-budget", str(args.unwinnable_budget)]
     if args.engine != "local":
         out += ["--engine", args.engine]
     if args.scheduler:
@@ -486,6 +502,7 @@ def _config_and_options(args) -> tuple:
         storage_options=storage,
         compact_games=args.compact_games,
         syzygy=tuple(args.syzygy),
+        unwinnable_budget=getattr(args, "unwinnable_budget", None),
     )
     if unit_bytes is not None:
         cfg.unit_text_bytes = cfg.frame_unit_text_bytes = unit_bytes

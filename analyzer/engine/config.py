@@ -58,6 +58,10 @@ class Config:
     # and the final positions (kinds.chess.tablebase); part of settings(), so that results got
     # with other tables (or none) are not reused
     syzygy: tuple = ()
+    # nodes of the unwinnability search per final position of a chess game lost on time
+    # (--unwinnable-budget; None: the kind's default, kinds.chess.analyze.UNWINNABLE_BUDGET): part
+    # of settings() when set, as answers left `unknown` depend on it
+    unwinnable_budget: int | None = None
 
     def __post_init__(self) -> None:
         if self.syzygy:
@@ -67,6 +71,8 @@ class Config:
         for name in ("block_size", "max_game_bytes", "unit_text_bytes", "frame_unit_text_bytes", "compact_games"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1 byte (got {getattr(self, name)})")
+        if self.unwinnable_budget is not None and self.unwinnable_budget < 0:
+            raise ValueError(f"unwinnable_budget must be at least 0 (got {self.unwinnable_budget})")
         if self.frames_per_unit is not None and self.frames_per_unit < 1:
             raise ValueError(f"frames_per_unit must be at least 1 (got {self.frames_per_unit})")
 
@@ -103,12 +109,20 @@ class Config:
         }
         if self.syzygy:  # (only then: the settings of a scan without tables are as they were)
             out["syzygy"] = _syzygy_fingerprint(tuple(self.syzygy))
+        if self.unwinnable_budget is not None:
+            out["unwinnable_budget"] = self.unwinnable_budget
         return out
 
     def kind_options(self, game_type: str) -> dict:
         """What this run adds to the options a game kind's analyze_block takes (chess: the
-        tablebase folders)."""
-        return {"syzygy": tuple(self.syzygy)} if self.syzygy and game_type == "chess" else {}
+        tablebase folders, the unwinnability search's budget)."""
+        out: dict = {}
+        if game_type == "chess":
+            if self.syzygy:
+                out["syzygy"] = tuple(self.syzygy)
+            if self.unwinnable_budget is not None:
+                out["unwinnable_budget"] = self.unwinnable_budget
+        return out
 
 
 @dataclass

@@ -30,6 +30,7 @@ def _analyze_block(
     default_variant=None,
     input_ends=False,
     syzygy=None,
+    unwinnable_budget=None,
 ):
     from analyzer.kinds.chess.analyze import analyze_block
 
@@ -43,6 +44,7 @@ def _analyze_block(
         default_variant=default_variant,
         input_ends=input_ends,
         syzygy=syzygy,
+        **({} if unwinnable_budget is None else {"unwinnable_budget": unwinnable_budget}),
     )
 
 

@@ -139,8 +139,9 @@ _FACT_TYPES = {
 _workspace = threading.local()
 
 # Work budget of the unwinnability kernel per position (nodes: moves made), for the final position
-# of each game lost on time: past it the answer is `unknown` (docs/rules.md). Part of the results,
-# so a constant of the code, not an option.
+# of each game lost on time: past it the answer is `unknown` (docs/rules.md). The default of
+# `--unwinnable-budget` (Config.unwinnable_budget); part of the results, so a scan with another
+# budget does not reuse units computed with this one (Config.settings).
 UNWINNABLE_BUDGET = 20_000
 # The complete search's budget (positions) for a dead-position candidate with at most one pawn,
 # rook or queen on the board (a forced capture of it is found in a few positions).
@@ -184,6 +185,7 @@ def analyze_block(
     default_variant: str | None = None,
     input_ends: bool = False,
     syzygy: tuple | list | None = None,
+    unwinnable_budget: int = UNWINNABLE_BUDGET,
 ) -> BlockOutput:
     """Analyze the games buf[starts[i]:ends[i]]. `extra_status` maps game i -> (status, message)
     decided by the reader (e.g. game_too_large, truncated): such games are not replayed.
@@ -191,7 +193,9 @@ def analyze_block(
     `default_variant` for games without one, e.g. from a dump's file name) are replayed by the
     variants package into the same facts layout and judged by the same rule kernel.
     `syzygy`: folders of Syzygy tables; the 50- and 75-move events and the final positions get
-    their tablebase values (kinds.chess.valuation, tablebase)."""
+    their tablebase values (kinds.chess.valuation, tablebase). `unwinnable_budget`: the
+    unwinnability kernel's nodes per final position of a game lost on time (0: the static proofs
+    and a mate on the board only; the rest `unknown`)."""
     n = len(starts)
     tags = TagValues(buf, starts, ends, TAG_NAMES)
     mt_start = tags.movetext_start
@@ -413,6 +417,7 @@ def analyze_block(
         status,
         result_code,
         time_forfeit,
+        unwinnable_budget,
     )
     game_inputs = (final["dead_ply"], final["can_mate"], final["insufficient"])
 
@@ -556,7 +561,19 @@ DEAD_PROOFS = (
 
 
 def _final_positions(
-    n, pos_off, flags, is_variant, cands, final_bb, final_st, init_ct, init_idx, status, result_code, time_forfeit
+    n,
+    pos_off,
+    flags,
+    is_variant,
+    cands,
+    final_bb,
+    final_st,
+    init_ct,
+    init_idx,
+    status,
+    result_code,
+    time_forfeit,
+    budget=UNWINNABLE_BUDGET,
 ) -> dict:
     """The edition-free facts of dead positions and of the final positions of games lost on time
     (kinds.chess._unwinnable), as the rule kernel reads them and as games columns:
@@ -606,7 +623,7 @@ def _final_positions(
         cert_off = np.empty(m + 1, np.int64)
         cert_moves = np.empty(m * 32 + 1024, np.int32)  # ~20 moves each; when short, the whole batch runs twice
         bb, st = final_bb[lost_on_time], final_st[lost_on_time]
-        args = (bb, st, init_ct, ct_idx, winner, UNWINNABLE_BUDGET, verdict, proof, nodes, cert_off)
+        args = (bb, st, init_ct, ct_idx, winner, max(0, int(budget)), verdict, proof, nodes, cert_off)
         k = kernels.classify_batch(*args, cert_moves)
         if k > len(cert_moves):
             cert_moves = np.empty(k, np.int32)
