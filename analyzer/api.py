@@ -53,16 +53,8 @@ def analyze_bytes(
         editions=eds,
         keep_facts=keep_facts,
         input_ends=True,
-        options=_chess_options(kind, syzygy, unwinnable_budget),
+        options=kinds.block_options(kind, syzygy=tuple(syzygy or ()), unwinnable_budget=unwinnable_budget) or None,
     )
-
-
-def _chess_options(kind: str, syzygy: Sequence[str] | None, unwinnable_budget: int | None) -> dict | None:
-    """analyze_block's options of a kind, as a scan's Config gives them to its units."""
-    from analyzer.engine.config import Config
-
-    cfg = Config(out="", syzygy=tuple(syzygy or ()), unwinnable_budget=unwinnable_budget)
-    return cfg.kind_options(kind) or None
 
 
 class IncompleteDatasetWarning(UserWarning):

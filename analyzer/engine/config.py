@@ -116,13 +116,9 @@ class Config:
     def kind_options(self, game_type: str) -> dict:
         """What this run adds to the options a game kind's analyze_block takes (chess: the
         tablebase folders, the unwinnability search's budget)."""
-        out: dict = {}
-        if game_type == "chess":
-            if self.syzygy:
-                out["syzygy"] = tuple(self.syzygy)
-            if self.unwinnable_budget is not None:
-                out["unwinnable_budget"] = self.unwinnable_budget
-        return out
+        from analyzer import kinds
+
+        return kinds.block_options(game_type, syzygy=tuple(self.syzygy), unwinnable_budget=self.unwinnable_budget)
 
 
 @dataclass

@@ -13,7 +13,16 @@ from collections.abc import Callable
 
 from analyzer.kinds.base import Edition, GameKind
 
-__all__ = ["REGISTRY", "Edition", "GameKind", "all_builtin_editions", "get", "names", "resolve_editions"]
+__all__ = [
+    "REGISTRY",
+    "Edition",
+    "GameKind",
+    "all_builtin_editions",
+    "block_options",
+    "get",
+    "names",
+    "resolve_editions",
+]
 
 
 def _chess() -> GameKind:
@@ -33,6 +42,18 @@ REGISTRY: dict[str, Callable[[], GameKind]] = {
     "chess": _chess,
     "russian_draughts": _russian_draughts,
 }
+
+
+def block_options(kind: str, *, syzygy: tuple = (), unwinnable_budget: int | None = None) -> dict:
+    """The options a kind's analyze_block takes beyond its editions, from a run's settings
+    (chess: the tablebase folders, the unwinnability search's budget; the defaults left out)."""
+    out: dict = {}
+    if kind == "chess":
+        if syzygy:
+            out["syzygy"] = tuple(syzygy)
+        if unwinnable_budget is not None:
+            out["unwinnable_budget"] = unwinnable_budget
+    return out
 
 
 def get(name: str) -> GameKind:
