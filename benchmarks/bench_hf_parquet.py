@@ -23,7 +23,6 @@ import json
 import os
 import shutil
 import statistics
-import struct
 import sys
 import time
 
@@ -35,11 +34,10 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(REPO, "tests"))
 from bench_scan import measure  # noqa: E402
 from hf_mirror import SCHEMA, _row, mirror_pgn, split_games  # noqa: E402
+from pzstd_frames import write_repeated  # noqa: E402
 
 SHARED = os.environ.get("ANALYZER_SHARED_DATA") or os.path.join(REPO, "..", "shared", "data")
 EDITIONS = "fide_2018,lichess"
-FRAME_TEXT = 64 << 20
-SKIPPABLE = 0x184D2A50
 
 
 def _games():
@@ -61,22 +59,7 @@ def build(work: str, copies: int, compression: str, rows_per_file: int, row_grou
     if not os.path.exists(pgn):
         games = games or _games()
         os.makedirs(os.path.dirname(pgn), exist_ok=True)
-        text = mirror_pgn(games).encode()
-        cctx = zstandard.ZstdCompressor(level=3, threads=2)
-        t0 = time.time()
-        with open(pgn + ".partial", "wb") as out:
-            pending = bytearray()
-            for _ in range(copies):
-                pending += text
-                while len(pending) >= FRAME_TEXT:
-                    frame = cctx.compress(bytes(pending[:FRAME_TEXT]))
-                    out.write(struct.pack("<III", SKIPPABLE, 4, len(frame)) + frame)
-                    del pending[:FRAME_TEXT]
-            if pending:
-                frame = cctx.compress(bytes(pending))
-                out.write(struct.pack("<III", SKIPPABLE, 4, len(frame)) + frame)
-        os.replace(pgn + ".partial", pgn)
-        log(f"built {pgn}: {os.path.getsize(pgn) / 1e9:.2f} GB in {time.time() - t0:.0f} s")
+        write_repeated(pgn, mirror_pgn(games).encode(), copies, log)
     if not os.path.isdir(month):
         games = games or _games()
         table = pa.Table.from_pylist([_row(t, mt) for t, mt in games], schema=SCHEMA)

@@ -24,7 +24,6 @@ import hashlib
 import json
 import os
 import shutil
-import struct
 import subprocess
 import sys
 import threading
@@ -35,11 +34,10 @@ import zstandard
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
+from pzstd_frames import write_repeated  # noqa: E402
 
 SHARED = os.environ.get("ANALYZER_SHARED_DATA") or os.path.join(REPO, "..", "shared", "data")
 SAMPLE_GAMES = 50_722
-FRAME_TEXT = 64 << 20
-SKIPPABLE = 0x184D2A50
 EDITIONS = "fide_2018,lichess"
 MONTHS = ("2030-01", "2030-02", "2030-03")
 
@@ -57,22 +55,7 @@ def _sample_games() -> list[bytes]:
 def build_month(path: str, games: list[bytes], copies: int, rotate: int, log) -> None:
     if os.path.exists(path):
         return
-    text = b"".join(games[rotate:] + games[:rotate])
-    cctx = zstandard.ZstdCompressor(level=3, threads=2)
-    t0 = time.time()
-    with open(path + ".partial", "wb") as out:
-        pending = bytearray()
-        for _ in range(copies):
-            pending += text
-            while len(pending) >= FRAME_TEXT:
-                frame = cctx.compress(bytes(pending[:FRAME_TEXT]))
-                out.write(struct.pack("<III", SKIPPABLE, 4, len(frame)) + frame)
-                del pending[:FRAME_TEXT]
-        if pending:
-            frame = cctx.compress(bytes(pending))
-            out.write(struct.pack("<III", SKIPPABLE, 4, len(frame)) + frame)
-    os.replace(path + ".partial", path)
-    log(f"built {path}: {os.path.getsize(path) / 1e9:.2f} GB in {time.time() - t0:.0f} s")
+    write_repeated(path, b"".join(games[rotate:] + games[:rotate]), copies, log)
 
 
 def _sha256(path: str) -> str:
