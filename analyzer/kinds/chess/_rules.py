@@ -175,16 +175,34 @@ def _window_table(pos_off):
     return new_table(longest, 2 * longest, False)
 
 
-@njit(**HOT)
+@njit(inline="always", **HOT)
 def _event(
-    ev_game, ev_ply, ev_rule, ev_kind, ev_side, ev_reps, ev_hmc, ev_clock, ne, cap, g, ply, rule, side, reps, hmc, clk
+    ev_game,
+    ev_ply,
+    ev_rule,
+    ev_kind,
+    ev_side,
+    ev_reps,
+    ev_hmc,
+    ev_clock,
+    ne,
+    cap,
+    g,
+    ply,
+    rule,
+    kind,
+    side,
+    reps,
+    hmc,
+    clk,
 ):
-    """Write an automatic event at index ne (if there is room); return ne + 1."""
+    """Write an event at index ne (if there is room: the caller counts past it and grows the
+    arrays); return ne + 1."""
     if ne < cap:
         ev_game[ne] = g
         ev_ply[ne] = ply
         ev_rule[ne] = rule
-        ev_kind[ne] = K_AUTO
+        ev_kind[ne] = kind
         ev_side[ne] = side
         ev_reps[ne] = reps
         ev_hmc[ne] = hmc
@@ -376,17 +394,28 @@ def _apply_rules(games, params, facts, out, events, tab, material):
                         kind = K_AUTO
                 if kind < 0:
                     continue
-                if ne < cap:
-                    ev_game[ne] = g
-                    ev_ply[ne] = i
-                    ev_rule[ne] = r
-                    ev_kind[ne] = kind
-                    # An offer is made by the side that just moved; claims belong to the side to move.
-                    ev_side[ne] = (1 - side) if r == R_OFFER else side
-                    ev_reps[ne] = min(reps, REPS_MAX)
-                    ev_hmc[ne] = hmc[p]
-                    ev_clock[ne] = clock[p]
-                ne += 1
+                # An offer is made by the side that just moved; claims belong to the side to move.
+                who = (1 - side) if r == R_OFFER else side
+                ne = _event(
+                    ev_game,
+                    ev_ply,
+                    ev_rule,
+                    ev_kind,
+                    ev_side,
+                    ev_reps,
+                    ev_hmc,
+                    ev_clock,
+                    ne,
+                    cap,
+                    g,
+                    i,
+                    r,
+                    kind,
+                    who,
+                    min(reps, REPS_MAX),
+                    hmc[p],
+                    clock[p],
+                )
             if dead:
                 ne = _event(
                     ev_game,
@@ -402,6 +431,7 @@ def _apply_rules(games, params, facts, out, events, tab, material):
                     g,
                     i,
                     R_DEAD_POSITION,
+                    K_AUTO,
                     side,
                     reps,
                     hmc[p],
@@ -437,6 +467,7 @@ def _apply_rules(games, params, facts, out, events, tab, material):
                 g,
                 last,
                 R_TIMEOUT_UNWINNABLE,
+                K_AUTO,
                 loser,
                 reps,
                 hmc[g1 - 1],
