@@ -179,6 +179,33 @@ def test_certificates_replay_to_mate_on_real_timeouts(small_text):
     assert checked > 500
 
 
+# Final positions of lichess_sample games lost on time (game index, the winner) whose mate needs a
+# long cooperative plan: a lone knight or bishop that needs the loser's own men as blockers in a
+# corner, pawns that must get past blockers. The scan's budget left every one `unknown` before the
+# search where progress is free (70 such positions in lichess_sample then, 14 after).
+LONG_PLANS = [
+    (5336, chess.BLACK, "8/5Nb1/8/7K/8/1k6/8/8 w - - 0 1", "lone bishop, the loser's knight as blocker"),
+    (38352, chess.BLACK, "8/7k/7P/8/5K2/2n5/8/8 w - - 47 1", "lone knight against a pawn"),
+    (9364, chess.WHITE, "8/8/p7/8/1p2N3/6K1/k7/8 b - - 1 1", "lone knight against two pawns"),
+    (42300, chess.WHITE, "8/2k5/8/8/4Kp2/5B2/8/8 b - - 14 1", "lone bishop against a pawn"),
+    (564, chess.BLACK, "8/2n2K1b/8/4N2k/2N5/8/8/8 w - - 26 1", "bishop and knight against two knights"),
+    (10382, chess.BLACK, "8/8/2K3kp/n2P1p2/5P2/7P/8/8 w - - 1 1", "lone knight against pawns"),
+    (2034, chess.WHITE, "8/pp6/2k3p1/4p3/4P3/1K6/8/8 b - - 9 1", "a blocked pawn, the king takes a way free"),
+    (25288, chess.WHITE, "8/1k3pp1/p1p1p1p1/K7/P7/8/8/8 b - - 1 1", "a pawn past five blockers"),
+]
+
+
+@pytest.mark.parametrize("game,side,fen,what", LONG_PLANS, ids=[f"lichess_sample#{p[0]}" for p in LONG_PLANS])
+def test_long_plans_are_found_within_the_scans_budget(game, side, fen, what):
+    """At the scan's own budget each is winnable, and its certificate replays to mate."""
+    from analyzer.kinds.chess.analyze import UNWINNABLE_BUDGET
+
+    board = chess.Board(fen)
+    [(verdict, proof, line)] = _classify([board], [side], budget=UNWINNABLE_BUDGET)
+    assert verdict == "winnable", (what, verdict, proof)
+    assert len(line) >= 8 and _replays_to_mate(board, side, line), (what, [m.uci() for m in line])
+
+
 def test_insufficient_material_is_unwinnable_for_both_on_real_final_positions():
     """Every final position of lichess_sample that python-chess calls insufficient material is
     unwinnable for both sides (the kernel's proof: insufficient_material)."""

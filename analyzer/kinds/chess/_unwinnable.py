@@ -27,12 +27,13 @@ How it searches (every phase stops at the budget):
      pushes its pawns to queen; L's king goes to a corner, for a lone minor piece), W bringing
      its king and pieces nearer without useless checks or hanging pieces; at each W move a mate
      in one is looked for, and at L's moves next to W's king a move after which W mates in one;
-  3. a depth-first helpmate search, iterative deepening over the best two moves of each node
-     (a transposition table), then best-first searches (positions stored whole, the next one
-     expanded the least 2 x estimate + plies): a corner net for a lone minor piece (L's king in
-     the corner of the bishop's colour, an L piece beside it, W's king two squares away), then
-     the general estimate (L's king's free flight squares, its distance from the edge, W's king
-     nearer, a check, a pawn's distance from queening);
+  3. a depth-first search where progress is free (after Ambrona's Find-Helpmate: iterative
+     deepening in which a move towards a corner mate or a promotion costs no depth, one against
+     it three, any other one; a transposition table), then best-first searches (positions stored
+     whole, the next one expanded the least 2 x estimate + plies): a corner net for a lone minor
+     piece (L's king in the corner of the bishop's colour, an L piece beside it, W's king two
+     squares away), then the general estimate (L's king's free flight squares, its distance from
+     the edge, W's king nearer, a check, a pawn's distance from queening);
   4. the complete search of (1, search), breadth first, which also finds the shortest helpmate.
 Phases 2-3 only ever find winnable answers (a found line is a certificate whatever the
 ordering); soundness of unwinnable answers rests on phases 1 and 4 alone. The 50- and 75-move
@@ -142,13 +143,16 @@ for _i, _t in enumerate(PROOF_TEXT):
 _PROMO_LETTER = np.frombuffer(b" pnbrqk", np.uint8).copy()
 
 # The searches after the walks: (kind, beam at W's nodes, at L's nodes, longest line, mode, limit):
-# kind 0 a depth-first search with beams (iterative deepening), 1 the best-first search; limit > 0
-# nodes, < 0 minus the percentage of the budget left. The complete search gets what remains.
+# kind 0 a depth-first search with beams (iterative deepening), 1 the best-first search, 2 the
+# search where progress is free (its nodes per iteration in the beam's column); limit > 0 nodes,
+# < 0 minus the percentage of the budget left. The complete search gets what remains. (The
+# depth-first search with beams, once first here, settled fewer positions in more nodes than the
+# search where progress is free: benchmarks/RESULTS.md, 2026-12-07.)
 _PHASES = np.array(
     [
-        [0, 2, 2, 12, 0, 1500],
-        [1, 0, 0, 0, 3, -50],
-        [1, 0, 0, 0, 0, -80],
+        [2, 10000, 0, 0, 3, -60],
+        [1, 0, 0, 0, 3, -60],
+        [1, 0, 0, 0, 0, -90],
     ],
     np.int64,
 )
@@ -1228,6 +1232,214 @@ def _dfs(D, beam_w, beam_l, W, ct, stack, tt_key, tt_val, stamp, nodes, budget, 
 
 
 # ---------------------------------------------------------------------------------------------
+# Phase 3c: depth-first search where progress is free
+#
+# Ambrona's Find-Helpmate idea (FUN 2022): iterative deepening in which a move that brings a
+# mate nearer costs no depth, a move against it costs three and any other one (none right after
+# a move of progress), so that long lines of progress are searched as deep as they go while
+# everything else stays shallow. The lines W's lone minor piece needs (L's king into a corner,
+# an L piece beside it, W's king two squares off) and promotions past blockers are of that kind:
+# 20 to 80 plies, too long for the walks and the best-first searches. Its rules of progress:
+#   W: a pawn move in L's half of the board, a capture, the king nearer its square two off the
+#      corner, a knight nearer the corner;
+#   L: the king nearer the corner, a knight nearer the square beside it; against: a capture, and,
+#      when W cannot mate unless L promotes (a lone knight against no rook or minor piece; bishops
+#      of one colour against no knight and no bishop of the other colour), any move but a pawn's
+#      (promoting to a knight or a bishop).
+# The corner: the one _targets gives MODE_CORNER (the bishops' colour, nearest L's king), fixed
+# at the root. A W mate in one is looked for at every W node. It proves nothing when it ends
+# without a mate (the complete search does that).
+
+VAR_PROGRESS, VAR_NORMAL, VAR_AGAINST = 0, 1, 2
+
+
+def _knight_distances():
+    d = np.full((64, 64), 99, np.int64)
+    for a in range(64):
+        d[a, a] = 0
+        frontier = [a]
+        k = 0
+        while frontier:
+            k += 1
+            nxt = []
+            for s in frontier:
+                for df, dr in ((1, 2), (2, 1), (-1, 2), (-2, 1), (1, -2), (2, -1), (-1, -2), (-2, -1)):
+                    f, r = s % 8 + df, s // 8 + dr
+                    if 0 <= f < 8 and 0 <= r < 8 and d[a, r * 8 + f] > k:
+                        d[a, r * 8 + f] = k
+                        nxt.append(r * 8 + f)
+            frontier = nxt
+    return d
+
+
+_KDIST = _knight_distances()
+
+
+@njit(**HOT)
+def _needs_promotion(bb, W):
+    """W cannot mate unless L promotes (while L has pawns): a lone knight against no rook, bishop
+    or knight; bishops of one colour against no knight and no bishop of the other colour."""
+    own = bb[BB_WHITE + W]
+    lown = bb[BB_WHITE + 1 - W]
+    if own & (bb[BB_PAWNS] | bb[BB_ROOKS] | bb[BB_QUEENS]):
+        return False
+    wn = own & bb[BB_KNIGHTS]
+    wb = own & bb[BB_BISHOPS]
+    if wn:
+        return not wb and not (wn & (wn - U1)) and not (lown & (bb[BB_ROOKS] | bb[BB_BISHOPS] | bb[BB_KNIGHTS]))
+    if not wb:
+        return False
+    colour = DARK_SQUARES if wb & DARK_SQUARES else LIGHT_SQUARES
+    return not (bb[BB_BISHOPS] & ~colour) and not (lown & bb[BB_KNIGHTS])
+
+
+@njit(inline="always", **HOT)
+def _variation(mb, m, W, stm, corner, beside, wking, promotion):
+    """VAR_* of move m (its side stm) under the rules of progress above."""
+    frm = m & 63
+    to = (m >> 6) & 63
+    promo = (m >> 12) & 7
+    pt = mb[frm]
+    cap = mb[to] != 0 or (m >> 15) & 3 == MF_EP
+    if stm == W:
+        if (
+            cap
+            or (pt == 1 and ((to >> 3) >= 4 if W == 0 else (to >> 3) <= 3))
+            or (pt == 6 and _cheb(to, wking) < _cheb(frm, wking))
+            or (pt == 2 and _KDIST[to, corner] < _KDIST[frm, corner])
+        ):
+            return VAR_PROGRESS
+        return VAR_NORMAL
+    if (pt == 6 and _cheb(to, corner) < _cheb(frm, corner)) or (pt == 2 and _KDIST[to, beside] < _KDIST[frm, beside]):
+        return VAR_PROGRESS
+    if cap:
+        return VAR_AGAINST
+    if promotion:
+        return VAR_PROGRESS if pt == 1 and promo != 5 and promo != 4 else VAR_AGAINST
+    return VAR_NORMAL
+
+
+@njit(**HOT)
+def _progress_iteration(D, W, ct, stack, tt_key, tt_val, stamp, nodes, budget, corner, beside, wking, promotion):
+    """One iteration of the search from level 0, D the depth (moves left) at the root; per level
+    NI holds the moves' count, the next one's index, the moves left and whether the move into the
+    level was progress, SC the moves' VAR_*. Returns (1 found | 0 exhausted | -1 cut: budget or
+    depth, certificate length, nodes)."""
+    SBB, SMB, SST, MV, SC, NI, KEYS, CERT, scratch, sets, _aux = stack
+    KEYS[0] = _key(SBB[0], SMB[0], SST[0])
+    NI[0, 2] = D
+    NI[0, 3] = 0
+    cut = False
+    lv = 0
+    enter = True
+    while True:
+        if enter:
+            enter = False
+            n = _gen(SBB[lv], SMB[lv], SST[lv], ct, MV[lv], 256)
+            stm = SST[lv, ST_STM]
+            if stm == W and n:
+                nodes += 1
+                mm = _mate_among(SBB, SMB, SST, lv, ct, W, MV[lv], n, scratch, sets)
+                if mm:
+                    CERT[lv] = mm
+                    return 1, lv + 1, nodes
+            # the moves of progress first, then the others, then those against it
+            cnt0 = 0
+            cnt1 = 0
+            for i in range(n):
+                v = _variation(SMB[lv], MV[lv, i], W, stm, corner, beside, wking, promotion)
+                scratch[i] = MV[lv, i] | (v << 28)
+                if v == VAR_PROGRESS:
+                    cnt0 += 1
+                elif v == VAR_NORMAL:
+                    cnt1 += 1
+            a = 0
+            b = cnt0
+            c2 = cnt0 + cnt1
+            for i in range(n):
+                v = scratch[i] >> 28
+                m = scratch[i] & 0x0FFFFFFF
+                if v == VAR_PROGRESS:
+                    MV[lv, a] = m
+                    SC[lv, a] = v
+                    a += 1
+                elif v == VAR_NORMAL:
+                    MV[lv, b] = m
+                    SC[lv, b] = v
+                    b += 1
+                else:
+                    MV[lv, c2] = m
+                    SC[lv, c2] = v
+                    c2 += 1
+            NI[lv, 0] = n
+            NI[lv, 1] = 0
+        if NI[lv, 1] >= NI[lv, 0]:
+            if lv == 0:
+                return (-1 if cut else 0), 0, nodes
+            lv -= 1
+            continue
+        i = NI[lv, 1]
+        NI[lv, 1] += 1
+        m = MV[lv, i]
+        v = SC[lv, i]
+        left = NI[lv, 2]
+        if v == VAR_AGAINST:
+            left -= 3
+        elif v == VAR_NORMAL and not NI[lv, 3]:
+            left -= 1
+        if left <= 0 or lv + 2 >= MAXPLY:
+            cut = True
+            continue
+        c = lv + 1
+        _copy(SBB, SMB, SST, lv, c)
+        _make(SBB[c], SMB[c], SST[c], ct, m)
+        nodes += 1
+        if nodes > budget:
+            return -1, 0, nodes
+        if _side_insufficient(SBB[c], W):
+            continue
+        k = _key_after(KEYS[lv], SMB[lv], SST[lv], SST[c], m)
+        h = k & np.uint64(TT_SIZE - 1)
+        if tt_key[h] == k and tt_val[h] // 256 == stamp and tt_val[h] % 256 >= left:
+            continue
+        tt_key[h] = k
+        tt_val[h] = stamp * 256 + left
+        KEYS[c] = k
+        CERT[lv] = m
+        NI[c, 2] = left
+        NI[c, 3] = 1 if v == VAR_PROGRESS else 0
+        lv = c
+        enter = True
+
+
+@njit(**HOT)
+def _progress_search(bb0, st0, W, ct, stack, tt_key, tt_val, ctr, nodes, budget, local):
+    """Iterative deepening of _progress_iteration, each iteration at most `local` nodes. Returns
+    (1 found | 0 exhausted | -1 budget, certificate length, nodes)."""
+    SBB, SMB, SST = stack[0], stack[1], stack[2]
+    corner, _ = _targets(bb0, W, MODE_CORNER)
+    f = corner & 7
+    r = corner >> 3
+    beside = r * 8 + (6 if f == 7 else 1)
+    wking = (5 if r == 7 else 2) * 8 + f
+    promotion = _needs_promotion(bb0, W)
+    for D in range(1, 250):
+        ctr[0] += 1
+        _load(SBB, SMB, SST, 0, bb0, st0)
+        lim = nodes + local
+        if lim > budget:
+            lim = budget
+        found, length, nodes = _progress_iteration(
+            D, W, ct, stack, tt_key, tt_val, ctr[0], nodes, lim, corner, beside, wking, promotion
+        )
+        if found >= 0:
+            return found, length, nodes
+        if nodes >= budget:
+            break
+    return -1, 0, nodes
+
+
+# ---------------------------------------------------------------------------------------------
 # Phase 4: the complete search
 
 
@@ -1629,6 +1841,11 @@ def classify(bb, st, ct, W, budget, stack, tt_key, tt_val, bfs, ctr, heap):
         lim = nodes + limit if limit > 0 else nodes + (budget - nodes) * (-limit) // 100
         if lim > budget:
             lim = budget
+        if kind == 2:
+            found, length, nodes = _progress_search(bb, st, W, ct, stack, tt_key, tt_val, ctr, nodes, lim, bw)
+            if found == 1:
+                return WINNABLE, PROOF_MATE, length, nodes
+            continue
         if kind == 1:
             ctr[1] += 1
             found, length, nodes = _best_first(bb, st, W, ct, stack, bfs, heap, ctr[1], nodes, lim, mode)
@@ -1721,7 +1938,7 @@ def _stack():
         np.zeros((MAXPLY + 2, 4), np.int64),
         np.zeros((MAXPLY + 2, 256), np.int32),
         np.zeros((MAXPLY + 2, 256), np.int32),
-        np.zeros((MAXPLY + 2, 2), np.int64),
+        np.zeros((MAXPLY + 2, 4), np.int64),
         np.zeros(MAXPLY + 2, np.uint64),
         np.zeros(CERT_CAP + MAXPLY, np.int32),
         np.zeros(256, np.int32),
