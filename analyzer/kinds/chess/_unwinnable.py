@@ -142,26 +142,9 @@ for _i, _t in enumerate(PROOF_TEXT):
     _TEXT_LEN[_i] = len(_t)
 _PROMO_LETTER = np.frombuffer(b" pnbrqk", np.uint8).copy()
 
-# The searches after the walks: (kind, beam at W's nodes, at L's nodes, longest line, mode, limit):
-# kind 0 a depth-first search with beams (iterative deepening), 1 the best-first search, 2 the
-# search where progress is free (its nodes per iteration in the beam's column); limit > 0 nodes,
-# < 0 minus the percentage of the budget left. The complete search gets what remains. (The
-# depth-first search with beams, once first here, settled fewer positions in more nodes than the
-# search where progress is free: benchmarks/RESULTS.md, 2026-12-07.)
-_PHASES = np.array(
-    [
-        [2, 10000, 0, 0, 3, -60],
-        [1, 0, 0, 0, 3, -60],
-        [1, 0, 0, 0, 0, -90],
-    ],
-    np.int64,
-)
-
-LOCAL_SEARCHES = 0  # complete searches per walk, once the kings have met
-LOCAL_NODES = 1500  # nodes each
 _WALK_ORDER = np.array([1, 0, 2, 3], np.int64)
 
-MAXPLY = 96  # longest line of the walks and of the depth-first search
+MAXPLY = 96  # longest line of the walks and of the search where progress is free
 TT_BITS = 16
 TT_SIZE = 1 << TT_BITS
 Q_CAP = 1 << 17  # positions the complete search can hold
@@ -783,6 +766,20 @@ MODE_PROMOTE = 2  # W pushes its pawns and queens; its king takes the L pawns in
 MODE_CORNER = 3  # L's king goes to the nearest corner, its pawns forward (blockers for a minor piece)
 N_MODES = 4
 
+# The searches after the walks: (kind, nodes per iteration, mode, limit): kind 1 the best-first
+# search (in `mode`), 2 the search where progress is free; limit > 0 nodes, < 0 minus the
+# percentage of the budget left. The complete search gets what remains. (A depth-first search
+# over the best two moves per node, once first here, settled fewer positions in more nodes than
+# the search where progress is free: benchmarks/RESULTS.md, 2026-12-07.)
+_PHASES = np.array(
+    [
+        [2, 10000, MODE_CORNER, -60],
+        [1, 0, MODE_CORNER, -60],
+        [1, 0, MODE_MEET, -90],
+    ],
+    np.int64,
+)
+
 
 @njit(inline="always", **HOT)
 def _nearest_corner(sq):
@@ -833,22 +830,6 @@ def _targets(bb, W, mode):
             return lead, wt
         return wk, lk
     return wk, lk
-
-
-@njit(**HOT)
-def _order(SBB, SMB, SST, c, ct, moves, n, scores, W, mode, sets):
-    """_score, then the moves sorted best first."""
-    _score(SBB, SMB, SST, c, ct, moves, n, scores, W, mode, sets, scores)
-    for i in range(1, n):
-        m = moves[i]
-        s = scores[i]
-        j = i - 1
-        while j >= 0 and scores[j] < s:
-            moves[j + 1] = moves[j]
-            scores[j + 1] = scores[j]
-            j -= 1
-        moves[j + 1] = m
-        scores[j + 1] = s
 
 
 @njit(**HOT)
@@ -1061,7 +1042,7 @@ def _next_best(scores, n):
 
 
 @njit(**HOT)
-def _walk(W, ct, stack, mode, lookahead, nodes, budget, tt_key, tt_val, ctr):
+def _walk(W, ct, stack, mode, lookahead, nodes, budget):
     """One line from level 0, at each ply the best move by _score that keeps W's mating
     material, repeats no position of the line and leaves the opponent a legal move; at W's plies
     a mating move is taken first, at L's plies near W's king (kings at most four squares apart)
@@ -1070,21 +1051,10 @@ def _walk(W, ct, stack, mode, lookahead, nodes, budget, tt_key, tt_val, ctr):
     SBB, SMB, SST, MV, SC, _NI, KEYS, CERT, scratch, sets, _aux = stack
     KEYS[0] = _key(SBB[0], SMB[0], SST[0])
     n_next = -1  # the moves of level c, generated when its position was chosen
-    local = LOCAL_SEARCHES
     for c in range(MAXPLY - 8):
         if nodes > budget:
             return -1, nodes
         stm = SST[c, ST_STM]
-        if local > 0 and c >= 4 and _cheb(king_square(SBB[c], W), king_square(SBB[c], 1 - W)) <= 2:
-            # the kings have met: a small complete search finishes what the walk started
-            local -= 1
-            ctr[0] += 1
-            D = 3 if stm == W else 4
-            lim = nodes + LOCAL_NODES if nodes + LOCAL_NODES < budget else budget
-            found, nodes = _dfs(D, 99, 99, W, ct, stack, tt_key, tt_val, ctr[0], nodes, lim, mode, c)
-            if found == 1:
-                return c + D, nodes
-            n_next = -1  # _dfs reordered MV[c]
         n = n_next if n_next >= 0 else _gen(SBB[c], SMB[c], SST[c], ct, MV[c], 256)
         n_next = -1
         if n == 0:
@@ -1155,84 +1125,7 @@ def _walk(W, ct, stack, mode, lookahead, nodes, budget, tt_key, tt_val, ctr):
 
 
 # ---------------------------------------------------------------------------------------------
-# Phase 3: depth-first helpmate search with beams
-
-
-@njit(**HOT)
-def _dfs(D, beam_w, beam_l, W, ct, stack, tt_key, tt_val, stamp, nodes, budget, mode, l0):
-    """Depth-first search of helpmates of D plies (the last W's) from the position at level l0,
-    trying only the first beam_w (beam_l) moves by _order at W's (L's) nodes, and at the last ply
-    W's checking moves; no position of levels 0..l0 is repeated. Returns (1 found | 0 exhausted
-    | -1 budget, nodes); when found, CERT[l0:l0 + D] holds the line."""
-    SBB, SMB, SST, MV, SC, NI, KEYS, CERT, scratch, sets, _aux = stack
-    KEYS[l0] = _key(SBB[l0], SMB[l0], SST[l0])
-    lv = l0
-    while True:
-        # Set up level lv's moves.
-        r = D - (lv - l0)
-        n = _gen(SBB[lv], SMB[lv], SST[lv], ct, MV[lv], 256)
-        if r == 1:
-            lk = king_square(SBB[lv], 1 - W)
-            _check_sets(SBB[lv], W, lk, sets)
-            j = 0
-            for q in range(n):
-                m = MV[lv, q]
-                if _gives_check(SBB[lv], SMB[lv], SST[lv], ct, m, W, lk, sets, SBB[lv + 1], SMB[lv + 1], SST[lv + 1]):
-                    MV[lv, j] = m
-                    j += 1
-            n = j
-        else:
-            _order(SBB, SMB, SST, lv, ct, MV[lv], n, SC[lv], W, mode, sets)
-            b = beam_w if SST[lv, ST_STM] == W else beam_l
-            if n > b:
-                n = b
-        NI[lv, 0] = n
-        NI[lv, 1] = 0
-        # Descend or backtrack.
-        while True:
-            if NI[lv, 1] >= NI[lv, 0]:
-                k = KEYS[lv]
-                h = k & np.uint64(TT_SIZE - 1)
-                tt_key[h] = k
-                tt_val[h] = stamp * 256 + (D - (lv - l0))
-                if lv == l0:
-                    return 0, nodes
-                lv -= 1
-                continue
-            m = MV[lv, NI[lv, 1]]
-            NI[lv, 1] += 1
-            c = lv + 1
-            _copy(SBB, SMB, SST, lv, c)
-            _make(SBB[c], SMB[c], SST[c], ct, m)
-            CERT[lv] = m
-            nodes += 1
-            if nodes > budget:
-                return -1, nodes
-            rc = D - (c - l0)
-            if rc == 0:
-                if _gen(SBB[c], SMB[c], SST[c], ct, scratch, 1) == 0 and in_check(SBB[c], 1 - W):
-                    return 1, nodes
-                continue
-            if _side_insufficient(SBB[c], W):
-                continue
-            k = _key_after(KEYS[lv], SMB[lv], SST[lv], SST[c], m)
-            seen = False
-            for a in range(c):
-                if KEYS[a] == k:
-                    seen = True
-                    break
-            if seen:
-                continue
-            h = k & np.uint64(TT_SIZE - 1)
-            if tt_key[h] == k and tt_val[h] // 256 == stamp and tt_val[h] % 256 >= rc:
-                continue
-            KEYS[c] = k
-            lv = c
-            break
-
-
-# ---------------------------------------------------------------------------------------------
-# Phase 3c: depth-first search where progress is free
+# Phase 3: depth-first search where progress is free
 #
 # Ambrona's Find-Helpmate idea (FUN 2022): iterative deepening in which a move that brings a
 # mate nearer costs no depth, a move against it costs three and any other one (none right after
@@ -1826,42 +1719,26 @@ def classify(bb, st, ct, W, budget, stack, tt_key, tt_val, bfs, ctr, heap):
         if mode == MODE_PROMOTE and not has_pawns:
             continue
         _load(SBB, SMB, SST, 0, bb, st)
-        length, nodes = _walk(W, ct, stack, mode, 4, nodes, budget, tt_key, tt_val, ctr)
+        length, nodes = _walk(W, ct, stack, mode, 4, nodes, budget)
         if length > 0:
             return WINNABLE, PROOF_MATE, length, nodes
     own = bb[BB_WHITE + W]
     minor_only = not (own & (bb[BB_ROOKS] | bb[BB_QUEENS])) and (own & (bb[BB_KNIGHTS] | bb[BB_BISHOPS])) != U0
     # The searches, in the order of _PHASES.
     for ph in range(len(_PHASES)):
-        kind, bw, bl, maxd, mode, limit = _PHASES[ph]
-        if mode == MODE_PROMOTE and not has_pawns:
-            continue
+        kind, each, mode, limit = _PHASES[ph]
         if kind == 1 and mode == MODE_CORNER and not minor_only:
             continue
         lim = nodes + limit if limit > 0 else nodes + (budget - nodes) * (-limit) // 100
         if lim > budget:
             lim = budget
         if kind == 2:
-            found, length, nodes = _progress_search(bb, st, W, ct, stack, tt_key, tt_val, ctr, nodes, lim, bw)
-            if found == 1:
-                return WINNABLE, PROOF_MATE, length, nodes
-            continue
-        if kind == 1:
+            found, length, nodes = _progress_search(bb, st, W, ct, stack, tt_key, tt_val, ctr, nodes, lim, each)
+        else:
             ctr[1] += 1
             found, length, nodes = _best_first(bb, st, W, ct, stack, bfs, heap, ctr[1], nodes, lim, mode)
-            if found == 1:
-                return WINNABLE, PROOF_MATE, length, nodes
-            continue
-        D = 1 if st[ST_STM] == W else 2
-        while maxd >= D:
-            ctr[0] += 1
-            _load(SBB, SMB, SST, 0, bb, st)
-            found, nodes = _dfs(D, bw, bl, W, ct, stack, tt_key, tt_val, ctr[0], nodes, lim, mode, 0)
-            if found == 1:
-                return WINNABLE, PROOF_MATE, D, nodes
-            if found < 0:
-                break
-            D += 2
+        if found == 1:
+            return WINNABLE, PROOF_MATE, length, nodes
     # The complete search.
     ctr[1] += 1
     found, length, nodes = _bfs(bb, st, W, ct, stack, bfs, ctr[1], nodes, budget)
