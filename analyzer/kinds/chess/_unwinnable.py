@@ -1353,19 +1353,10 @@ def _table_mask(nodes, budget):
     return np.uint64(size - 1)
 
 
-@njit(**HOT)
-def _bfs(bb0, st0, W, ct, stack, bfs, stamp, nodes, budget):
-    """Breadth-first search of every position reachable from (bb0, st0), each stored whole (the
-    hash only finds its slot: two positions with one key are still told apart). A W mate ends it
-    (the line back to the root, by parent links, into CERT: returns (1, length, nodes)); so does
-    a full visit without one (0, 0, nodes: unwinnable) or the budget or the store's capacity
-    (-1, 0, nodes). Positions where W provably cannot mate (static_proof) are not expanded."""
-    SBB, SMB, SST, MV, _SC, _NI, _KEYS, CERT, scratch, _sets, aux = stack
+@njit(inline="always", **HOT)
+def _store_root(bfs, SBB, SMB, SST, bb0, st0, hmask, stamp):
+    """Position 0 of the store = (bb0, st0), also loaded at level 0."""
     QBB, QST, QPAR, QMOVE, HK, HV = bfs
-    hmask = _table_mask(nodes, budget)
-    head = 0
-    tail = 0
-    # root
     for q in range(8):
         QBB[0, q] = bb0[q]
     QST[0] = _packed(st0)
@@ -1376,18 +1367,78 @@ def _bfs(bb0, st0, W, ct, stack, bfs, stamp, nodes, budget):
     h = k0 & hmask
     HK[h] = k0
     HV[h] = stamp * Q_CAP
+
+
+@njit(inline="always", **HOT)
+def _load_stored(bfs, SBB, SMB, SST, i):
+    """Level 0 = stored position i."""
+    st = SST[0]
+    pk = bfs[1][i]
+    st[ST_STM] = pk & 1
+    st[ST_CASTLE] = (pk >> 1) & 15
+    st[ST_EP] = (pk >> 5) - 1
+    st[3] = 0
+    _load(SBB, SMB, SST, 0, bfs[0][i], st)
+
+
+@njit(inline="always", **HOT)
+def _store_child(bfs, SBB, SST, k, hmask, stamp, tail, parent, m):
+    """Store the position at level 1 (key k), reached from stored position `parent` by move m, as
+    number `tail`. Returns tail, or -1 when it is stored already, -2 when the store is full."""
+    QBB, QST, QPAR, QMOVE, HK, HV = bfs
+    pk1 = _packed(SST[1])
+    h = k & hmask
+    while HV[h] // Q_CAP == stamp:
+        j = HV[h] % Q_CAP
+        if HK[h] == k and QST[j] == pk1:
+            same = True
+            for q in range(8):
+                if QBB[j, q] != SBB[1, q]:
+                    same = False
+                    break
+            if same:
+                return -1
+        h = (h + U1) & hmask
+    if tail >= Q_CAP or tail * 2 >= hmask:
+        return -2
+    for q in range(8):
+        QBB[tail, q] = SBB[1, q]
+    QST[tail] = pk1
+    QPAR[tail] = parent
+    QMOVE[tail] = m
+    HK[h] = k
+    HV[h] = stamp * Q_CAP + tail
+    return tail
+
+
+@njit(inline="always", **HOT)
+def _line_into(bfs, CERT, i, length):
+    """The moves from the root to stored position i (length of them) into CERT[:length]."""
+    QPAR, QMOVE = bfs[2], bfs[3]
+    p = length - 1
+    while QPAR[i] >= 0:
+        CERT[p] = QMOVE[i]
+        p -= 1
+        i = QPAR[i]
+
+
+@njit(**HOT)
+def _bfs(bb0, st0, W, ct, stack, bfs, stamp, nodes, budget):
+    """Breadth-first search of every position reachable from (bb0, st0), each stored whole (the
+    hash only finds its slot: two positions with one key are still told apart). A W mate ends it
+    (the line back to the root, by parent links, into CERT: returns (1, length, nodes)); so does
+    a full visit without one (0, 0, nodes: unwinnable) or the budget or the store's capacity
+    (-1, 0, nodes). Positions where W provably cannot mate (static_proof) are not expanded."""
+    SBB, SMB, SST, MV, _SC, _NI, _KEYS, CERT, scratch, _sets, aux = stack
+    QPAR = bfs[2]
+    hmask = _table_mask(nodes, budget)
+    _store_root(bfs, SBB, SMB, SST, bb0, st0, hmask, stamp)
+    head = 0
     tail = 1
     while head < tail:
         if nodes > budget:
             return -1, 0, nodes
-        # position head -> level 0
-        st = SST[0]
-        pk = QST[head]
-        st[ST_STM] = pk & 1
-        st[ST_CASTLE] = (pk >> 1) & 15
-        st[ST_EP] = (pk >> 5) - 1
-        st[3] = 0
-        _load(SBB, SMB, SST, 0, QBB[head], st)
+        _load_stored(bfs, SBB, SMB, SST, head)
         cur = head
         head += 1
         if static_proof(SBB[0], SST[0], W, aux) >= 0:
@@ -1400,33 +1451,11 @@ def _bfs(bb0, st0, W, ct, stack, bfs, stamp, nodes, budget):
             _make(SBB[1], SMB[1], SST[1], ct, m)
             nodes += 1
             k = _key_after(kp, SMB[0], SST[0], SST[1], m)
-            pk1 = _packed(SST[1])
-            h = k & hmask
-            dup = False
-            while HV[h] // Q_CAP == stamp:
-                j = HV[h] % Q_CAP
-                if HK[h] == k and QST[j] == pk1:
-                    same = True
-                    for q in range(8):
-                        if QBB[j, q] != SBB[1, q]:
-                            same = False
-                            break
-                    if same:
-                        dup = True
-                        break
-                h = (h + U1) & hmask
-            if dup:
+            idx = _store_child(bfs, SBB, SST, k, hmask, stamp, tail, cur, m)
+            if idx == -1:
                 continue
-            if tail >= Q_CAP or tail * 2 >= hmask:
+            if idx == -2:
                 return -1, 0, nodes
-            for q in range(8):
-                QBB[tail, q] = SBB[1, q]
-            QST[tail] = pk1
-            QPAR[tail] = cur
-            QMOVE[tail] = m
-            HK[h] = k
-            HV[h] = stamp * Q_CAP + tail
-            idx = tail
             tail += 1
             # W mates here?
             if SST[1, ST_STM] != W and in_check(SBB[1], 1 - W):
@@ -1438,12 +1467,7 @@ def _bfs(bb0, st0, W, ct, stack, bfs, stamp, nodes, budget):
                         j = QPAR[j]
                     if length > CERT_CAP:
                         return -1, 0, nodes
-                    j = idx
-                    p = length - 1
-                    while QPAR[j] >= 0:
-                        CERT[p] = QMOVE[j]
-                        p -= 1
-                        j = QPAR[j]
+                    _line_into(bfs, CERT, idx, length)
                     return 1, length, nodes
     return 0, 0, nodes
 
@@ -1611,20 +1635,10 @@ def _best_first(bb0, st0, W, ct, stack, bfs, heap, stamp, nodes, budget, mode):
     (1, length, nodes) with the line in CERT, or (-1, 0, nodes) at the budget or the store's
     capacity (it proves nothing: the order is a guess)."""
     SBB, SMB, SST, MV, _SC, _NI, _KEYS, CERT, scratch, sets, _aux = stack
-    QBB, QST, QPAR, QMOVE, HK, HV = bfs
     hmask = _table_mask(nodes, budget)
     hk, hi, depth = heap
-    for q in range(8):
-        QBB[0, q] = bb0[q]
-    QST[0] = _packed(st0)
-    QPAR[0] = -1
-    QMOVE[0] = 0
+    _store_root(bfs, SBB, SMB, SST, bb0, st0, hmask, stamp)
     depth[0] = 0
-    _load(SBB, SMB, SST, 0, bb0, st0)
-    k0 = _key(SBB[0], SMB[0], SST[0])
-    h = k0 & hmask
-    HK[h] = k0
-    HV[h] = stamp * Q_CAP
     tail = 1
     h0 = _estimate_corner(bb0, W) if mode == MODE_CORNER else _estimate(bb0, W)
     size = _heap_push(hk, hi, 0, _EST[6] * h0, 0)
@@ -1632,13 +1646,7 @@ def _best_first(bb0, st0, W, ct, stack, bfs, heap, stamp, nodes, budget, mode):
         if nodes > budget:
             return -1, 0, nodes
         cur, size = _heap_pop(hk, hi, size)
-        st = SST[0]
-        pk = QST[cur]
-        st[ST_STM] = pk & 1
-        st[ST_CASTLE] = (pk >> 1) & 15
-        st[ST_EP] = (pk >> 5) - 1
-        st[3] = 0
-        _load(SBB, SMB, SST, 0, QBB[cur], st)
+        _load_stored(bfs, SBB, SMB, SST, cur)
         n = _gen(SBB[0], SMB[0], SST[0], ct, MV[0], 256)
         if SST[0, ST_STM] == W:
             m = _mate_among(SBB, SMB, SST, 0, ct, W, MV[0], n, scratch, sets)
@@ -1648,12 +1656,7 @@ def _best_first(bb0, st0, W, ct, stack, bfs, heap, stamp, nodes, budget, mode):
                 if length > CERT_CAP:
                     return -1, 0, nodes
                 CERT[length - 1] = m
-                j = cur
-                p = length - 2
-                while QPAR[j] >= 0:
-                    CERT[p] = QMOVE[j]
-                    p -= 1
-                    j = QPAR[j]
+                _line_into(bfs, CERT, cur, length - 1)
                 return 1, length, nodes
         kp = _key(SBB[0], SMB[0], SST[0])
         for i in range(n):
@@ -1664,35 +1667,14 @@ def _best_first(bb0, st0, W, ct, stack, bfs, heap, stamp, nodes, budget, mode):
             if _side_insufficient(SBB[1], W):
                 continue
             k = _key_after(kp, SMB[0], SST[0], SST[1], m)
-            pk1 = _packed(SST[1])
-            h = k & hmask
-            dup = False
-            while HV[h] // Q_CAP == stamp:
-                j = HV[h] % Q_CAP
-                if HK[h] == k and QST[j] == pk1:
-                    same = True
-                    for q in range(8):
-                        if QBB[j, q] != SBB[1, q]:
-                            same = False
-                            break
-                    if same:
-                        dup = True
-                        break
-                h = (h + U1) & hmask
-            if dup:
+            idx = _store_child(bfs, SBB, SST, k, hmask, stamp, tail, cur, m)
+            if idx == -1:
                 continue
-            if tail >= Q_CAP or tail * 2 >= hmask:
+            if idx == -2:
                 return -1, 0, nodes
-            for q in range(8):
-                QBB[tail, q] = SBB[1, q]
-            QST[tail] = pk1
-            QPAR[tail] = cur
-            QMOVE[tail] = m
-            depth[tail] = depth[cur] + 1
-            HK[h] = k
-            HV[h] = stamp * Q_CAP + tail
+            depth[idx] = depth[cur] + 1
             h1 = _estimate_corner(SBB[1], W) if mode == MODE_CORNER else _estimate(SBB[1], W)
-            size = _heap_push(hk, hi, size, _EST[6] * h1 + depth[tail], tail)
+            size = _heap_push(hk, hi, size, _EST[6] * h1 + depth[idx], idx)
             tail += 1
     return -1, 0, nodes
 
