@@ -19,33 +19,12 @@ def _custom_edition(**options):
     return custom_edition(**options)
 
 
-def _analyze_block(
-    buf,
-    starts,
-    ends,
-    *,
-    editions,
-    extra_status=None,
-    keep_facts=False,
-    default_variant=None,
-    input_ends=False,
-    syzygy=None,
-    unwinnable_budget=None,
-):
+def _analyze_block(buf, starts, ends, **options):
+    """analyze_block, imported when a block is first analyzed (options: kinds.block_options and
+    the engine's; those left out keep analyze_block's defaults)."""
     from analyzer.kinds.chess.analyze import analyze_block
 
-    return analyze_block(
-        buf,
-        starts,
-        ends,
-        editions=editions,
-        extra_status=extra_status,
-        keep_facts=keep_facts,
-        default_variant=default_variant,
-        input_ends=input_ends,
-        syzygy=syzygy,
-        **({} if unwinnable_budget is None else {"unwinnable_budget": unwinnable_budget}),
-    )
+    return analyze_block(buf, starts, ends, **options)
 
 
 KIND = GameKind(
