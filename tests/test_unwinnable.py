@@ -206,6 +206,23 @@ def test_long_plans_are_found_within_the_scans_budget(game, side, fen, what):
     assert len(line) >= 8 and _replays_to_mate(board, side, line), (what, [m.uci() for m in line])
 
 
+def test_progress_rules_count_castling_as_no_capture():
+    """Castling is encoded king takes rook; the search where progress is free must not score it as
+    a capture (progress for W, against it for L)."""
+    from analyzer.kinds.chess import _unwinnable as unw
+    from analyzer.kinds.chess._tables import MF_CASTLE, MF_NORMAL
+    from analyzer.kinds.chess.analyze import _start_arrays
+
+    board = chess.Board("r3k2r/p6p/8/8/8/8/P6P/R3K2R w KQkq - 0 1")
+    _bb, mb, _st, _ct = _start_arrays(board)
+    castle = int(unw._enc(chess.E1, chess.H1, 0, MF_CASTLE))
+    quiet_rook = int(unw._enc(chess.H1, chess.G1, 0, MF_NORMAL))
+    for stm_is_w in (True, False):
+        w = 0 if stm_is_w else 1  # the intended winner: the side to move (White) or the other
+        got = unw._variation(mb, castle, w, 0, chess.H8, chess.G8, chess.H6, False)
+        assert got == unw._variation(mb, quiet_rook, w, 0, chess.H8, chess.G8, chess.H6, False) == unw.VAR_NORMAL
+
+
 def test_insufficient_material_is_unwinnable_for_both_on_real_final_positions():
     """Every final position of lichess_sample that python-chess calls insufficient material is
     unwinnable for both sides (the kernel's proof: insufficient_material)."""

@@ -1193,7 +1193,8 @@ def _variation(mb, m, W, stm, corner, beside, wking, promotion):
     to = (m >> 6) & 63
     promo = (m >> 12) & 7
     pt = mb[frm]
-    cap = mb[to] != 0 or (m >> 15) & 3 == MF_EP
+    flag = (m >> 15) & 3
+    cap = (mb[to] != 0 and flag != MF_CASTLE) or flag == MF_EP  # (castling is encoded king takes rook)
     if stm == W:
         if (
             cap
