@@ -74,16 +74,12 @@ from analyzer.kinds.chess._board import (
     bishop_attacks,
     bit,
     castle_move_for,
-    castle_targets,
     gen_legal,
     is_attacked,
     is_safe_after,
     king_square,
     lsb,
-    m_flag,
-    m_from,
-    m_promo,
-    m_to,
+    make_move,
     msb,
     piece_attacks,
     piece_key,
@@ -117,7 +113,6 @@ from analyzer.kinds.chess._tables import (
     ROOK_EMPTY,
     ST_CASTLE,
     ST_EP,
-    ST_HMC,
     ST_STM,
     ZOBRIST_CASTLE,
     ZOBRIST_EP_FILE,
@@ -193,66 +188,9 @@ _CCHEB = np.array([[max(2, abs(a % 8 - b % 8), abs(a // 8 - b // 8)) for b in ra
 _EDGE = np.array([min(a % 8, 7 - a % 8, a // 8, 7 - a // 8) for a in range(64)], np.int64)
 
 
-@njit(inline="always", **HOT)
-def _make(bb, mb, st, ct, m):
-    """_board.make_move, inlined (as a call it took ~45 ns a move, a third of a best-first
-    search's time)."""
-    stm = st[ST_STM]
-    frm = m_from(m)
-    to = m_to(m)
-    promo = m_promo(m)
-    flag = m_flag(m)
-    pt = mb[frm]
-    fb = bit(frm)
-    tb = bit(to)
-    own_i = 6 + stm
-    opp_i = 7 - stm
-    if flag == MF_CASTLE:
-        # King frm -> kt, rook to -> rt; any of the four squares may coincide.
-        kt, rt = castle_targets(frm, to)
-        ktb = bit(kt)
-        rtb = bit(rt)
-        bb[BB_KINGS] = (bb[BB_KINGS] & ~fb) | ktb
-        bb[BB_ROOKS] = (bb[BB_ROOKS] & ~tb) | rtb
-        bb[own_i] = (bb[own_i] & ~(fb | tb)) | ktb | rtb
-        mb[frm] = 0
-        mb[to] = 0
-        mb[kt] = 6
-        mb[rt] = 4
-        st[ST_CASTLE] &= ~(ct[frm] | ct[to])
-        st[ST_EP] = -1
-        st[ST_HMC] += 1
-        st[ST_STM] = 1 - stm
-        return 0
-    captured = mb[to]
-    if captured:
-        bb[captured - 1] &= ~tb
-        bb[opp_i] &= ~tb
-    if flag == MF_EP:
-        cap = to - 8 if stm == 0 else to + 8
-        cb = bit(cap)
-        bb[BB_PAWNS] &= ~cb
-        bb[opp_i] &= ~cb
-        mb[cap] = 0
-        captured = 1
-    bb[pt - 1] &= ~fb
-    bb[own_i] = (bb[own_i] & ~fb) | tb
-    mb[frm] = 0
-    newpt = promo if promo else pt
-    bb[newpt - 1] |= tb
-    mb[to] = newpt
-    # Castling rights, en passant, clock, side to move.
-    st[ST_CASTLE] &= ~(ct[frm] | ct[to])
-    if flag == MF_DOUBLE:
-        st[ST_EP] = (frm + to) // 2
-    else:
-        st[ST_EP] = -1
-    if pt == 1 or captured:
-        st[ST_HMC] = 0
-    else:
-        st[ST_HMC] += 1
-    st[ST_STM] = 1 - stm
-    return captured
+# _board.make_move, inlined (as a call it took ~45 ns a move, a third of a best-first search's
+# time): the same function compiled inline, as _replay does for the replay loop.
+_make = njit(inline="always", **HOT)(make_move.py_func)
 
 
 @njit(**HOT)
@@ -350,34 +288,6 @@ def _king_fill(b):
     e = (b & ~_FILE_H) << U1
     row = b | w | e
     return row | (row << _EIGHT) | (row >> _EIGHT)
-
-
-@njit(**HOT)
-def attacked_by(bb, color):
-    """Every square a piece of `color` attacks (pawns, knights, king, sliders through the
-    current occupancy)."""
-    own = bb[BB_WHITE + color]
-    occ = bb[BB_WHITE] | bb[BB_BLACK]
-    a = _pawn_attacks(own & bb[BB_PAWNS], color)
-    k = own & bb[BB_KINGS]
-    if k:
-        a |= KING_ATTACKS[lsb(k)]
-    n = own & bb[BB_KNIGHTS]
-    while n:
-        s = lsb(n)
-        n &= n - U1
-        a |= KNIGHT_ATTACKS[s]
-    d = own & (bb[BB_BISHOPS] | bb[BB_QUEENS])
-    while d:
-        s = lsb(d)
-        d &= d - U1
-        a |= bishop_attacks(s, occ)
-    r = own & (bb[BB_ROOKS] | bb[BB_QUEENS])
-    while r:
-        s = lsb(r)
-        r &= r - U1
-        a |= rook_attacks(s, occ)
-    return a
 
 
 @njit(inline="always", **HOT)
@@ -502,8 +412,8 @@ def _gen(bb, mb, st, ct, out, limit):
 
 @njit(**HOT)
 def _attacked_in(bb, color, region):
-    """attacked_by(bb, color) & region, tracing only the sliders whose empty-board lines meet
-    region."""
+    """Every square of `region` a piece of `color` attacks (pawns, knights, king, sliders through
+    the current occupancy), tracing only the sliders whose empty-board lines meet region."""
     own = bb[BB_WHITE + color]
     occ = bb[BB_WHITE] | bb[BB_BLACK]
     a = _pawn_attacks(own & bb[BB_PAWNS], color)
@@ -528,6 +438,15 @@ def _attacked_in(bb, color, region):
         if ROOK_EMPTY[s] & region:
             a |= rook_attacks(s, occ)
     return a & region
+
+
+_ALL = ~U0
+
+
+@njit(inline="always", **HOT)
+def attacked_by(bb, color):
+    """Every square a piece of `color` attacks."""
+    return _attacked_in(bb, color, _ALL)
 
 
 # ---------------------------------------------------------------------------------------------
