@@ -176,29 +176,11 @@ def _window_table(pos_off):
 
 
 @njit(inline="always", **HOT)
-def _event(
-    ev_game,
-    ev_ply,
-    ev_rule,
-    ev_kind,
-    ev_side,
-    ev_reps,
-    ev_hmc,
-    ev_clock,
-    ne,
-    cap,
-    g,
-    ply,
-    rule,
-    kind,
-    side,
-    reps,
-    hmc,
-    clk,
-):
-    """Write an event at index ne (if there is room: the caller counts past it and grows the
-    arrays); return ne + 1."""
-    if ne < cap:
+def _event(events, ne, g, ply, rule, kind, side, reps, hmc, clk):
+    """Write an event at index ne of the event arrays (if there is room: the caller counts past
+    it and grows the arrays); return ne + 1."""
+    ev_game, ev_ply, ev_rule, ev_kind, ev_side, ev_reps, ev_hmc, ev_clock = events
+    if ne < len(ev_game):
         ev_game[ne] = g
         ev_ply[ne] = ply
         ev_rule[ne] = rule
@@ -268,9 +250,7 @@ def _apply_rules(games, params, facts, out, events, tab, material):
     material: as apply_rules takes it)."""
     pos_off, stm0, result_code, time_forfeit, auto_rep_on, dead_ply, timeout_can_mate, timeout_insufficient = games
     key, hmc, flags, rep_next, rep_next97, clock = facts
-    ev_game, ev_ply, ev_rule, ev_kind, ev_side, ev_reps, ev_hmc, ev_clock = events
     n_games = len(stm0)
-    cap = len(ev_game)
     claim_reps = params[P_CLAIM_REPS]
     intended = params[P_INTENDED] != 0
     base_claim = params[P_CLAIM_PLIES]
@@ -396,47 +376,9 @@ def _apply_rules(games, params, facts, out, events, tab, material):
                     continue
                 # An offer is made by the side that just moved; claims belong to the side to move.
                 who = (1 - side) if r == R_OFFER else side
-                ne = _event(
-                    ev_game,
-                    ev_ply,
-                    ev_rule,
-                    ev_kind,
-                    ev_side,
-                    ev_reps,
-                    ev_hmc,
-                    ev_clock,
-                    ne,
-                    cap,
-                    g,
-                    i,
-                    r,
-                    kind,
-                    who,
-                    min(reps, REPS_MAX),
-                    hmc[p],
-                    clock[p],
-                )
+                ne = _event(events, ne, g, i, r, kind, who, min(reps, REPS_MAX), hmc[p], clock[p])
             if dead:
-                ne = _event(
-                    ev_game,
-                    ev_ply,
-                    ev_rule,
-                    ev_kind,
-                    ev_side,
-                    ev_reps,
-                    ev_hmc,
-                    ev_clock,
-                    ne,
-                    cap,
-                    g,
-                    i,
-                    R_DEAD_POSITION,
-                    K_AUTO,
-                    side,
-                    reps,
-                    hmc[p],
-                    clock[p],
-                )
+                ne = _event(events, ne, g, i, R_DEAD_POSITION, K_AUTO, side, reps, hmc[p], clock[p])
         # A loss on time (FIDE 6.9): a draw when the winner could not have checkmated.
         decisive = result_code[g] == RESULT_WHITE or result_code[g] == RESULT_BLACK
         tv = -1
@@ -453,26 +395,7 @@ def _apply_rules(games, params, facts, out, events, tab, material):
                 out[g, V_END_PLY] = last
                 out[g, V_END_RULE] = R_TIMEOUT_UNWINNABLE
             loser = 1 if result_code[g] == RESULT_WHITE else 0  # the side whose flag fell gets the draw
-            ne = _event(
-                ev_game,
-                ev_ply,
-                ev_rule,
-                ev_kind,
-                ev_side,
-                ev_reps,
-                ev_hmc,
-                ev_clock,
-                ne,
-                cap,
-                g,
-                last,
-                R_TIMEOUT_UNWINNABLE,
-                K_AUTO,
-                loser,
-                reps,
-                hmc[g1 - 1],
-                clock[g1 - 1],
-            )
+            ne = _event(events, ne, g, last, R_TIMEOUT_UNWINNABLE, K_AUTO, loser, reps, hmc[g1 - 1], clock[g1 - 1])
         # Final position: why a drawn game was drawn, as far as the moves tell.
         f = flags[g1 - 1]
         if stalemate_wins and (f & FLAG_STALEMATE) and out[g, V_END_PLY] < 0:
