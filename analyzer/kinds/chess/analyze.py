@@ -573,7 +573,7 @@ def _final_positions(
     status,
     result_code,
     time_forfeit,
-    budget=UNWINNABLE_BUDGET,
+    budget,
 ) -> dict:
     """The edition-free facts of dead positions and of the final positions of games lost on time
     (kinds.chess._unwinnable), as the rule kernel reads them and as games columns:
