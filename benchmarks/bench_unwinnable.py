@@ -31,16 +31,8 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 DATA = os.environ.get("ANALYZER_SHARED_DATA") or os.path.join(ROOT, "..", "shared", "data")
-
-
-def read_text(path: str) -> bytes:
-    with open(path, "rb") as fh:
-        data = fh.read()
-    if path.endswith(".zst"):
-        import zstandard
-
-        data = zstandard.ZstdDecompressor().decompressobj().decompress(data)
-    return data
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from input_text import read_text  # noqa: E402
 
 
 def classify(bb, st, ct_table, ct_idx, side, budget):

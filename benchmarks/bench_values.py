@@ -14,18 +14,10 @@ import os
 import sys
 import time
 
-import zstandard
-
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
-
-
-def _read(path: str) -> bytes:
-    if path.endswith(".zst"):
-        with open(path, "rb") as fh:
-            return zstandard.ZstdDecompressor().stream_reader(fh, read_across_frames=True).read()
-    with open(path, "rb") as fh:
-        return fh.read()
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from input_text import read_text  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -84,7 +76,7 @@ def main(argv=None) -> int:
     )
     print("|---|---:|---:|---|---:|---:|---:|---|---|---|")
     for path in args.inputs:
-        text = _read(path)
+        text = read_text(path)
         for _ in range(2):
             analyze_bytes(text, editions=eds, syzygy=syz)
         acc.clear()

@@ -42,7 +42,8 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_unwinnable import DATA, read_text
+from bench_unwinnable import DATA
+from input_text import read_text
 
 
 def timeout_positions(text: bytes):

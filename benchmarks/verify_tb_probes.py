@@ -19,18 +19,10 @@ import os
 import sys
 import time
 
-import zstandard
-
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
-
-
-def _read(path: str) -> bytes:
-    if path.endswith(".zst"):
-        with open(path, "rb") as fh:
-            return zstandard.ZstdDecompressor().stream_reader(fh, read_across_frames=True).read()
-    with open(path, "rb") as fh:
-        return fh.read()
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from input_text import read_text  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -69,7 +61,7 @@ def main(argv=None) -> int:
         seen.clear()
         spent[0] = 0.0
         tablebase._OPEN.clear()
-        analyze_bytes(_read(path), editions=eds, syzygy=[args.syzygy])
+        analyze_bytes(read_text(path), editions=eds, syzygy=[args.syzygy])
         kinds = dict.fromkeys(("probe", "kvk", "mate", "stalemate", "dead", "no_table"), 0)
         t_ref = 0.0
         differ = 0
