@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -53,8 +54,15 @@ def test_a_spent_budget_leaves_the_search_unknown_and_keeps_the_static_proofs(bu
 
 
 def test_the_default_budget_is_the_documented_one():
+    """The default is the budget the README and `analyzer scan --help` name (20,000 nodes)."""
     from analyzer.kinds.chess.analyze import UNWINNABLE_BUDGET
 
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    assert f"final position, {UNWINNABLE_BUDGET:,} nodes at most (`--unwinnable-budget N`)" in readme
+    helptext = subprocess.run(
+        [sys.executable, "-m", "analyzer", "scan", "--help"], capture_output=True, text=True, timeout=600
+    ).stdout
+    assert f"default {UNWINNABLE_BUDGET})" in " ".join(helptext.split())
     a = analyze_bytes(TEXT, editions=("fide_2018",))
     b = analyze_bytes(TEXT, editions=("fide_2018",), unwinnable_budget=UNWINNABLE_BUDGET)
     assert a.games.equals(b.games) and a.verdicts.equals(b.verdicts) and a.events.equals(b.events)
